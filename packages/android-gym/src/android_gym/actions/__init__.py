@@ -1,0 +1,41 @@
+"""Actions: the typed vocabulary (``types``), parsing model outputs (``parse``) and writing them back (``format``)."""
+
+from android_gym.actions.types import (
+    ACTION_TYPES,
+    DIRECTIONS,
+    Action,
+    ActionParseError,
+    Click,
+    Drag,
+    Finished,
+    LongPress,
+    OpenApp,
+    PressBack,
+    PressEnter,
+    PressHome,
+    Scroll,
+    Swipe,
+    Type,
+    Wait,
+    action_from_dict,
+)
+
+__all__ = [
+    "ACTION_TYPES",
+    "DIRECTIONS",
+    "Action",
+    "ActionParseError",
+    "Click",
+    "Drag",
+    "Finished",
+    "LongPress",
+    "OpenApp",
+    "PressBack",
+    "PressEnter",
+    "PressHome",
+    "Scroll",
+    "Swipe",
+    "Type",
+    "Wait",
+    "action_from_dict",
+]

@@ -1,0 +1,19 @@
+"""Shared fixtures: where the third-party real data lives, and skipping cleanly when it does not."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REALDATA = Path(os.environ.get("ANDROID_COACH_REALDATA", REPO_ROOT.parent / "shared" / "realdata"))
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """Path to ../shared/realdata; tests using it skip (with the reason) when it is absent."""
+    if not REALDATA.is_dir():
+        pytest.skip(f"real third-party data not found at {REALDATA} (set ANDROID_COACH_REALDATA or check out shared/)")
+    return REALDATA
