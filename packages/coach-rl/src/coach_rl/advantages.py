@@ -1,0 +1,78 @@
+"""Group-wise advantage estimators: ACLOO (Android Coach), RLOO and GRPO group normalisation.
+
+Every function takes a tensor whose LAST axis holds the K values of one group (the K actions sampled
+for one state, or the G completions of one prompt) and returns advantages of the same shape; any
+leading axes are independent groups. Lists and NumPy arrays are accepted and converted with
+``torch.as_tensor``; the result is always a tensor. Autograd flows through (the trainers call these
+under ``torch.no_grad`` anyway).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["acloo", "grpo_advantages", "rloo"]
+
+
+def _group_tensor(x: object, name: str, *, min_group: int) -> torch.Tensor:
+    """Check ``x`` is a finite floating tensor with at least ``min_group`` entries on its last axis."""
+    t = torch.as_tensor(x)
+    if not t.is_floating_point():
+        t = t.to(torch.get_default_dtype())
+    if t.dim() == 0:
+        raise ValueError(f"{name} must have a last axis holding the group (K values per state), got a scalar")
+    k = t.shape[-1]
+    if k < min_group:
+        raise ValueError(
+            f"{name} has K={k} values per group on its last axis (shape {tuple(t.shape)}); "
+            f"this estimator needs K >= {min_group}"
+        )
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return t
+
+
+def _leave_one_out(values: torch.Tensor) -> torch.Tensor:
+    r"""``x_i - mean_{j != i} x_j`` over the last axis, computed as ``(K x_i - sum_j x_j) / (K - 1)``."""
+    k = values.shape[-1]
+    return (k * values - values.sum(dim=-1, keepdim=True)) / (k - 1)
+
+
+def acloo(q: torch.Tensor) -> torch.Tensor:
+    r"""Actor-Critic Leave-One-Out advantages (Android Coach, Equation 3).
+
+    .. math::  A_i = Q_i - \frac{1}{K-1} \sum_{j \ne i} Q_j  \;=\; \frac{K}{K-1} \left(Q_i - \bar Q\right)
+
+    ``q[..., i]`` is the critic's ``Q(s, a_i)`` for the i-th of K actions sampled at the same state. The
+    baseline excludes the action itself, so it is independent of ``a_i`` and the estimator stays unbiased
+    (paper, Appendix D). Advantages of one group sum to zero. Leave-one-out needs ``K >= 2``.
+    """
+    return _leave_one_out(_group_tensor(q, "q", min_group=2))
+
+
+def rloo(rewards: torch.Tensor) -> torch.Tensor:
+    r"""REINFORCE Leave-One-Out advantages (Kool et al. 2019; Ahmadian et al. 2024): ACLOO's formula on rewards.
+
+    .. math::  A_i = r_i - \frac{1}{G-1} \sum_{j \ne i} r_j
+
+    ``rewards[..., i]`` is the reward of the i-th of G completions of one prompt; ``G >= 2``.
+    """
+    return _leave_one_out(_group_tensor(rewards, "rewards", min_group=2))
+
+
+def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-4, scale: bool = True) -> torch.Tensor:
+    r"""GRPO group-normalised advantages over the last axis (Shao et al. 2024), as TRL 1.16 computes them.
+
+    .. math::  A_i = \frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}
+
+    ``std`` is the unbiased (Bessel-corrected, ``G - 1``) sample standard deviation, as in TRL; with
+    ``scale=False`` only the mean is subtracted (Dr. GRPO) and ``eps`` is unused. A group of ties gives zeros.
+    Needs ``G >= 2``.
+    """
+    if scale and not eps > 0:
+        raise ValueError(f"eps must be > 0 when scale=True (a group of ties has std 0), got {eps!r}")
+    r = _group_tensor(rewards, "rewards", min_group=2)
+    centred = r - r.mean(dim=-1, keepdim=True)
+    if not scale:
+        return centred
+    return centred / (r.std(dim=-1, keepdim=True, correction=1) + eps)

@@ -1,0 +1,154 @@
+"""Losses of the Android Coach update: the critic's clipped value loss (Eq. 2) and the PPO clipped surrogate (Eq. 4).
+
+Both reduce with a masked mean over elements (tokens): ``sum(loss * mask) / sum(mask)``. A mask that
+selects nothing gives a loss of 0 that is still connected to the graph (``backward`` works and gives
+zero gradients), so a padded micro-batch never crashes a step. Masked-out positions may hold anything,
+NaN included: they are replaced before the sum, never multiplied by 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+__all__ = ["PPOLossOutput", "clipped_value_loss", "ppo_clip_loss"]
+
+
+def _check_tensor(x: object, name: str) -> torch.Tensor:
+    """Reject anything that is not a floating torch tensor (losses work on model outputs, never lists)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating tensor, got dtype {x.dtype}")
+    return x
+
+
+def _check_mask(mask: torch.Tensor | None, shape: torch.Size, name: str = "mask") -> torch.Tensor | None:
+    """Return ``mask`` as a bool tensor of ``shape`` (or None); it must hold only 0/1 or False/True."""
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor or None, got {type(mask).__name__}")
+    if mask.shape != shape:
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+    if mask.dtype != torch.bool:
+        if not bool(((mask == 0) | (mask == 1)).all()):
+            raise ValueError(f"{name} must hold only 0/1 or False/True")
+        mask = mask != 0
+    return mask
+
+
+def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Mean of ``x`` over the positions where ``mask`` is true (all positions when None); 0 if none are."""
+    if mask is None:
+        return x.mean() if x.numel() else x.sum()
+    kept = torch.where(mask, x, torch.zeros_like(x))
+    return kept.sum() / mask.sum().clamp(min=1).to(x.dtype)
+
+
+def clipped_value_loss(
+    q: torch.Tensor,
+    q_old: torch.Tensor,
+    returns: torch.Tensor,
+    clip_range: float = 0.5,
+    mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    r"""Clipped value loss of the critic (Android Coach, Equation 2; the PPO value clipping).
+
+    .. math::
+        L = \tfrac12 \operatorname{mean}\Big[\max\big((Q - R)^2,\;
+            (\operatorname{clip}(Q,\; Q_{old} - \epsilon_v,\; Q_{old} + \epsilon_v) - R)^2\big)\Big]
+
+    ``q`` is the critic's current prediction (with grad), ``q_old`` its prediction before this update
+    (detached here), ``returns`` the targets R_t (detached here), ``clip_range`` is ``epsilon_v`` (Table 5:
+    0.5). Taking the max makes the update pessimistic: once Q has moved more than ``epsilon_v`` from Q_old
+    in the direction that no longer lowers the clipped error, that element's gradient is zero.
+    All three tensors share one shape; ``mask`` (same shape) selects the elements averaged over.
+    """
+    q = _check_tensor(q, "q")
+    q_old = _check_tensor(q_old, "q_old").detach()
+    returns = _check_tensor(returns, "returns").detach()
+    if q_old.shape != q.shape or returns.shape != q.shape:
+        raise ValueError(
+            f"q, q_old and returns must share one shape, got {tuple(q.shape)}, {tuple(q_old.shape)}, "
+            f"{tuple(returns.shape)}"
+        )
+    if not clip_range > 0:
+        raise ValueError(f"clip_range must be > 0, got {clip_range!r}")
+    mask = _check_mask(mask, q.shape)
+    q_clipped = q_old + torch.clamp(q - q_old, -clip_range, clip_range)
+    per_element = 0.5 * torch.maximum((q - returns) ** 2, (q_clipped - returns) ** 2)
+    return _masked_mean(per_element, mask)
+
+
+class PPOLossOutput(NamedTuple):
+    """What :func:`ppo_clip_loss` returns: the loss to minimise and two detached diagnostics."""
+
+    loss: torch.Tensor
+    """Scalar ``-mean(min(rho A, clip(rho) A))`` over the masked tokens (with grad)."""
+    clip_fraction: torch.Tensor
+    """Share of masked tokens whose gradient the clip removed (see :func:`ppo_clip_loss`)."""
+    approx_kl: torch.Tensor
+    """Mean of ``(rho - 1) - log rho`` over the masked tokens: an estimate of KL(pi_old || pi_theta)."""
+
+
+def ppo_clip_loss(
+    logp: torch.Tensor,
+    logp_old: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float = 0.2,
+    mask: torch.Tensor | None = None,
+) -> PPOLossOutput:
+    r"""PPO clipped surrogate loss (Android Coach, Equation 4), token-level mean under a mask.
+
+    .. math::
+        \rho = \exp(\log\pi_\theta - \log\pi_{old}), \qquad
+        L = -\operatorname{mean}_{\text{tokens}} \min\big(\rho A,\; \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A\big)
+
+    Shapes: ``logp`` and ``logp_old`` are per-token log-probabilities ``(B, T)`` (any shape works, e.g.
+    ``(B,)`` for sequence-level); ``advantages`` has the shape of ``logp`` or ``logp.shape[:-1]`` (one
+    advantage per sequence, broadcast over its tokens); ``mask`` has the shape of ``logp`` and marks real
+    completion tokens. The mean is over all masked tokens of the batch (each token weighs the same).
+    ``logp_old`` and ``advantages`` are detached here.
+
+    Diagnostics (detached, means over masked tokens):
+
+    - ``clip_fraction``: tokens where the clipped branch is the active minimum, i.e. ``A > 0`` and
+      ``rho > 1 + eps``, or ``A < 0`` and ``rho < 1 - eps``. Exactly these tokens get zero gradient.
+    - ``approx_kl``: ``(rho - 1) - log rho``, the non-negative, unbiased "k3" estimator of
+      KL(pi_old || pi_theta) from samples of pi_old (Schulman, "Approximating KL Divergence", 2020).
+    """
+    logp = _check_tensor(logp, "logp")
+    logp_old = _check_tensor(logp_old, "logp_old").detach()
+    advantages = _check_tensor(advantages, "advantages").detach()
+    if logp_old.shape != logp.shape:
+        raise ValueError(
+            f"logp_old must have the shape of logp {tuple(logp.shape)}, got {tuple(logp_old.shape)}"
+        )
+    if advantages.shape != logp.shape:
+        if logp.dim() >= 1 and advantages.shape == logp.shape[:-1]:
+            advantages = advantages.unsqueeze(-1)
+        else:
+            raise ValueError(
+                f"advantages must have the shape of logp {tuple(logp.shape)} or one per sequence "
+                f"{tuple(logp.shape[:-1])}, got {tuple(advantages.shape)}"
+            )
+    if not clip_eps > 0:
+        raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
+    mask = _check_mask(mask, logp.shape)
+
+    log_ratio = logp - logp_old
+    ratio = torch.exp(log_ratio)
+    unclipped = ratio * advantages
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
+    per_token = -torch.minimum(unclipped, clipped)
+    loss = _masked_mean(per_token, mask)
+
+    with torch.no_grad():
+        was_clipped = ((advantages > 0) & (ratio > 1.0 + clip_eps)) | (
+            (advantages < 0) & (ratio < 1.0 - clip_eps)
+        )
+        clip_fraction = _masked_mean(was_clipped.to(logp.dtype), mask)
+        approx_kl = _masked_mean((ratio - 1.0) - log_ratio, mask)
+    return PPOLossOutput(loss=loss, clip_fraction=clip_fraction, approx_kl=approx_kl)
