@@ -2,6 +2,7 @@
 
 from android_gym.actions import (
     Action,
+    ActionFormatError,
     ActionParseError,
     Click,
     Drag,
@@ -16,14 +17,24 @@ from android_gym.actions import (
     Type,
     Wait,
     action_from_dict,
+    format_action,
+    parse_action,
+    parse_actions,
+    smart_resize,
 )
+from android_gym.envs import AndroidEnv, UnicodeText, register_envs
 from android_gym.screen import Screen
+from android_gym.tasks import Task, list_tasks
 from android_gym.trajectory import Step, Trajectory
 
 __version__ = "0.1.0"
 
+register_envs()
+
 __all__ = [
     "Action",
+    "AndroidEnv",
+    "ActionFormatError",
     "ActionParseError",
     "Click",
     "Drag",
@@ -37,8 +48,15 @@ __all__ = [
     "Scroll",
     "Step",
     "Swipe",
+    "Task",
     "Trajectory",
     "Type",
+    "UnicodeText",
     "Wait",
     "action_from_dict",
+    "format_action",
+    "parse_action",
+    "parse_actions",
+    "smart_resize",
+    "list_tasks",
 ]

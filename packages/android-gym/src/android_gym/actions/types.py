@@ -8,6 +8,7 @@ submit apply. ``action_from_dict`` is the inverse. Coordinates are integer scree
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -164,6 +165,7 @@ ACTION_TYPES: dict[str, type[Action]] = {
 }
 
 _INT_FIELDS = {"x", "y", "end_x", "end_y"}
+_TEXT_FIELDS = {"text", "direction", "app"}
 
 
 def action_from_dict(data: dict[str, Any]) -> Action:
@@ -184,9 +186,13 @@ def action_from_dict(data: dict[str, Any]) -> Action:
             continue
         value = data[name]
         if name in _INT_FIELDS and value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ActionParseError(f"field {name!r} of {kind!r} must be a number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ActionParseError(f"field {name!r} of {kind!r} must be a finite number, got {value!r}")
             value = int(round(value))
+        elif name in _TEXT_FIELDS and value is not None and not isinstance(value, str):
+            raise ActionParseError(f"field {name!r} of {kind!r} must be a string, got {type(value).__name__}")
+        elif name == "submit" and not isinstance(value, bool):
+            raise ActionParseError(f"field 'submit' of {kind!r} must be true or false, got {value!r}")
         kwargs[name] = value
     try:
         return cls(**kwargs)
