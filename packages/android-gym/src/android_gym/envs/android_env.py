@@ -1,0 +1,328 @@
+"""``AndroidEnv``: one Gymnasium environment for every task suite and device."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from android_gym.actions import Action, ActionParseError, Finished, action_from_dict
+from android_gym.device import Device, DeviceError
+from android_gym.envs.spaces import UnicodeText
+from android_gym.tasks.base import Task, get_task_class, instance_seed, list_tasks
+
+MAX_INSTRUCTION_CHARS = 4_096
+MAX_ACTION_CHARS = 8_192
+
+
+class AndroidEnv(gym.Env):
+    """
+    ## Description
+    An Android phone and a task on it: the agent reads the task instruction and the screen (a
+    compressed UI tree, optionally the screenshot) and answers with one action per step, as text in
+    any format android-gym parses (UI-TARS, AndroidLab, AndroidWorld JSON), as an ``Action`` or as its
+    dict. The phone is the embedded simulated phone (``device="sim"``, the default), or a real device
+    or emulator given by its adb serial (the driver lands in a later release).
+
+    ## Action Space
+    ``UnicodeText(8192)``: the model's raw output. ``Action`` objects and their ``to_dict()`` dicts
+    are accepted by ``step`` too. Text that does not parse is a no-op step with
+    ``invalid_action_penalty`` as reward and the reason in ``info["parse_error"]``.
+
+    ## Observation Space
+    ``Dict`` with ``instruction`` (``UnicodeText``), ``ui`` (``UnicodeText``: the compressed UI tree
+    in ``ui_style``) and, when ``screenshot=True``, ``screenshot`` (``Box(0, 255, (H, W, 3), uint8)``).
+    ``info`` carries the raw hierarchy XML (``xml``) and the parsed ``elements``.
+
+    ## Rewards
+    On ``finished`` the task scores the device state (and the answer, for question tasks) in [0, 1];
+    every other step gives 0, or ``invalid_action_penalty`` for an action that could not be parsed or
+    performed. ``info["success"]`` is the score once the episode has terminated.
+
+    ## Starting State
+    ``reset`` picks a task (the ``task`` argument, ``options["task"]``, or uniformly from the suite),
+    draws its parameters from the seed (AndroidWorld's per-instance seed rule), restores the phone to
+    its clean state and runs the task's set-up through the device shell.
+
+    ## Episode End
+    ``terminated``: the agent emitted ``finished`` (with an optional answer). ``truncated``: the step
+    budget (``max_steps``, default ``int(10 * task.complexity)``) ran out, or the device failed (then
+    ``info["error"]`` says how; the next ``reset`` reconnects).
+
+    ## Arguments
+    ``suite`` ("sim", "android_world", "androidlab"), ``task`` (a name or list of names), ``device``
+    ("sim" or a serial), ``screenshot`` (bool), ``ui_style`` ("androidlab", "mobilerl", "json"),
+    ``max_steps``, ``invalid_action_penalty``, ``action_coordinates`` (how coordinates in text actions
+    are read: "absolute", "relative1000" or "smart_resize"), ``screen_size`` (sim only), ``latency``
+    and ``faults`` (sim only: a latency preset name or model, a fault injector), ``max_ui_chars``,
+    ``render_mode`` ("rgb_array" or "ansi").
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 2}
+
+    def __init__(
+        self,
+        suite: str = "sim",
+        task: str | Sequence[str] | None = None,
+        device: str | Device = "sim",
+        screenshot: bool = False,
+        ui_style: str = "androidlab",
+        max_steps: int | None = None,
+        invalid_action_penalty: float = -0.1,
+        action_coordinates: str = "absolute",
+        screen_size: tuple[int, int] = (1080, 2400),
+        latency: Any = None,
+        faults: Any = None,
+        max_ui_chars: int = 100_000,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.suite = suite
+        self.task_names = self._resolve_tasks(suite, task)
+        self.screenshot = bool(screenshot)
+        self.ui_style = ui_style
+        self.max_steps_override = max_steps
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.action_coordinates = action_coordinates
+        self.max_ui_chars = int(max_ui_chars)
+        self.render_mode = render_mode
+        self.device: Device = self._make_device(device, screen_size, latency, faults)
+        self.device.snapshot_save(_CLEAN_SNAPSHOT)
+        width, height = self.device.screen_size
+
+        observation = {
+            "instruction": UnicodeText(MAX_INSTRUCTION_CHARS),
+            "ui": UnicodeText(self.max_ui_chars),
+        }
+        if self.screenshot:
+            observation["screenshot"] = spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8)
+        self.observation_space = spaces.Dict(observation)
+        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+
+        self.task: Task | None = None
+        self._ui: Any = None
+        self._screen: Any = None
+        self._steps = 0
+        self._done = True
+        self._expert: Any = None
+        self._expert_suggestion: Action | None = None
+        self._last_action: Action | None = None
+        self._needs_recovery = False
+
+    # --- construction helpers ----------------------------------------------------------------
+    @staticmethod
+    def _resolve_tasks(suite: str, task: str | Sequence[str] | None) -> list[str]:
+        available = list_tasks(suite)
+        if task is None:
+            return available
+        names = [task] if isinstance(task, str) else list(task)
+        for name in names:
+            get_task_class(name)  # clear error for unknown names
+            if name not in available:
+                raise ValueError(f"task {name!r} is not in suite {suite!r}")
+        if not names:
+            raise ValueError("task list is empty")
+        return names
+
+    @staticmethod
+    def _make_device(device: str | Device, screen_size: tuple[int, int], latency: Any, faults: Any) -> Device:
+        if not isinstance(device, str):
+            return device
+        if device == "sim":
+            from android_gym.sim import SimDevice, SimPhone
+
+            width, height = screen_size
+            return SimDevice(SimPhone(width=width, height=height, latency=latency, faults=faults))
+        raise NotImplementedError(
+            f"device {device!r}: real devices and emulators need the adb driver, which is not in this "
+            "release of android-gym yet; use device='sim' for the embedded simulated phone"
+        )
+
+    # --- Gymnasium API -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - {"task", "params", "instance"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; expected task, params, instance")
+        name = options.get("task")
+        if name is None:
+            name = self.task_names[int(self.np_random.integers(len(self.task_names)))]
+        task_cls = get_task_class(name)
+        if name not in list_tasks(self.suite):
+            raise ValueError(f"task {name!r} is not in suite {self.suite!r}")
+        instance = options.get("instance", int(self.np_random.integers(2**31)))
+        task_seed = instance_seed(0 if seed is None else seed, name, instance)
+        params = options.get("params")
+        if params is None:
+            params = task_cls.generate_random_params(random.Random(task_seed))
+        self.task = task_cls(params, seed=task_seed)
+
+        self._recover_device()
+        self.device.snapshot_load(_CLEAN_SNAPSHOT)
+        self.task.initialize(self.device)
+        self._steps = 0
+        self._done = False
+        self._expert = None
+        self._expert_suggestion = None
+        self._last_action = None
+        self._observe()
+        return self._observation(), self._info(success=0.0)
+
+    def step(self, action: str | Action | dict):
+        if self.task is None or self._done:
+            raise RuntimeError("step() called before reset() or after the episode ended; call reset() first")
+        self._steps += 1
+        reward = 0.0
+        terminated = False
+        truncated = False
+        extra: dict[str, Any] = {}
+        success = 0.0
+
+        parsed: Action | None = None
+        try:
+            parsed = self._parse(action)
+        except ActionParseError as exc:
+            extra["parse_error"] = str(exc)
+            reward = self.invalid_action_penalty
+
+        if parsed is not None:
+            extra["action"] = parsed.to_dict()
+            self._advance_expert(parsed)
+            try:
+                if isinstance(parsed, Finished):
+                    success = float(self.task.is_successful(self.device, parsed.text))
+                    reward = success
+                    terminated = True
+                else:
+                    self.device.execute(parsed)
+            except DeviceError as exc:
+                extra["error"] = f"{type(exc).__name__}: {exc}"
+                truncated = True
+                self._needs_recovery = True
+            except ValueError as exc:  # a well-formed action the device cannot perform (unknown app, ...)
+                extra["parse_error"] = str(exc)
+                reward = self.invalid_action_penalty
+
+        if not truncated:
+            try:
+                self._observe()
+            except DeviceError as exc:
+                extra["error"] = f"{type(exc).__name__}: {exc}"
+                truncated = True
+                self._needs_recovery = True
+        if not terminated and self._steps >= self._budget():
+            truncated = True
+        self._done = terminated or truncated
+        info = self._info(success=success)
+        info.update(extra)
+        return self._observation(), reward, terminated, truncated, info
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return self._ui.text if self._ui is not None else ""
+        if self.render_mode == "rgb_array":
+            screen = self.device.observe(screenshot=True)
+            return screen.screenshot
+        return None
+
+    def close(self):
+        device = getattr(self, "device", None)
+        if device is not None:
+            device.close()
+
+    # --- expert --------------------------------------------------------------------------------
+    def expert_action(self) -> Action:
+        """The task's scripted expert's next action from the current screen.
+
+        The expert follows its plan while the agent takes the actions it suggests; after any other
+        action it re-plans from the current screen (best effort: experts assume they start on a
+        screen they can navigate from, which holds after ``reset``).
+        """
+        if self.task is None or self._done:
+            raise RuntimeError("expert_action() needs an episode in progress; call reset() first")
+        if self._expert_suggestion is None:
+            if self._expert is None:
+                self._expert = self.task.expert(self._ui)
+                self._expert_suggestion = next(self._expert)
+            else:
+                self._expert_suggestion = self._expert.send(self._ui)
+        return self._expert_suggestion
+
+    def _advance_expert(self, action: Action) -> None:
+        if self._expert_suggestion is not None and action != self._expert_suggestion:
+            self._expert = None  # the agent left the expert's plan: re-plan next time
+        self._expert_suggestion = None
+
+    # --- internals -----------------------------------------------------------------------------
+    def _budget(self) -> int:
+        assert self.task is not None
+        return self.max_steps_override or self.task.max_steps
+
+    def _parse(self, action: str | Action | dict) -> Action:
+        if isinstance(action, Action):
+            return action
+        if isinstance(action, dict):
+            return action_from_dict(action)
+        if isinstance(action, str):
+            from android_gym.actions.parse import parse_action
+
+            return parse_action(
+                action,
+                screen_size=self.device.screen_size,
+                coordinates=self.action_coordinates,
+                elements=self._ui.elements if self._ui is not None else None,
+            )
+        raise ActionParseError(f"an action must be text, an Action or a dict, got {type(action).__name__}")
+
+    def _observe(self) -> None:
+        from android_gym.xml import compress_xml
+
+        self._screen = self.device.observe(screenshot=self.screenshot)
+        self._ui = compress_xml(self._screen.xml, style=self.ui_style,
+                                screen_size=(self._screen.width, self._screen.height))
+
+    def _recover_device(self) -> None:
+        if not self._needs_recovery:
+            return
+        reconnect = getattr(self.device, "reconnect", None)
+        if reconnect is None:
+            raise DeviceError("the device failed and its driver cannot reconnect; create a new env")
+        reconnect()
+        self._needs_recovery = False
+
+    def _observation(self) -> dict[str, Any]:
+        assert self.task is not None
+        ui_text = self._ui.text
+        if len(ui_text) > self.max_ui_chars:
+            marker = "\n...(truncated)"
+            ui_text = ui_text[: self.max_ui_chars - len(marker)] + marker
+        obs: dict[str, Any] = {"instruction": self.task.goal[:MAX_INSTRUCTION_CHARS], "ui": ui_text}
+        if self.screenshot:
+            obs["screenshot"] = self._screen.screenshot
+        return obs
+
+    def _info(self, success: float) -> dict[str, Any]:
+        assert self.task is not None
+        return {
+            "task": self.task.name,
+            "goal": self.task.goal,
+            "params": dict(self.task.params),
+            "step": self._steps,
+            "max_steps": self._budget(),
+            "success": success,
+            "xml": self._screen.xml,
+            "elements": self._ui.elements,
+            "activity": self._screen.activity,
+        }
+
+
+_CLEAN_SNAPSHOT = "android_gym_clean"

@@ -1,0 +1,129 @@
+"""Building blocks for scripted experts: find elements in what the agent sees and act on them.
+
+Each ``yield from`` helper yields one or more actions and returns the observation that followed
+the last one, so experts read as a sequence of steps::
+
+    ui = yield from tap_text(ui, "Display")
+    ui = yield from type_into(ui, resource_id="title", text="Groceries")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from android_gym.actions import Action, Click, Finished, LongPress, Scroll, Type
+
+Predicate = Callable[[Any], bool]
+
+
+class ExpertStuck(RuntimeError):
+    """The expert could not find what it needed on screen (a bug in the task, app or expert)."""
+
+
+def text_is(text: str, exact: bool = True) -> Predicate:
+    """Predicate: the element's text or content description equals (or contains) ``text``, case-insensitively."""
+    wanted = text.strip().lower()
+
+    def match(element: Any) -> bool:
+        for value in (element.text or "", element.content_desc or ""):
+            value = value.strip().lower()
+            if (value == wanted) if exact else (wanted in value):
+                return True
+        return False
+
+    return match
+
+
+def id_is(resource_id: str) -> Predicate:
+    """Predicate: the element's resource id is ``resource_id`` or ends with ``:id/<resource_id>``."""
+
+    def match(element: Any) -> bool:
+        rid = element.resource_id or ""
+        return rid == resource_id or rid.endswith(":id/" + resource_id)
+
+    return match
+
+
+def find(ui: Any, predicate: Predicate) -> Any | None:
+    """First element of ``ui.elements`` matching ``predicate``, or None."""
+    for element in ui.elements:
+        if predicate(element):
+            return element
+    return None
+
+
+def find_all(ui: Any, predicate: Predicate) -> list[Any]:
+    return [e for e in ui.elements if predicate(e)]
+
+
+def scroll_to(ui: Any, predicate: Predicate, direction: str = "down", max_scrolls: int = 12,
+              at: tuple[int, int] | None = None):
+    """Scroll until an element matching ``predicate`` is visible; returns (ui, element)."""
+    element = find(ui, predicate)
+    scrolls = 0
+    while element is None:
+        if scrolls >= max_scrolls:
+            raise ExpertStuck(f"element not found after {max_scrolls} scrolls {direction}")
+        target = at or _scrollable_center(ui)
+        ui = yield Scroll(direction, *(target or (None, None)))
+        scrolls += 1
+        element = find(ui, predicate)
+    return ui, element
+
+
+def _scrollable_center(ui: Any) -> tuple[int, int] | None:
+    for element in ui.elements:
+        if element.scrollable:
+            return element.center
+    return None
+
+
+def tap(element: Any) -> Action:
+    """A click at the element's centre."""
+    x, y = element.center
+    return Click(int(x), int(y))
+
+
+def tap_where(ui: Any, predicate: Predicate, scroll: bool = True, long: bool = False):
+    """Find (scrolling down if needed) and tap the matching element; returns the next ui."""
+    if scroll:
+        ui, element = yield from scroll_to(ui, predicate)
+    else:
+        element = find(ui, predicate)
+        if element is None:
+            raise ExpertStuck("element to tap is not on screen")
+    x, y = element.center
+    ui = yield (LongPress(int(x), int(y)) if long else Click(int(x), int(y)))
+    return ui
+
+
+def tap_text(ui: Any, text: str, exact: bool = True, scroll: bool = True, long: bool = False):
+    """Tap the element showing ``text`` (scrolling to it when needed); returns the next ui."""
+    try:
+        return (yield from tap_where(ui, text_is(text, exact), scroll=scroll, long=long))
+    except ExpertStuck as exc:
+        raise ExpertStuck(f"no element with text {text!r} on screen") from exc
+
+
+def tap_id(ui: Any, resource_id: str, scroll: bool = True, long: bool = False):
+    """Tap the element with ``resource_id`` (scrolling to it when needed); returns the next ui."""
+    try:
+        return (yield from tap_where(ui, id_is(resource_id), scroll=scroll, long=long))
+    except ExpertStuck as exc:
+        raise ExpertStuck(f"no element with resource id {resource_id!r} on screen") from exc
+
+
+def type_into(ui: Any, text: str, resource_id: str | None = None, predicate: Predicate | None = None,
+              submit: bool = False):
+    """Type ``text`` into a field (tapping it first); without a target, into the focused field."""
+    if resource_id is None and predicate is None:
+        return (yield Type(text, submit=submit))
+    ui, element = yield from scroll_to(ui, predicate or id_is(resource_id or ""))
+    x, y = element.center
+    return (yield Type(text, int(x), int(y), submit=submit))
+
+
+def finish(answer: str | None = None):
+    """Yield the final ``Finished`` action (with the answer for question tasks)."""
+    yield Finished(answer)
