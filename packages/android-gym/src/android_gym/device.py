@@ -67,6 +67,9 @@ class Device(Protocol):
 
     def close(self) -> None: ...
 
+    # Drivers may also offer ``recover()`` (reconnect or restart a failed device); envs call it
+    # before the next episode after a DeviceError.
+
 
 KEYCODE_HOME = 3
 KEYCODE_BACK = 4
@@ -78,14 +81,50 @@ LONG_PRESS_MS = 1000
 DRAG_DURATION_MS = 1500
 
 
-def quote_input_text(text: str) -> str:
-    """Quote ``text`` for ``input text`` so the device shell passes it through literally.
+INPUT_TEXT_CHUNK = 400
+"""Most characters one ``input text`` command carries (older adbd limits a shell command to 4 KiB)."""
 
-    Android's ``input text`` turns ``%s`` into a space and splits on spaces, so spaces are sent as
-    ``%s``; the whole argument is single-quoted for ``sh`` so no character is interpreted.
+
+def quote_input_text(text: str) -> str:
+    """Quote ``text`` as the one argument of ``input text`` so it is typed literally and never run.
+
+    The argument is single-quoted for the device ``sh`` (``'`` becomes ``'\\''``), so ``;``, ``$()``,
+    backticks, ``|``, ``&&`` and newlines stay text. Android's ``input text`` knows one escape, ``%s``
+    for a space, and no way to type a literal ``%s`` in one argument: spaces are sent as ``%s`` and
+    text holding a literal ``%s`` raises ``ValueError`` (:func:`input_text_commands` splits it).
     """
-    encoded = text.replace("%", "\\%").replace(" ", "%s")
+    if "%s" in text:
+        raise ValueError(f"input text cannot type a literal '%s' in one argument; split it: {text!r}")
+    encoded = text.replace(" ", "%s")
     return "'" + encoded.replace("'", "'\\''") + "'"
+
+
+def split_input_text(text: str, max_chars: int = INPUT_TEXT_CHUNK) -> list[str]:
+    """Cut ``text`` into pieces that each type exactly as written through one ``input text``.
+
+    A cut goes between a literal ``%`` and a following ``s`` (one argument would type a space) and
+    between a backslash and a following ``%`` or space (some shells and the simulated phone read
+    ``\\%`` as an escape), and every ``max_chars`` characters.
+    """
+    if max_chars < 2:
+        raise ValueError(f"max_chars must be at least 2, got {max_chars}")
+    pieces: list[str] = []
+    current = ""
+    for ch in text:
+        prev = current[-1:] if current else ""
+        cut = (prev == "%" and ch == "s") or (prev == "\\" and ch in "% ") or len(current) >= max_chars
+        if cut:
+            pieces.append(current)
+            current = ""
+        current += ch
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def input_text_commands(text: str) -> list[str]:
+    """The ``input text`` commands that type ``text`` literally (empty text: no command)."""
+    return [f"input text {quote_input_text(piece)}" for piece in split_input_text(text)]
 
 
 def scroll_gesture(direction: str, x: int, y: int, width: int, height: int) -> tuple[int, int, int, int]:
@@ -122,7 +161,7 @@ def action_to_commands(action: Action, screen_size: tuple[int, int]) -> list[str
         if action.x is not None and action.y is not None:
             commands.append(f"input tap {action.x} {action.y}")
         if action.text:
-            commands.append(f"input text {quote_input_text(action.text)}")
+            commands.extend(input_text_commands(action.text))
         if action.submit:
             commands.append(f"input keyevent {KEYCODE_ENTER}")
         return commands

@@ -1,0 +1,679 @@
+"""Simple Calendar Pro (com.simplemobiletools.calendar.pro): month grid or event list, day pages,
+an event editor with date/time picker dialogs and repetition, deletion with confirmation.
+
+Pages: ``main`` (the month grid of the shown month, or the "Event list" view chosen through
+"Change view"), ``day`` (one date's events, previous/next day, long-press to select several and
+delete them), ``event`` (the editor for a new or existing event: Title, Location, Description,
+start and end date/time rows opening picker dialogs, All-day switch, Repeat; Save and Delete in
+the app bar). The month grid starts Sunday; dates and times follow the phone's 12/24-hour setting.
+
+The time picker is Android's keyboard-input mode: an hour and a minute field (each keeps the
+last two digits typed, so typing "09" into "04" gives "09") and AM/PM buttons in 12-hour mode.
+
+Provider (authority ``com.android.calendar``), what tasks read and write through ``content``:
+``content://com.android.calendar/events`` has one row per event:
+``_id, calendar_id, title, description, eventLocation, dtstart, dtend, allDay, rrule, eventTimezone``
+with ``dtstart``/``dtend`` in epoch milliseconds. Times are wall-clock times of the phone read as
+UTC (the simulated phone's ``persist.sys.timezone`` is UTC), so 2023-10-15 15:34 is 1697384040000.
+Insert accepts ``location`` as an alias of ``eventLocation`` and ``duration`` in minutes when
+``dtend`` is missing; update and delete take ``--where``.
+"""
+
+from __future__ import annotations
+
+import calendar as _calendar
+import datetime as dt
+from typing import Any
+
+from android_gym.sim.app import App, Row, RowMatch, register_app
+from android_gym.sim.view import (
+    HORIZONTAL,
+    Column,
+    Dialog,
+    EditText,
+    Fab,
+    ImageButton,
+    ListItem,
+    RadioButton,
+    ScrollList,
+    Switch,
+    Text,
+    Toolbar,
+    View,
+)
+
+CALENDAR_PKG = "com.simplemobiletools.calendar.pro"
+EVENTS_URI = "content://com.android.calendar/events"
+EPOCH = dt.datetime(1970, 1, 1)
+
+REPEAT_RULES: dict[str, str] = {
+    "": "No repetition",
+    "FREQ=DAILY": "Daily",
+    "FREQ=WEEKLY": "Weekly",
+    "FREQ=MONTHLY": "Monthly",
+    "FREQ=YEARLY": "Yearly",
+}
+"""RRULE stored in the provider -> the label the Repeat row shows."""
+
+EVENT_COLUMNS = ("_id", "calendar_id", "title", "description", "eventLocation", "dtstart", "dtend", "allDay",
+                 "rrule", "eventTimezone")
+"""The provider's columns, in the order ``content query`` prints them."""
+
+# The events a factory-fresh phone holds (tasks replace them through the provider):
+# (day of October 2023, start "HH:MM", minutes, title, location, description).
+DEFAULT_EVENTS: tuple[tuple[int, str, int, str, str, str], ...] = (
+    (2, "09:00", 30, "Team standup", "Zoom meeting", "Daily sync with the platform team"),
+    (3, "12:30", 60, "Lunch with Priya", "Riverside Restaurant", "Catch up about the new role"),
+    (5, "18:00", 90, "Yoga class", "The gym", "Bring a mat"),
+    (7, "10:00", 120, "Farmers market", "City Park", "Apples, honey and bread"),
+    (9, "14:00", 60, "Dentist", "Downtown", "Routine check-up"),
+    (11, "16:00", 45, "Project review", "Conference Room A", "Q4 roadmap review"),
+    (13, "19:30", 150, "Movie night", "Sarah's apartment", "Bring snacks"),
+    (15, "11:00", 60, "Brunch with family", "The Coffee Bean", "Mom's favourite place"),
+    (17, "08:30", 30, "Car service", "Local garage", "Oil change and tyre check"),
+    (18, "13:00", 60, "Design critique", "Conference Room A", "Review the onboarding flow"),
+    (20, "17:00", 120, "Book club", "Local library", "Discuss chapters 5-9"),
+    (22, "09:30", 240, "Hiking trip", "State Park", "Meet at the north trailhead"),
+    (24, "15:00", 60, "Budget planning", "Online", "Prepare the November budget"),
+    (26, "20:00", 90, "Concert", "School auditorium", "Jazz quartet"),
+    (28, "10:00", 180, "Volunteer cleanup", "The beach", "Gloves provided"),
+    (30, "12:00", 60, "Quarterly review", "Conference Room A", "Numbers for Q3"),
+)
+
+
+def to_ms(when: dt.datetime) -> int:
+    """Epoch milliseconds of a naive wall-clock datetime read as UTC."""
+    return int((when - EPOCH).total_seconds() * 1000)
+
+
+def from_ms(ms: int) -> dt.datetime:
+    """The naive wall-clock datetime of epoch milliseconds (UTC)."""
+    return EPOCH + dt.timedelta(milliseconds=int(ms))
+
+
+def _as_int(value: Any, name: str) -> int:
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        raise ValueError(f"calendar event column {name!r} must be a number, got {value!r}") from None
+
+
+@register_app
+class SimpleCalendarApp(App):
+    """Simple Calendar Pro over a list of plain event dicts (see the module docstring for the provider)."""
+
+    package = CALENDAR_PKG
+    label = "Simple Calendar Pro"
+    activity = ".activities.MainActivity"
+    main_page = "main"
+    authorities = ("com.android.calendar",)
+    icon_color = "#f57c00"
+
+    def setup(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.next_id = 1
+        for day, start, minutes, title, location, description in DEFAULT_EVENTS:
+            hh, mm = (int(x) for x in start.split(":"))
+            begin = dt.datetime(2023, 10, day, hh, mm)
+            self._add_event(title, description, location, to_ms(begin),
+                            to_ms(begin + dt.timedelta(minutes=minutes)))
+        self.view_mode = "month"
+        self._reset_ui()
+
+    def _reset_ui(self) -> None:
+        today = self.phone.now().date()
+        self.shown_year = today.year
+        self.shown_month = today.month
+        self.selection: list[int] = []
+        self.form: dict[str, Any] = {}
+        self.picker: dict[str, Any] = {}
+
+    def on_open(self) -> None:
+        self._reset_ui()
+
+    def current_activity(self) -> str:
+        return ".activities.EventActivity" if self.page == "event" else self.activity
+
+    # --- data ------------------------------------------------------------------------------------
+    def _add_event(self, title: str, description: str, location: str, start_ms: int, end_ms: int,
+                   all_day: int = 0, rrule: str = "") -> int:
+        event_id = self.next_id
+        self.next_id += 1
+        self.events.append({"_id": event_id, "title": title, "description": description, "eventLocation": location,
+                            "dtstart": int(start_ms), "dtend": int(end_ms), "allDay": int(all_day),
+                            "rrule": rrule})
+        return event_id
+
+    def _event(self, event_id: int | None) -> dict[str, Any] | None:
+        return next((e for e in self.events if e["_id"] == event_id), None)
+
+    def events_on(self, day: dt.date) -> list[dict[str, Any]]:
+        """Events starting on ``day`` (or spanning it), sorted by start time then title."""
+        start = to_ms(dt.datetime.combine(day, dt.time()))
+        end = start + 86_400_000
+        found = [e for e in self.events if e["dtstart"] < end and max(e["dtend"], e["dtstart"] + 1) > start]
+        return sorted(found, key=lambda e: (e["dtstart"], e["title"].lower(), e["_id"]))
+
+    # --- formatting ------------------------------------------------------------------------------
+    def _h24(self) -> bool:
+        return self.phone.settings_get("system", "time_12_24") == "24"
+
+    def fmt_time(self, when: dt.datetime | dt.time) -> str:
+        """"3:30 PM" (12-hour setting) or "15:30"."""
+        if self._h24():
+            return f"{when.hour:02d}:{when.minute:02d}"
+        suffix = "AM" if when.hour < 12 else "PM"
+        return f"{when.hour % 12 or 12}:{when.minute:02d} {suffix}"
+
+    @staticmethod
+    def fmt_date(day: dt.date) -> str:
+        """"Fri, Oct 20, 2023"."""
+        return f"{day.strftime('%a')}, {day.strftime('%b')} {day.day}, {day.year}"
+
+    def _span(self, event: dict[str, Any]) -> str:
+        if event["allDay"]:
+            return "All day"
+        return f"{self.fmt_time(from_ms(event['dtstart']))} \u2013 {self.fmt_time(from_ms(event['dtend']))}"
+
+    def _event_row(self, event: dict[str, Any], selectable: bool) -> View:
+        eid = event["_id"]
+        subtitle = self._span(event)
+        if event["eventLocation"]:
+            subtitle += f" \u00b7 {event['eventLocation']}"
+        selected = eid in self.selection
+        row = ListItem(
+            event["title"], subtitle,
+            (lambda e=eid: self._toggle(e)) if self.selection else (lambda e=eid: self.open_event(e)),
+            on_long_click=(lambda e=eid: self._toggle(e)) if selectable else None,
+            resource_id="event_item_holder", title_id="event_item_title", subtitle_id="event_item_time",
+            icon="o",
+            trailing=View(cls="android.widget.CheckBox", checkable=True, checked=selected, width=48, height=48,
+                          resource_id="event_item_check") if self.selection else None,
+        )
+        row.selected = selected
+        return row
+
+    # --- navigation helpers ------------------------------------------------------------------------
+    def open_day(self, day: dt.date) -> None:
+        """Show the day page of ``day``."""
+        self.selection = []
+        self.push("day", date=day.isoformat())
+
+    def open_event(self, event_id: int) -> None:
+        """Open the editor on an existing event."""
+        event = self._event(event_id)
+        if event is None:
+            return
+        start, end = from_ms(event["dtstart"]), from_ms(event["dtend"])
+        self.form = {"event_id": event_id, "title": event["title"], "location": event["eventLocation"],
+                     "description": event["description"], "start": start.isoformat(timespec="minutes"),
+                     "end": end.isoformat(timespec="minutes"), "all_day": bool(event["allDay"]),
+                     "rrule": event["rrule"]}
+        self.push("event", event_id=event_id)
+
+    def new_event(self, day: str | None = None) -> None:
+        """Open the editor on a new event starting at the next full hour (on ``day`` when given)."""
+        now = self.phone.now()
+        start = now.replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
+        if day is not None:
+            start = dt.datetime.combine(dt.date.fromisoformat(day), start.time())
+        end = start + dt.timedelta(hours=1)
+        self.form = {"event_id": None, "title": "", "location": "", "description": "",
+                     "start": start.isoformat(timespec="minutes"), "end": end.isoformat(timespec="minutes"),
+                     "all_day": False, "rrule": ""}
+        self.selection = []
+        self.push("event", event_id=None)
+
+    def _toggle(self, event_id: int) -> None:
+        if event_id in self.selection:
+            self.selection.remove(event_id)
+        else:
+            self.selection.append(event_id)
+
+    def on_back(self) -> bool:
+        if self.dialog is None and self.selection:
+            self.selection = []
+            return True
+        return super().on_back()
+
+    def _shift_month(self, delta: int) -> None:
+        month = self.shown_month - 1 + delta
+        self.shown_year += month // 12
+        self.shown_month = month % 12 + 1
+
+    # --- pages -----------------------------------------------------------------------------------
+    def build_main(self) -> View:
+        if self.view_mode == "list":
+            return self._build_event_list()
+        return self._build_month()
+
+    def _main_toolbar(self, title: str) -> View:
+        return Toolbar(title, actions=[
+            ImageButton("Go to today", self._go_today, resource_id="go_to_today", icon="T"),
+            ImageButton("Change view", lambda: self.show_dialog("change_view"), resource_id="change_view",
+                        icon="V"),
+        ], resource_id="main_toolbar")
+
+    def _go_today(self) -> None:
+        today = self.phone.now().date()
+        self.shown_year, self.shown_month = today.year, today.month
+        self.scroll.pop("main:list", None)
+
+    def _build_month(self) -> View:
+        year, month = self.shown_year, self.shown_month
+        month_name = dt.date(year, month, 1).strftime("%B")
+        today = self.phone.now().date()
+        header = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(8.0, 4.0),
+                      resource_id="top_navigation", children=[
+                          ImageButton("Previous month", lambda: self._shift_month(-1), resource_id="top_left_arrow",
+                                      icon="<"),
+                          Text(f"{month_name} {year}", resource_id="top_value", size=18, bold=True, align="center",
+                               weight=1, max_lines=1, padding=(0, 12)),
+                          ImageButton("Next month", lambda: self._shift_month(1), resource_id="top_right_arrow",
+                                      icon=">"),
+                      ])
+        letters = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=28, children=[
+            Text(d, size=12, align="center", weight=1, color="#5f6368", padding=(0, 4), resource_id="week_day_label")
+            for d in ("S", "M", "T", "W", "T", "F", "S")])
+        first_col = (dt.date(year, month, 1).weekday() + 1) % 7  # Sunday first
+        days = _calendar.monthrange(year, month)[1]
+        rows: list[View] = []
+        for week in range(6):
+            cells: list[View] = []
+            for col in range(7):
+                n = week * 7 + col - first_col + 1
+                if 1 <= n <= days:
+                    day = dt.date(year, month, n)
+                    cells.append(self._day_cell(day, day == today))
+                else:
+                    cells.append(View(cls="android.view.View", weight=1))
+            rows.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=1, children=cells))
+        grid = Column(*rows, resource_id="month_view_wrapper", weight=1)
+        return Column(self._main_toolbar(month_name), header, letters, grid,
+                      Fab("New Event", self.new_event, resource_id="calendar_fab"),
+                      cls="android.widget.RelativeLayout", resource_id="calendar_coordinator", weight=1)
+
+    def _day_cell(self, day: dt.date, is_today: bool) -> View:
+        events = self.events_on(day)
+        labels = [Text(e["title"], size=10, max_lines=1, padding=(2, 1), color="#ffffff", background="#f57c00",
+                       resource_id="day_monthly_event_id") for e in events[:2]]
+        if len(events) > 2:
+            labels.append(Text(f"+{len(events) - 2}", size=10, max_lines=1, padding=(2, 1), color="#5f6368"))
+        desc = f"{day.strftime('%B')} {day.day}, {day.year}"
+        return View(cls="android.widget.LinearLayout", content_desc=desc, clickable=True, focusable=True,
+                    weight=1, resource_id="day_monthly_number_holder", selected=is_today,
+                    background="#fde7d4" if is_today else None,
+                    on_click=lambda d=day: self.open_day(d), children=[
+                        Text(str(day.day), size=14, bold=is_today, align="center", padding=(0, 2),
+                             resource_id="day_monthly_number_id"),
+                        *labels,
+                    ])
+
+    def _build_event_list(self) -> View:
+        items: list[View] = []
+        by_day: dict[dt.date, list[dict[str, Any]]] = {}
+        for e in sorted(self.events, key=lambda e: (e["dtstart"], e["title"].lower(), e["_id"])):
+            by_day.setdefault(from_ms(e["dtstart"]).date(), []).append(e)
+        for day, events in by_day.items():
+            items.append(Text(f"{day.strftime('%A')}, {day.strftime('%B')} {day.day}, {day.year}", size=14,
+                              bold=True, color="#f57c00", padding=(16, 12), resource_id="event_section_title"))
+            items.extend(self._event_row(e, selectable=True) for e in events)
+        if not items:
+            items = [Text("No upcoming events", resource_id="calendar_empty_list_placeholder", padding=(24, 48),
+                          align="center")]
+        title = "Selected: " + str(len(self.selection)) if self.selection else "Simple Calendar"
+        toolbar = self._selection_toolbar() if self.selection else self._main_toolbar(title)
+        return Column(toolbar, ScrollList(items, "main:list", resource_id="calendar_events_list"),
+                      Fab("New Event", self.new_event, resource_id="calendar_fab"),
+                      cls="android.widget.RelativeLayout", resource_id="calendar_coordinator", weight=1)
+
+    def _selection_toolbar(self) -> View:
+        return Toolbar(f"{len(self.selection)} selected", on_back=self._clear_selection, back_desc="Done",
+                       actions=[ImageButton("Delete", lambda: self.show_dialog("delete_selected"),
+                                            resource_id="cab_delete", icon="D")], resource_id="cab_toolbar")
+
+    def _clear_selection(self) -> None:
+        self.selection = []
+
+    def build_day(self, date: str) -> View:
+        day = dt.date.fromisoformat(date)
+        events = self.events_on(day)
+        items: list[View] = [self._event_row(e, selectable=True) for e in events]
+        if not items:
+            items = [Text("No events on this day", resource_id="day_events_placeholder", padding=(24, 48),
+                          align="center", color="#5f6368")]
+        nav = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(8.0, 4.0),
+                   resource_id="top_navigation", children=[
+                       ImageButton("Previous day", lambda: self._move_day(day, -1), resource_id="top_left_arrow",
+                                   icon="<"),
+                       Text(f"{day.strftime('%B')} {day.day} ({day.strftime('%a')})", resource_id="top_value",
+                            size=18, bold=True, align="center", weight=1, max_lines=1, padding=(0, 12)),
+                       ImageButton("Next day", lambda: self._move_day(day, 1), resource_id="top_right_arrow",
+                                   icon=">"),
+                   ])
+        toolbar = self._selection_toolbar() if self.selection else Toolbar(
+            day.strftime("%B"), on_back=self.pop, resource_id="main_toolbar")
+        return Column(toolbar, nav, ScrollList(items, "day:events", resource_id="day_events"),
+                      Fab("New Event", lambda: self.new_event(date), resource_id="calendar_fab"),
+                      cls="android.widget.RelativeLayout", resource_id="day_holder", weight=1)
+
+    def _move_day(self, day: dt.date, delta: int) -> None:
+        self.selection = []
+        target = day + dt.timedelta(days=delta)
+        self.pages[-1] = ("day", {"date": target.isoformat()})
+        self.scroll.pop("day:events", None)
+
+    # --- the event editor ----------------------------------------------------------------------------
+    def _set_form(self, key: str, value: Any) -> None:
+        self.form[key] = value
+
+    def build_event(self, event_id: int | None) -> View:
+        f = self.form
+        start = dt.datetime.fromisoformat(f["start"])
+        end = dt.datetime.fromisoformat(f["end"])
+        actions = []
+        if event_id is not None:
+            actions.append(ImageButton("Delete", lambda: self.show_dialog("delete_event"), resource_id="delete",
+                                       icon="D"))
+        actions.append(ImageButton("Save", self.save_event, resource_id="save", icon="S"))
+
+        def row(label_date: str, label_time: str, which: str) -> View:
+            children = [
+                View(cls="android.widget.TextView", text=label_date, resource_id=f"event_{which}_date",
+                     clickable=True, focusable=True, weight=1, height=52, padding=(16.0, 14.0),
+                     on_click=lambda: self.open_date_picker(which)),
+            ]
+            if not f["all_day"]:
+                children.append(View(cls="android.widget.TextView", text=label_time,
+                                     resource_id=f"event_{which}_time", clickable=True, focusable=True, width=140,
+                                     height=52, padding=(16.0, 14.0), align="end",
+                                     on_click=lambda: self.open_time_picker(which)))
+            return View(cls="android.widget.RelativeLayout", orientation=HORIZONTAL, height=52, children=children)
+
+        form: list[View] = [
+            EditText(f["title"], lambda v: self._set_form("title", v), hint="Title", resource_id="event_title"),
+            EditText(f["location"], lambda v: self._set_form("location", v), hint="Location",
+                     resource_id="event_location"),
+            EditText(f["description"], lambda v: self._set_form("description", v), hint="Description",
+                     resource_id="event_description", multiline=True),
+            ListItem("All-day", "", self._toggle_all_day, resource_id="event_all_day_holder",
+                     trailing=Switch(bool(f["all_day"]), self._toggle_all_day, resource_id="event_all_day")),
+            row(self.fmt_date(start.date()), self.fmt_time(start), "start"),
+            row(self.fmt_date(end.date()), self.fmt_time(end), "end"),
+            ListItem("Repeat", REPEAT_RULES.get(f["rrule"], "Custom"), lambda: self.show_dialog("repeat"),
+                     resource_id="event_repetition_holder", subtitle_id="event_repetition", icon="R"),
+        ]
+        title = "Edit Event" if event_id is not None else "New Event"
+        return Column(Toolbar(title, on_back=self.pop, actions=actions, resource_id="event_toolbar"),
+                      ScrollList(form, "event:form", resource_id="event_scrollview",
+                                 cls="android.widget.ScrollView"),
+                      cls="android.widget.RelativeLayout", resource_id="event_coordinator", weight=1)
+
+    def _toggle_all_day(self) -> None:
+        self.form["all_day"] = not self.form["all_day"]
+
+    def save_event(self) -> None:
+        """Validate the form and write the event (new or edited); toasts say what is wrong."""
+        f = self.form
+        title = f["title"].strip()
+        if not title:
+            self.toast("Title cannot be empty")
+            return
+        start = dt.datetime.fromisoformat(f["start"])
+        end = dt.datetime.fromisoformat(f["end"])
+        if f["all_day"]:
+            start = dt.datetime.combine(start.date(), dt.time())
+            end = dt.datetime.combine(end.date(), dt.time()) + dt.timedelta(days=1)
+        if end < start:
+            self.toast("The event cannot end earlier than it starts")
+            return
+        values = {"title": title, "description": f["description"], "eventLocation": f["location"].strip(),
+                  "dtstart": to_ms(start), "dtend": to_ms(end), "allDay": int(bool(f["all_day"])),
+                  "rrule": f["rrule"]}
+        event = self._event(f["event_id"])
+        if event is not None:
+            event.update(values)
+            self.toast("Event updated successfully")
+        else:
+            self._add_event(values["title"], values["description"], values["eventLocation"], values["dtstart"],
+                            values["dtend"], values["allDay"], values["rrule"])
+            self.toast("Event added successfully")
+        self.form = {}
+        self.pop()
+
+    # --- pickers -------------------------------------------------------------------------------------
+    def open_date_picker(self, which: str) -> None:
+        """Show the date picker for the start or end date."""
+        current = dt.datetime.fromisoformat(self.form[which])
+        self.picker = {"which": which, "year": current.year, "month": current.month, "day": current.day}
+        self.phone.set_focus(None)
+        self.show_dialog("date_picker")
+
+    def open_time_picker(self, which: str) -> None:
+        """Show the time picker (keyboard input mode) for the start or end time."""
+        current = dt.datetime.fromisoformat(self.form[which])
+        h24 = self._h24()
+        hour = current.hour if h24 else (current.hour % 12 or 12)
+        self.picker = {"which": which, "hour": f"{hour:02d}", "minute": f"{current.minute:02d}",
+                       "pm": current.hour >= 12}
+        self.phone.set_focus(None)
+        self.show_dialog("time_picker")
+
+    def dialog_date_picker(self) -> View:
+        p = self.picker
+        year, month, chosen = p["year"], p["month"], p["day"]
+        days = _calendar.monthrange(year, month)[1]
+        shown = dt.date(year, month, min(chosen, days))
+        first_col = (dt.date(year, month, 1).weekday() + 1) % 7
+        rows: list[View] = []
+        for week in range(6):
+            cells: list[View] = []
+            for col in range(7):
+                n = week * 7 + col - first_col + 1
+                if 1 <= n <= days:
+                    cells.append(View(cls="android.view.View", text=str(n), clickable=True, focusable=True,
+                                      content_desc=f"{n} {shown.strftime('%B')} {year}", selected=n == chosen,
+                                      checked=n == chosen, weight=1, height=44, align="center", size=14,
+                                      background="#f57c00" if n == chosen else None,
+                                      on_click=lambda n=n: self._pick_day(n)))
+                else:
+                    cells.append(View(cls="android.view.View", weight=1, height=44))
+            if week >= 4 and all(not c.text for c in cells):
+                continue
+            rows.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=44, children=cells))
+        body = Column(
+            Text(f"{shown.strftime('%a')}, {shown.strftime('%b')} {shown.day}", resource_id="date_picker_header_date",
+                 size=28, padding=(24, 8)),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(8.0, 0.0),
+                 children=[
+                     ImageButton("Previous month", lambda: self._picker_month(-1), resource_id="prev", icon="<"),
+                     Text(f"{shown.strftime('%B')} {year}", resource_id="month_name", size=15, align="center",
+                          weight=1, max_lines=1, padding=(0, 12)),
+                     ImageButton("Next month", lambda: self._picker_month(1), resource_id="next", icon=">"),
+                 ]),
+            Column(*rows, cls="android.widget.ListView", resource_id="android:id/month_view", padding=(8, 0)),
+            resource_id="android:id/date_picker_header",
+        )
+        return Dialog("", body, [("Cancel", self.close_dialog), ("OK", self._apply_date)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _pick_day(self, n: int) -> None:
+        self.picker["day"] = n
+
+    def _picker_month(self, delta: int) -> None:
+        p = self.picker
+        month = p["month"] - 1 + delta
+        p["year"] += month // 12
+        p["month"] = month % 12 + 1
+        p["day"] = min(p["day"], _calendar.monthrange(p["year"], p["month"])[1])
+
+    def _apply_date(self) -> None:
+        p = self.picker
+        which = p["which"]
+        old = dt.datetime.fromisoformat(self.form[which])
+        new = old.replace(year=p["year"], month=p["month"], day=p["day"])
+        self._apply(which, old, new)
+
+    def _apply(self, which: str, old: dt.datetime, new: dt.datetime) -> None:
+        if which == "start":
+            end = dt.datetime.fromisoformat(self.form["end"])
+            self.form["end"] = (end + (new - old)).isoformat(timespec="minutes")  # keep the duration
+        self.form[which] = new.isoformat(timespec="minutes")
+        self.picker = {}
+        self.close_dialog()
+
+    def _set_digits(self, key: str, value: str) -> None:
+        digits = "".join(c for c in value if c.isdigit())
+        self.picker[key] = digits[-2:]
+
+    def dialog_time_picker(self) -> View:
+        p = self.picker
+        h24 = self._h24()
+        fields = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=72, padding=(24.0, 4.0),
+                      resource_id="android:id/input_block", children=[
+                          EditText(p["hour"], lambda v: self._set_digits("hour", v), hint="hour",
+                                   resource_id="android:id/input_hour", key="picker_hour", width=110, size=28,
+                                   height=64),
+                          Text(":", size=28, padding=(6, 8), resource_id="android:id/input_separator"),
+                          EditText(p["minute"], lambda v: self._set_digits("minute", v), hint="minute",
+                                   resource_id="android:id/input_minute", key="picker_minute", width=110, size=28,
+                                   height=64),
+                      ])
+        if not h24:
+            fields.children.append(Column(
+                RadioButton(not p["pm"], lambda: self._set_pm(False), text="AM", resource_id="android:id/am_label",
+                            height=32),
+                RadioButton(p["pm"], lambda: self._set_pm(True), text="PM", resource_id="android:id/pm_label",
+                            height=32),
+                resource_id="android:id/am_pm_spinner", width=110, padding=(8, 0)))
+        body = Column(Text("Type in time", resource_id="android:id/top_label", size=14, color="#5f6368",
+                           padding=(24, 8)), fields, resource_id="android:id/time_picker")
+        return Dialog("", body, [("Cancel", self.close_dialog), ("OK", self._apply_time)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _set_pm(self, pm: bool) -> None:
+        self.picker["pm"] = pm
+
+    def _apply_time(self) -> None:
+        p = self.picker
+        h24 = self._h24()
+        try:
+            hour, minute = int(p["hour"] or "-1"), int(p["minute"] or "-1")
+        except ValueError:
+            hour, minute = -1, -1
+        valid_hour = 0 <= hour <= 23 if h24 else 1 <= hour <= 12
+        if not valid_hour or not 0 <= minute <= 59:
+            self.toast("Enter a valid time")
+            return
+        if not h24:
+            hour = hour % 12 + (12 if p["pm"] else 0)
+        which = p["which"]
+        old = dt.datetime.fromisoformat(self.form[which])
+        self.phone.set_focus(None)
+        self._apply(which, old, old.replace(hour=hour, minute=minute))
+
+    def dialog_repeat(self) -> View:
+        current = self.form.get("rrule", "")
+        options = [RadioButton(rule == current, (lambda r=rule: self._set_repeat(r)), text=label,
+                               resource_id="dialog_radio_button") for rule, label in REPEAT_RULES.items()]
+        return Dialog("Repeat", Column(*options, resource_id="dialog_radio_group", padding=(16, 0)),
+                      [("Cancel", self.close_dialog)], button_ids=["android:id/button2"])
+
+    def _set_repeat(self, rule: str) -> None:
+        self.form["rrule"] = rule
+        self.close_dialog()
+
+    def dialog_delete_event(self) -> View:
+        return Dialog("", "Are you sure you want to delete this event?",
+                      [("No", self.close_dialog), ("Yes", self._delete_current)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _delete_current(self) -> None:
+        event_id = self.form.get("event_id")
+        self.events = [e for e in self.events if e["_id"] != event_id]
+        self.form = {}
+        self.close_dialog()
+        self.pop()
+        self.toast("Event deleted")
+
+    def dialog_delete_selected(self) -> View:
+        n = len(self.selection)
+        what = "this event" if n == 1 else f"these {n} events"
+        return Dialog("", f"Are you sure you want to delete {what}?",
+                      [("No", self.close_dialog), ("Yes", self._delete_selected)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _delete_selected(self) -> None:
+        chosen = set(self.selection)
+        self.events = [e for e in self.events if e["_id"] not in chosen]
+        self.selection = []
+        self.close_dialog()
+        self.toast("Events deleted")
+
+    def dialog_change_view(self) -> View:
+        options = [RadioButton(self.view_mode == mode, (lambda m=mode: self._set_view(m)), text=label,
+                               resource_id="dialog_radio_button")
+                   for mode, label in (("month", "Month view"), ("list", "Simple event list"))]
+        return Dialog("Change view", Column(*options, resource_id="dialog_radio_group", padding=(16, 0)),
+                      [("Cancel", self.close_dialog)], button_ids=["android:id/button2"])
+
+    def _set_view(self, mode: str) -> None:
+        self.view_mode = mode
+        self.selection = []
+        self.scroll.pop("main:list", None)
+        self.close_dialog()
+
+    # --- content provider ------------------------------------------------------------------------------
+    @staticmethod
+    def _check_uri(uri: str) -> None:
+        rest = uri.split("://", 1)[-1]
+        path = rest.split("/", 1)[1] if "/" in rest else ""
+        if path.split("/")[0] != "events":
+            raise ValueError(f"unknown calendar uri {uri!r}; use {EVENTS_URI}")
+
+    def content_query(self, uri: str) -> list[Row]:
+        self._check_uri(uri)
+        rows = []
+        for e in sorted(self.events, key=lambda e: e["_id"]):
+            rows.append({"_id": e["_id"], "calendar_id": 1, "title": e["title"], "description": e["description"],
+                         "eventLocation": e["eventLocation"], "dtstart": e["dtstart"], "dtend": e["dtend"],
+                         "allDay": e["allDay"], "rrule": e["rrule"] or None, "eventTimezone": "UTC"})
+        return rows
+
+    def content_insert(self, uri: str, values: Row) -> str:
+        self._check_uri(uri)
+        unknown = set(values) - set(EVENT_COLUMNS) - {"location", "duration"}
+        if unknown:
+            raise ValueError(f"unknown calendar event column(s) {sorted(unknown)}; known: {list(EVENT_COLUMNS)}")
+        if "dtstart" not in values:
+            raise ValueError("a calendar event needs dtstart (epoch ms)")
+        start = _as_int(values["dtstart"], "dtstart")
+        if values.get("dtend") is not None:
+            end = _as_int(values["dtend"], "dtend")
+        else:
+            end = start + _as_int(values.get("duration", 60), "duration") * 60_000
+        event_id = self._add_event(str(values.get("title") or ""), str(values.get("description") or ""),
+                                   str(values.get("eventLocation", values.get("location")) or ""), start, end,
+                                   _as_int(values.get("allDay", 0), "allDay"), str(values.get("rrule") or ""))
+        return f"{EVENTS_URI}/{event_id}"
+
+    def content_update(self, uri: str, values: Row, match: RowMatch) -> int:
+        self._check_uri(uri)
+        ids = {r["_id"] for r in self.content_query(uri) if match(r)}
+        for e in self.events:
+            if e["_id"] not in ids:
+                continue
+            for key, value in values.items():
+                key = "eventLocation" if key == "location" else key
+                if key in ("dtstart", "dtend", "allDay"):
+                    e[key] = _as_int(value, key)
+                elif key in ("title", "description", "eventLocation", "rrule"):
+                    e[key] = "" if value is None else str(value)
+        return len(ids)
+
+    def content_delete(self, uri: str, match: RowMatch) -> int:
+        self._check_uri(uri)
+        ids = {r["_id"] for r in self.content_query(uri) if match(r)}
+        self.events = [e for e in self.events if e["_id"] not in ids]
+        self.selection = [i for i in self.selection if i not in ids]
+        return len(ids)

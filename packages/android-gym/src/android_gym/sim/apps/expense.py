@@ -1,0 +1,452 @@
+"""Pro Expense (com.arduia.expense): expenses with name, amount, category, note and date.
+
+Pages: ``main`` (home: this month's total, the five most recent expenses, "More" to the logs, the
+navigation drawer and an "Add expense" FAB), ``logs`` (every expense, newest first, under date
+headers; long-press a row to start selecting, tap rows to add them, Delete in the app bar asks for
+confirmation), ``detail`` (one expense with Edit and Delete), ``entry`` (the form: Name, Amount,
+Category picker dialog, Note, date; Save) and ``statistics`` (totals per category).
+
+Provider (authority ``com.arduia.expense``; the real app keeps a Room database ``accounting.db``,
+which the simulated app exposes as a content provider instead):
+``content://com.arduia.expense/expenses`` has one row per expense:
+``expense_id, name, amount, category, note, created_date, modified_date`` where ``amount`` is in
+cents (integer), ``category`` is an id of :data:`CATEGORIES` (1 Others, 2 Income, 3 Food,
+4 Housing, 5 Social, 6 Entertainment, 7 Transportation, 8 Clothes, 9 Health Care, 10 Education,
+11 Donation) and the dates are epoch milliseconds (the phone's wall clock read as UTC).
+Insert needs ``name`` and ``amount``; ``category`` defaults to 1, the dates to the phone's time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from android_gym.sim.app import App, Row, RowMatch, register_app
+from android_gym.sim.view import (
+    HORIZONTAL,
+    Button,
+    Column,
+    Dialog,
+    EditText,
+    Fab,
+    ImageButton,
+    ListItem,
+    RadioButton,
+    ScrollList,
+    Text,
+    Toolbar,
+    View,
+)
+
+EXPENSE_PKG = "com.arduia.expense"
+EXPENSES_URI = "content://com.arduia.expense/expenses"
+EPOCH = dt.datetime(1970, 1, 1)
+
+CATEGORIES: dict[int, str] = {
+    1: "Others", 2: "Income", 3: "Food", 4: "Housing", 5: "Social", 6: "Entertainment", 7: "Transportation",
+    8: "Clothes", 9: "Health Care", 10: "Education", 11: "Donation",
+}
+"""Category id (the provider's ``category`` column) -> the name the app shows."""
+
+EXPENSE_COLUMNS = ("expense_id", "name", "amount", "category", "note", "created_date", "modified_date")
+
+# A factory-fresh phone's expenses: (day of October 2023, "HH:MM", name, cents, category id, note).
+DEFAULT_EXPENSES: tuple[tuple[int, str, str, int, int, str], ...] = (
+    (1, "09:12", "Rent Payment", 145000, 4, "October rent"),
+    (2, "18:40", "Groceries", 8645, 3, "Weekly shopping"),
+    (3, "08:05", "Public Transit Pass", 9000, 7, "Monthly pass"),
+    (4, "20:15", "Streaming Services", 1599, 6, "Family plan"),
+    (5, "13:30", "Coffee", 475, 3, "Flat white"),
+    (6, "19:00", "Dinner Party", 6420, 5, "Potluck supplies"),
+    (7, "11:20", "Shoes", 8999, 8, "Running shoes"),
+    (8, "10:00", "Salary", 420000, 2, "September salary"),
+    (9, "17:45", "Gas", 5230, 7, "Full tank"),
+    (10, "12:10", "Textbooks", 7450, 10, "Statistics course"),
+    (11, "16:35", "Medications", 2315, 9, "Allergy tablets"),
+    (12, "21:05", "Charity", 2500, 11, "Food bank"),
+    (13, "09:50", "Stationery", 1240, 1, "Notebooks and pens"),
+    (14, "14:25", "Restaurant Meal", 3880, 3, "Lunch with Sam"),
+)
+
+
+def to_ms(when: dt.datetime) -> int:
+    """Epoch milliseconds of a naive wall-clock datetime read as UTC."""
+    return int((when - EPOCH).total_seconds() * 1000)
+
+
+def from_ms(ms: int) -> dt.datetime:
+    """The naive wall-clock datetime of epoch milliseconds (UTC)."""
+    return EPOCH + dt.timedelta(milliseconds=int(ms))
+
+
+def format_amount(cents: int) -> str:
+    """"$1,234.50" for 123450 cents."""
+    return f"${cents / 100:,.2f}"
+
+
+def parse_amount(text: str) -> int | None:
+    """Cents for a typed amount ("12", "12.5", "$1,234.56"); None when it is not a positive amount."""
+    cleaned = text.strip().replace("$", "").replace(",", "")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        return None
+    if not value > 0 or value > 1e9:
+        return None
+    return int(round(value * 100))
+
+
+def _as_int(value: Any, name: str) -> int:
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        raise ValueError(f"expense column {name!r} must be a number, got {value!r}") from None
+
+
+def _category_id(value: Any) -> int:
+    if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
+        for cid, name in CATEGORIES.items():
+            if name.lower() == value.strip().lower():
+                return cid
+        raise ValueError(f"unknown expense category {value!r}; known: {list(CATEGORIES.values())}")
+    cid = _as_int(value, "category")
+    if cid not in CATEGORIES:
+        raise ValueError(f"unknown expense category id {cid}; known ids: {sorted(CATEGORIES)}")
+    return cid
+
+
+@register_app
+class ProExpenseApp(App):
+    """Pro Expense over a list of plain expense dicts (see the module docstring for the provider)."""
+
+    package = EXPENSE_PKG
+    label = "Pro Expense"
+    activity = ".ui.MainActivity"
+    main_page = "main"
+    authorities = ("com.arduia.expense",)
+    icon_color = "#00897b"
+
+    def setup(self) -> None:
+        self.expenses: list[dict[str, Any]] = []
+        self.next_id = 1
+        for day, clock, name, cents, category, note in DEFAULT_EXPENSES:
+            hh, mm = (int(x) for x in clock.split(":"))
+            self._add(name, cents, category, note, to_ms(dt.datetime(2023, 10, day, hh, mm)))
+        self._reset_ui()
+
+    def _reset_ui(self) -> None:
+        self.selection: list[int] = []
+        self.form: dict[str, Any] = {}
+
+    def on_open(self) -> None:
+        self._reset_ui()
+
+    # --- data --------------------------------------------------------------------------------------
+    def _add(self, name: str, cents: int, category: int, note: str, created: int) -> int:
+        expense_id = self.next_id
+        self.next_id += 1
+        self.expenses.append({"expense_id": expense_id, "name": name, "amount": int(cents), "category": category,
+                              "note": note, "created_date": int(created), "modified_date": int(created)})
+        return expense_id
+
+    def _expense(self, expense_id: int | None) -> dict[str, Any] | None:
+        return next((e for e in self.expenses if e["expense_id"] == expense_id), None)
+
+    def newest_first(self) -> list[dict[str, Any]]:
+        """Expenses ordered as the app lists them: newest first, then by id (newest added first)."""
+        return sorted(self.expenses, key=lambda e: (-e["created_date"], -e["expense_id"]))
+
+    # --- rows --------------------------------------------------------------------------------------
+    def _row(self, e: dict[str, Any], selectable: bool) -> View:
+        eid = e["expense_id"]
+        when = from_ms(e["created_date"])
+        subtitle = f"{CATEGORIES.get(e['category'], 'Others')} \u00b7 {when.strftime('%b')} {when.day}"
+        selected = eid in self.selection
+        if self.selection and selectable:
+            click = lambda i=eid: self._toggle(i)  # noqa: E731
+        else:
+            click = lambda i=eid: self.push("detail", expense_id=i)  # noqa: E731
+        row = ListItem(e["name"], subtitle, click, on_long_click=(lambda i=eid: self._toggle(i)) if selectable else None,
+                       resource_id="cl_expense_item", title_id="tv_name", subtitle_id="tv_category",
+                       icon=CATEGORIES.get(e["category"], "O")[:1],
+                       trailing=Text(format_amount(e["amount"]), resource_id="tv_amount", size=16, bold=True,
+                                     max_lines=1, padding=(4, 16), width=130, align="end"))
+        if self.selection and selectable:
+            row.children.insert(0, View(cls="android.widget.CheckBox", checkable=True, checked=selected, width=48,
+                                        height=48, resource_id="cb_select"))
+        row.selected = selected
+        return row
+
+    def _toggle(self, expense_id: int) -> None:
+        if expense_id in self.selection:
+            self.selection.remove(expense_id)
+        else:
+            self.selection.append(expense_id)
+
+    def on_back(self) -> bool:
+        if self.dialog is None and self.selection:
+            self.selection = []
+            return True
+        return super().on_back()
+
+    # --- pages -------------------------------------------------------------------------------------
+    def build_main(self) -> View:
+        now = self.phone.now()
+        month_total = sum(e["amount"] for e in self.expenses
+                          if from_ms(e["created_date"]).month == now.month and e["category"] != 2)
+        recent = [self._row(e, selectable=False) for e in self.newest_first()[:5]]
+        if not recent:
+            recent = [Text("No expenses yet", resource_id="tv_no_data", align="center", padding=(24, 32),
+                           color="#5f6368")]
+        card = Column(
+            Text(f"{now.strftime('%B')} expense", resource_id="tv_month_label", size=14, color="#5f6368"),
+            Text(format_amount(month_total), resource_id="tv_total_cost", size=32, bold=True),
+            resource_id="cv_total_cost", background="#e0f2f1", padding=(8, 12),
+        )
+        header = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=52, children=[
+            Text("Recent", resource_id="tv_recent_label", size=18, bold=True, weight=1, padding=(16, 12)),
+            Button("More", self._open_logs, resource_id="btn_more_expenses", background=None, height=48),
+        ])
+        return Column(
+            Toolbar("Home", on_back=lambda: self.show_dialog("drawer"), back_desc="Open navigation drawer",
+                    resource_id="tb_home"),
+            ScrollList([card, header, *recent], "main:home", resource_id="rv_home"),
+            Fab("Add expense", self.new_expense, resource_id="fb_main_add"),
+            cls="androidx.drawerlayout.widget.DrawerLayout", resource_id="dl_main", weight=1,
+        )
+
+    def _open_logs(self) -> None:
+        self.selection = []
+        self.push("logs")
+
+    def build_logs(self) -> View:
+        items: list[View] = []
+        last_day: dt.date | None = None
+        for e in self.newest_first():
+            day = from_ms(e["created_date"]).date()
+            if day != last_day:
+                items.append(Text(f"{day.strftime('%b')} {day.day}, {day.year}", resource_id="tv_date_header",
+                                  size=14, bold=True, color="#00897b", padding=(16, 10)))
+                last_day = day
+            items.append(self._row(e, selectable=True))
+        if not items:
+            items = [Text("No expenses yet", resource_id="tv_no_data", align="center", padding=(24, 48),
+                          color="#5f6368")]
+        if self.selection:
+            toolbar = Toolbar(f"{len(self.selection)} selected", on_back=self._clear_selection, back_desc="Close",
+                              actions=[ImageButton("Delete", lambda: self.show_dialog("delete_selected"),
+                                                   resource_id="delete", icon="D")], resource_id="tb_expense")
+        else:
+            toolbar = Toolbar("Expense Logs", on_back=self.pop, resource_id="tb_expense")
+        return Column(toolbar, ScrollList(items, "logs:list", resource_id="rv_expense"),
+                      Fab("Add expense", self.new_expense, resource_id="fb_expense_add"),
+                      cls="android.widget.RelativeLayout", resource_id="cl_expense_logs", weight=1)
+
+    def _clear_selection(self) -> None:
+        self.selection = []
+
+    def build_detail(self, expense_id: int) -> View:
+        e = self._expense(expense_id)
+        if e is None:
+            return Column(Toolbar("Expense", on_back=self.pop), Text("This expense was deleted", padding=(24, 24)),
+                          weight=1)
+        when = from_ms(e["created_date"])
+        clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
+        fields = [("Name", e["name"], "tv_name_value"), ("Amount", format_amount(e["amount"]), "tv_amount_value"),
+                  ("Category", CATEGORIES.get(e["category"], "Others"), "tv_category_value"),
+                  ("Note", e["note"] or "-", "tv_note_value"),
+                  ("Date", f"{when.strftime('%b')} {when.day}, {when.year} {clock}", "tv_date_value")]
+        rows = [Column(Text(label, size=12, color="#5f6368", padding=(16, 2)),
+                       Text(value, size=18, resource_id=rid, padding=(16, 2)), padding=(0, 8))
+                for label, value, rid in fields]
+        return Column(
+            Toolbar("Expense", on_back=self.pop, actions=[
+                ImageButton("Edit", lambda: self.edit_expense(expense_id), resource_id="edit", icon="E"),
+                ImageButton("Delete", lambda: self.show_dialog("delete_one", expense_id=expense_id),
+                            resource_id="delete", icon="D"),
+            ], resource_id="tb_detail"),
+            ScrollList(rows, "detail:fields", resource_id="sv_detail", cls="android.widget.ScrollView"),
+            cls="android.widget.LinearLayout", resource_id="cl_detail", weight=1,
+        )
+
+    def build_statistics(self) -> View:
+        totals: dict[int, int] = {}
+        for e in self.expenses:
+            totals[e["category"]] = totals.get(e["category"], 0) + e["amount"]
+        rows = [ListItem(CATEGORIES[c], format_amount(t), None, resource_id="cl_statistic_item",
+                         title_id="tv_category", subtitle_id="tv_total")
+                for c, t in sorted(totals.items(), key=lambda kv: -kv[1])]
+        return Column(Toolbar("Statistics", on_back=self.pop, resource_id="tb_statistics"),
+                      ScrollList(rows or [Text("No data", padding=(24, 24))], "statistics:list",
+                                 resource_id="rv_statistics"),
+                      cls="android.widget.LinearLayout", weight=1)
+
+    # --- the entry form ------------------------------------------------------------------------------
+    def new_expense(self) -> None:
+        """Open an empty entry form (category Others)."""
+        self.selection = []
+        self.form = {"expense_id": None, "name": "", "amount": "", "category": 1, "note": ""}
+        self.push("entry", expense_id=None)
+
+    def edit_expense(self, expense_id: int) -> None:
+        """Open the entry form on an existing expense."""
+        e = self._expense(expense_id)
+        if e is None:
+            return
+        self.form = {"expense_id": expense_id, "name": e["name"], "amount": f"{e['amount'] / 100:.2f}",
+                     "category": e["category"], "note": e["note"]}
+        self.push("entry", expense_id=expense_id)
+
+    def _set(self, key: str, value: Any) -> None:
+        self.form[key] = value
+
+    def build_entry(self, expense_id: int | None) -> View:
+        f = self.form
+        now = self.phone.now()
+        items: list[View] = [
+            EditText(f["name"], lambda v: self._set("name", v), hint="Name", resource_id="edt_name"),
+            EditText(f["amount"], lambda v: self._set("amount", v), hint="Amount", resource_id="edt_amount"),
+            ListItem("Category", CATEGORIES.get(f["category"], "Others"), self._open_categories,
+                     resource_id="cl_category", title_id="tv_category_label", subtitle_id="tv_category_value",
+                     icon="C"),
+            EditText(f["note"], lambda v: self._set("note", v), hint="Note", resource_id="edt_note", multiline=True),
+            Text(f"{now.strftime('%b')} {now.day}, {now.year}", resource_id="tv_date", size=14, color="#5f6368",
+                 padding=(16, 12)),
+            Button("Save" if expense_id is None else "Update", self.save, resource_id="btn_save"),
+        ]
+        title = "Expense Entry" if expense_id is None else "Update Expense"
+        return Column(Toolbar(title, on_back=self.pop, resource_id="tb_entry"),
+                      ScrollList(items, "entry:form", resource_id="sv_entry", cls="android.widget.ScrollView"),
+                      cls="android.widget.LinearLayout", resource_id="cl_entry", weight=1)
+
+    def _open_categories(self) -> None:
+        self.phone.set_focus(None)
+        self.show_dialog("category")
+
+    def dialog_category(self) -> View:
+        options = [RadioButton(self.form.get("category") == cid, (lambda c=cid: self._pick_category(c)), text=name,
+                               resource_id="rb_category", height=44) for cid, name in CATEGORIES.items()]
+        return Dialog("Category", Column(*options, resource_id="rg_category", padding=(16, 0)),
+                      [("Cancel", self.close_dialog)], button_ids=["android:id/button2"])
+
+    def _pick_category(self, cid: int) -> None:
+        self.form["category"] = cid
+        self.close_dialog()
+
+    def save(self) -> None:
+        """Validate the form and store the expense; toasts say what is wrong."""
+        f = self.form
+        name = f["name"].strip()
+        if not name:
+            self.toast("Please enter a name")
+            return
+        cents = parse_amount(f["amount"])
+        if cents is None:
+            self.toast("Please enter a valid amount")
+            return
+        now_ms = to_ms(self.phone.now().replace(microsecond=0))
+        existing = self._expense(f["expense_id"])
+        if existing is not None:
+            existing.update({"name": name, "amount": cents, "category": f["category"], "note": f["note"].strip(),
+                             "modified_date": now_ms})
+            self.toast("Expense updated")
+        else:
+            self._add(name, cents, f["category"], f["note"].strip(), now_ms)
+            self.toast("Expense saved")
+        self.form = {}
+        self.phone.set_focus(None)
+        self.pop()
+
+    # --- dialogs ---------------------------------------------------------------------------------------
+    def dialog_drawer(self) -> View:
+        entries = (("Home", self._drawer_home), ("Expense Logs", self._drawer_logs),
+                   ("Statistics", self._drawer_statistics))
+        body = Column(*[ListItem(label, "", cb, resource_id="nav_item", min_height=52) for label, cb in entries],
+                      resource_id="nv_main")
+        return Dialog("Pro Expense", body, [])
+
+    def _drawer_home(self) -> None:
+        self.pages = [(self.main_page, {})]
+        self.close_dialog()
+
+    def _drawer_logs(self) -> None:
+        self._drawer_home()
+        self._open_logs()
+
+    def _drawer_statistics(self) -> None:
+        self._drawer_home()
+        self.push("statistics")
+
+    def dialog_delete_one(self, expense_id: int) -> View:
+        return Dialog("Delete", "Are you sure you want to delete this expense?",
+                      [("Cancel", self.close_dialog), ("Delete", lambda: self._delete_one(expense_id))],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _delete_one(self, expense_id: int) -> None:
+        self.expenses = [e for e in self.expenses if e["expense_id"] != expense_id]
+        self.close_dialog()
+        self.pop()
+        self.toast("Deleted")
+
+    def dialog_delete_selected(self) -> View:
+        n = len(self.selection)
+        return Dialog("Delete", f"Are you sure you want to delete {n} expense{'s' if n != 1 else ''}?",
+                      [("Cancel", self.close_dialog), ("Delete", self._delete_selected)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _delete_selected(self) -> None:
+        chosen = set(self.selection)
+        self.expenses = [e for e in self.expenses if e["expense_id"] not in chosen]
+        self.selection = []
+        self.close_dialog()
+        self.toast("Deleted")
+
+    # --- content provider -------------------------------------------------------------------------------
+    @staticmethod
+    def _check_uri(uri: str) -> None:
+        rest = uri.split("://", 1)[-1]
+        path = rest.split("/", 1)[1] if "/" in rest else ""
+        if path.split("/")[0] not in ("expenses", "expense"):
+            raise ValueError(f"unknown Pro Expense uri {uri!r}; use {EXPENSES_URI}")
+
+    def content_query(self, uri: str) -> list[Row]:
+        self._check_uri(uri)
+        return [{k: e[k] for k in EXPENSE_COLUMNS} for e in sorted(self.expenses, key=lambda e: e["expense_id"])]
+
+    def content_insert(self, uri: str, values: Row) -> str:
+        self._check_uri(uri)
+        unknown = set(values) - set(EXPENSE_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown expense column(s) {sorted(unknown)}; known: {list(EXPENSE_COLUMNS)}")
+        if not values.get("name") or values.get("amount") is None:
+            raise ValueError("an expense needs name and amount (cents)")
+        created = values.get("created_date")
+        created_ms = _as_int(created, "created_date") if created is not None else to_ms(
+            self.phone.now().replace(microsecond=0))
+        expense_id = self._add(str(values["name"]), _as_int(values["amount"], "amount"),
+                               _category_id(values.get("category", 1)), str(values.get("note") or ""), created_ms)
+        if values.get("modified_date") is not None:
+            self.expenses[-1]["modified_date"] = _as_int(values["modified_date"], "modified_date")
+        return f"{EXPENSES_URI}/{expense_id}"
+
+    def content_update(self, uri: str, values: Row, match: RowMatch) -> int:
+        self._check_uri(uri)
+        ids = {r["expense_id"] for r in self.content_query(uri) if match(r)}
+        for e in self.expenses:
+            if e["expense_id"] not in ids:
+                continue
+            for key, value in values.items():
+                if key in ("amount", "created_date", "modified_date"):
+                    e[key] = _as_int(value, key)
+                elif key == "category":
+                    e[key] = _category_id(value)
+                elif key in ("name", "note"):
+                    e[key] = "" if value is None else str(value)
+        return len(ids)
+
+    def content_delete(self, uri: str, match: RowMatch) -> int:
+        self._check_uri(uri)
+        ids = {r["expense_id"] for r in self.content_query(uri) if match(r)}
+        self.expenses = [e for e in self.expenses if e["expense_id"] not in ids]
+        self.selection = [i for i in self.selection if i not in ids]
+        return len(ids)

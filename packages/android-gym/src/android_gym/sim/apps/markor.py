@@ -1,0 +1,463 @@
+"""Markor (net.gsantner.markor): a notes file browser over /sdcard/Documents/Markor and a text editor.
+
+Notes are real files in the phone's /sdcard file system (what AndroidWorld checks with ``cat``/``ls``):
+the app keeps no copy of them, it lists, reads and writes ``phone.files`` directly.
+
+Pages: ``main`` (the file browser: folders first, then notes, each with its modification time;
+".." to go up; a FAB opening the "New file" dialog with Name, extension and type, and Folder / Cancel /
+OK buttons; long-press a row to select it, tap more rows to add them, then Delete / Move / Rename /
+Select all in the app bar; "Sort by" name or date), ``editor`` (one multi-line field with the whole
+note, Save in the app bar; Back saves changed text as Markor's autosave does).
+A new file's name gets the extension field's value appended unless the name already ends with a
+known text extension (.md, .txt, ...). A new note is written as an empty file when created.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from typing import Any
+
+from android_gym.sim.app import App, register_app
+from android_gym.sim.files import FileSystemError
+from android_gym.sim.view import (
+    HORIZONTAL,
+    Column,
+    Dialog,
+    EditText,
+    Fab,
+    ImageButton,
+    ListItem,
+    RadioButton,
+    ScrollList,
+    Text,
+    Toolbar,
+    View,
+)
+
+MARKOR_PKG = "net.gsantner.markor"
+MARKOR_ROOT = "/sdcard/Documents/Markor"
+TEXT_EXTENSIONS = (".md", ".txt", ".markdown", ".mkd", ".text", ".todo.txt", ".csv", ".json", ".html", ".yaml",
+                   ".yml", ".org", ".adoc")
+"""Names ending with one of these keep their extension in the New file dialog."""
+
+FILE_TYPES: tuple[tuple[str, str], ...] = (("Markdown", ".md"), ("Plain Text", ".txt"), ("todo.txt", ".todo.txt"))
+
+# A factory-fresh notebook: (path relative to the root, minutes before the phone's start time, content).
+DEFAULT_NOTES: tuple[tuple[str, int, str], ...] = (
+    ("grocery_list.md", 2 * 1440 + 95, "# Groceries\n- oat milk\n- eggs\n- spinach\n- coffee beans\n"),
+    ("meeting_notes.md", 1440 + 300, "# Sprint planning\nDecisions:\n- ship the beta on Friday\n"),
+    ("ideas.txt", 5 * 1440 + 42, "App idea: a plant watering reminder with photos.\n"),
+    ("reading_list.md", 9 * 1440 + 610, "1. The Pragmatic Programmer\n2. Dune\n3. Atomic Habits\n"),
+    ("packing_list.txt", 3 * 1440 + 75, "passport, charger, rain jacket, hiking boots\n"),
+    ("podcast_ideas.md", 6 * 1440 + 200, "- Interview a beekeeper\n- History of the bicycle\n"),
+    ("recipes_to_try.md", 4 * 1440 + 500, "Shakshuka, lentil soup, banana bread\n"),
+    ("weekly_review.md", 7 * 1440 + 30, "## Week 40\nWins: finished the migration.\n"),
+    ("workout_plan.txt", 8 * 1440 + 420, "Mon: run 5 km\nWed: strength\nSat: long ride\n"),
+    ("Journal/2023-10-13.md", 2 * 1440 - 120, "Long run by the river, 12 km.\n"),
+    ("Journal/2023-10-14.md", 1440 - 200, "Visited the farmers market with Ana.\n"),
+    ("Work/okr_q4.md", 12 * 1440 + 33, "# Q4 OKRs\n- Reduce crash rate below 0.5%\n"),
+)
+DEFAULT_FOLDERS = ("Journal", "Work", "Recipes")
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KB"
+
+
+@register_app
+class MarkorApp(App):
+    """Markor's file browser and editor over ``phone.files`` under /sdcard/Documents/Markor."""
+
+    package = MARKOR_PKG
+    label = "Markor"
+    activity = ".activity.MainActivity"
+    main_page = "main"
+    icon_color = "#546e7a"
+
+    def setup(self) -> None:
+        fs = self.phone.files
+        fs.mkdir(MARKOR_ROOT)
+        for folder in DEFAULT_FOLDERS:
+            fs.mkdir(f"{MARKOR_ROOT}/{folder}")
+        for rel, minutes_ago, content in DEFAULT_NOTES:
+            fs.write(f"{MARKOR_ROOT}/{rel}", content, self.phone.clock_ms - minutes_ago * 60_000)
+        self.sort_by = "name"
+        self._reset_ui()
+
+    def _reset_ui(self) -> None:
+        self.cwd = ""
+        self.selection: list[str] = []
+        self.editor: dict[str, Any] = {}
+        self.new_name = ""
+        self.new_ext = ".md"
+        self.rename_value = ""
+        self.move_dir = ""
+
+    def on_open(self) -> None:
+        self._reset_ui()
+        self.phone.files.mkdir(MARKOR_ROOT)  # Markor creates its notebook folder on start
+
+    def current_activity(self) -> str:
+        return ".activity.DocumentActivity" if self.page == "editor" else self.activity
+
+    # --- file helpers ------------------------------------------------------------------------------
+    @staticmethod
+    def full(rel: str) -> str:
+        """Absolute path of a path relative to the notebook root."""
+        return MARKOR_ROOT if not rel else f"{MARKOR_ROOT}/{rel}"
+
+    def _mtime(self, path: str) -> dt.datetime:
+        base = self.phone.now() - dt.timedelta(milliseconds=self.phone.clock_ms)
+        return base + dt.timedelta(milliseconds=self.phone.files.mtimes.get(self.phone.files.norm(path), 0))
+
+    def entries(self, rel: str) -> list[tuple[str, bool]]:
+        """(name, is_folder) inside ``rel``, folders first, then by the chosen sort order."""
+        fs = self.phone.files
+        base = self.full(rel)
+        if not fs.is_dir(base):
+            return []
+        names = fs.listdir(base)
+        folders = sorted((n for n in names if fs.is_dir(f"{base}/{n}")), key=str.lower)
+        files = [n for n in names if not fs.is_dir(f"{base}/{n}")]
+        if self.sort_by == "date":
+            files.sort(key=lambda n: (-fs.mtimes.get(fs.norm(f"{base}/{n}"), 0), n.lower()))
+        else:
+            files.sort(key=str.lower)
+        return [(n, True) for n in folders] + [(n, False) for n in files]
+
+    def _fmt_time(self, when: dt.datetime) -> str:
+        if self.phone.settings_get("system", "time_12_24") == "24":
+            clock = f"{when.hour:02d}:{when.minute:02d}"
+        else:
+            clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
+        return f"{when.strftime('%b')} {when.day}, {when.year} {clock}"
+
+    # --- browser -----------------------------------------------------------------------------------
+    def build_main(self) -> View:
+        fs = self.phone.files
+        if self.cwd and not fs.is_dir(self.full(self.cwd)):
+            self.cwd, self.selection = "", []  # the folder was removed behind the app's back
+        rows: list[View] = []
+        if self.cwd:
+            rows.append(ListItem("..", "Parent folder", self.go_up, icon="^", resource_id="ui__filesystem_item",
+                                 title_id="ui__filesystem_item__title",
+                                 subtitle_id="ui__filesystem_item__description"))
+        for name, is_folder in self.entries(self.cwd):
+            path = f"{self.full(self.cwd)}/{name}"
+            if is_folder:
+                count = len(fs.listdir(path))
+                subtitle = f"{count} item" + ("" if count == 1 else "s")
+            else:
+                subtitle = f"{self._fmt_time(self._mtime(path))} \u00b7 {_size(len(fs.read(path)))}"
+            selected = name in self.selection
+            row = ListItem(name, subtitle, lambda n=name, d=is_folder: self._tap_entry(n, d),
+                           on_long_click=lambda n=name: self._toggle(n), icon="D" if is_folder else "N",
+                           resource_id="ui__filesystem_item", title_id="ui__filesystem_item__title",
+                           subtitle_id="ui__filesystem_item__description",
+                           trailing=View(cls="android.widget.CheckBox", checkable=True, checked=selected, width=48,
+                                         height=48, resource_id="ui__filesystem_item__check")
+                           if self.selection else None)
+            row.selected = selected
+            rows.append(row)
+        if not rows:
+            rows.append(Text("This folder is empty", resource_id="empty_hint", align="center", padding=(24, 48),
+                             color="#5f6368"))
+        if self.selection:
+            n = len(self.selection)
+            actions = [ImageButton("Delete", lambda: self.show_dialog("delete"), resource_id="action_delete_selected_items",
+                                   icon="D"),
+                       ImageButton("Move", self._open_move, resource_id="action_move_selected_items", icon="M")]
+            if n == 1:
+                actions.append(ImageButton("Rename", self._open_rename, resource_id="action_rename_selected_item",
+                                           icon="R"))
+            actions.append(ImageButton("Select all", self._select_all, resource_id="action_select_all", icon="A"))
+            toolbar = Toolbar(f"{n} selected", on_back=self._clear_selection, back_desc="Done", actions=actions,
+                              resource_id="toolbar")
+        else:
+            title = posixpath.basename(self.cwd) if self.cwd else "Markor"
+            toolbar = Toolbar(title, on_back=self.go_up if self.cwd else None, actions=[
+                ImageButton("Sort by", lambda: self.show_dialog("sort"), resource_id="action_sort", icon="S"),
+            ], resource_id="toolbar")
+        path_bar = Text(self.full(self.cwd).replace("/sdcard", "/storage/emulated/0"), size=12, color="#5f6368",
+                        max_lines=1, padding=(16, 4), resource_id="ui__filesystem_dialog__current_folder")
+        return Column(
+            toolbar, path_bar,
+            ScrollList(rows, "main:files", resource_id="ui__filesystem_dialog__list"),
+            Fab("Create a new file or folder", self._open_new_file, resource_id="fab_add_new_item"),
+            cls="android.widget.RelativeLayout", resource_id="main__activity__content", weight=1,
+        )
+
+    def _tap_entry(self, name: str, is_folder: bool) -> None:
+        if self.selection:
+            self._toggle(name)
+            return
+        rel = f"{self.cwd}/{name}".strip("/")
+        if is_folder:
+            self.cwd = rel
+            self.scroll.pop("main:files", None)
+        else:
+            self.open_editor(self.full(rel))
+
+    def go_up(self) -> None:
+        """Show the parent folder (no-op at the notebook root)."""
+        self.selection = []
+        self.cwd = posixpath.dirname(self.cwd)
+        self.scroll.pop("main:files", None)
+
+    def _toggle(self, name: str) -> None:
+        if name in self.selection:
+            self.selection.remove(name)
+        else:
+            self.selection.append(name)
+
+    def _select_all(self) -> None:
+        self.selection = [n for n, _ in self.entries(self.cwd)]
+
+    def _clear_selection(self) -> None:
+        self.selection = []
+
+    def on_back(self) -> bool:
+        if self.dialog is not None:
+            self.dialog = None
+            return True
+        if self.page == "editor":
+            self.close_editor()
+            return True
+        if self.page == "main" and self.selection:
+            self.selection = []
+            return True
+        if self.page == "main" and self.cwd:
+            self.go_up()
+            return True
+        return self.pop()
+
+    # --- editor ------------------------------------------------------------------------------------
+    def open_editor(self, path: str) -> None:
+        """Open the note at ``path`` (a missing file opens empty and is written on save)."""
+        fs = self.phone.files
+        text = fs.read_text(path) if fs.is_file(path) else ""
+        self.editor = {"path": path, "text": text, "saved": text, "exists": fs.is_file(path)}
+        self.selection = []
+        self.push("editor", path=path)
+
+    def _set_text(self, value: str) -> None:
+        self.editor["text"] = value
+
+    def save(self) -> None:
+        """Write the editor's text to its file."""
+        ed = self.editor
+        if not ed:
+            return
+        if not ed["exists"] and not ed["text"]:
+            return
+        self.phone.files.write(ed["path"], ed["text"], self.phone.clock_ms)
+        ed["saved"] = ed["text"]
+        ed["exists"] = True
+        self.toast("Saved")
+
+    def close_editor(self) -> None:
+        """Leave the editor, saving changed text first (Markor autosaves)."""
+        ed = self.editor
+        if ed and ed["text"] != ed["saved"]:
+            self.save()
+        self.editor = {}
+        self.phone.set_focus(None)
+        self.pop()
+
+    def build_editor(self, path: str) -> View:
+        ed = self.editor
+        text = ed.get("text", "")
+        field = EditText(text, self._set_text, hint="", resource_id="document__fragment__edit__highlighting_editor",
+                         key="markor_editor", multiline=True, min_height=400, background="#ffffff")
+        return Column(
+            Toolbar(posixpath.basename(path), on_back=self.close_editor, actions=[
+                ImageButton("Save", self.save, resource_id="action_save", icon="S"),
+            ], resource_id="toolbar"),
+            ScrollList([field], "editor:doc", resource_id="document__fragment__edit__content_editor__scrolling_parent",
+                       cls="android.widget.ScrollView"),
+            cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment", weight=1,
+        )
+
+    # --- dialogs -----------------------------------------------------------------------------------
+    def _open_new_file(self) -> None:
+        self.new_name = ""
+        self.new_ext = ".md"
+        self.show_dialog("new_file")
+        self.focus("new_file_name")
+
+    def _set_new_name(self, value: str) -> None:
+        self.new_name = value
+
+    def _set_new_ext(self, value: str) -> None:
+        self.new_ext = value
+
+    def dialog_new_file(self) -> View:
+        types = [RadioButton(self.new_ext == ext, (lambda e=ext: self._set_new_ext(e)), text=label,
+                             resource_id="new_file_dialog__type", height=40) for label, ext in FILE_TYPES]
+        body = Column(
+            EditText(self.new_name, self._set_new_name, hint="Name", resource_id="new_file_dialog__name",
+                     key="new_file_name"),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(0.0, 0.0), children=[
+                Text("Extension", size=14, color="#5f6368", padding=(16, 16), width=120),
+                EditText(self.new_ext, self._set_new_ext, hint="Extension", resource_id="new_file_dialog__ext",
+                         key="new_file_ext", weight=1),
+            ]),
+            Column(*types, resource_id="new_file_dialog__type_group", padding=(16, 0)),
+            padding=(16, 0),
+        )
+        return Dialog("New file", body, [("Folder", self.create_folder), ("Cancel", self.close_dialog),
+                                         ("OK", self.create_file)],
+                      button_ids=["android:id/button3", "android:id/button2", "android:id/button1"])
+
+    def _checked_name(self, name: str) -> str | None:
+        name = name.strip()
+        if not name:
+            self.toast("Please enter a name")
+            return None
+        if "/" in name or name in (".", ".."):
+            self.toast("Invalid name")
+            return None
+        return name
+
+    def create_file(self) -> None:
+        """OK in the New file dialog: create the note and open it in the editor."""
+        name = self._checked_name(self.new_name)
+        if name is None:
+            return
+        ext = self.new_ext.strip()
+        if ext and not ext.startswith("."):
+            ext = "." + ext
+        if ext and not name.lower().endswith(ext.lower()) and not name.lower().endswith(TEXT_EXTENSIONS):
+            name += ext
+        path = f"{self.full(self.cwd)}/{name}"
+        if self.phone.files.exists(path):
+            self.toast("File already exists")
+            return
+        self.phone.files.write(path, "", self.phone.clock_ms)
+        self.close_dialog()
+        self.open_editor(path)
+        self.focus("markor_editor")  # a new note opens ready for typing
+
+    def create_folder(self) -> None:
+        """Folder in the New file dialog: create a folder with the typed name."""
+        name = self._checked_name(self.new_name)
+        if name is None:
+            return
+        path = f"{self.full(self.cwd)}/{name}"
+        if self.phone.files.exists(path):
+            self.toast("Folder already exists")
+            return
+        self.phone.files.mkdir(path)
+        self.phone.set_focus(None)
+        self.close_dialog()
+
+    def dialog_sort(self) -> View:
+        options = [RadioButton(self.sort_by == key, (lambda k=key: self._set_sort(k)), text=label,
+                               resource_id="sort_option")
+                   for key, label in (("name", "Name"), ("date", "Date modified"))]
+        return Dialog("Sort by", Column(*options, padding=(16, 0)), [("Cancel", self.close_dialog)],
+                      button_ids=["android:id/button2"])
+
+    def _set_sort(self, key: str) -> None:
+        self.sort_by = key
+        self.close_dialog()
+
+    def dialog_delete(self) -> View:
+        names = ", ".join(self.selection)
+        n = len(self.selection)
+        return Dialog("Delete", f"Do you really want to delete {'this item' if n == 1 else f'these {n} items'}?"
+                                f"\n{names}",
+                      [("Cancel", self.close_dialog), ("OK", self._delete_selected)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _delete_selected(self) -> None:
+        base = self.full(self.cwd)
+        for name in self.selection:
+            try:
+                self.phone.files.remove(f"{base}/{name}", recursive=True)
+            except FileSystemError:
+                pass
+        self.selection = []
+        self.close_dialog()
+
+    def _open_rename(self) -> None:
+        if len(self.selection) != 1:
+            return
+        self.rename_value = self.selection[0]
+        self.show_dialog("rename")
+        self.focus("rename_name")
+
+    def _set_rename(self, value: str) -> None:
+        self.rename_value = value
+
+    def dialog_rename(self) -> View:
+        return Dialog("Rename", EditText(self.rename_value, self._set_rename, hint="Name",
+                                         resource_id="new_name", key="rename_name"),
+                      [("Cancel", self.close_dialog), ("OK", self._rename)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _rename(self) -> None:
+        name = self._checked_name(self.rename_value)
+        if name is None or not self.selection:
+            return
+        base = self.full(self.cwd)
+        old = self.selection[0]
+        if name != old:
+            if self.phone.files.exists(f"{base}/{name}"):
+                self.toast("File already exists")
+                return
+            self.phone.files.move(f"{base}/{old}", f"{base}/{name}")
+        self.selection = []
+        self.phone.set_focus(None)
+        self.close_dialog()
+
+    def _open_move(self) -> None:
+        self.move_dir = ""
+        self.show_dialog("move")
+
+    def dialog_move(self) -> View:
+        fs = self.phone.files
+        base = self.full(self.move_dir)
+        moving = {f"{self.cwd}/{n}".strip("/") for n in self.selection}
+        rows: list[View] = []
+        if self.move_dir:
+            rows.append(ListItem("..", "", self._move_up, icon="^", resource_id="ui__filesystem_item",
+                                 title_id="ui__filesystem_item__title", min_height=48))
+        for name in sorted(fs.listdir(base), key=str.lower):
+            rel = f"{self.move_dir}/{name}".strip("/")
+            if fs.is_dir(f"{base}/{name}") and rel not in moving:
+                rows.append(ListItem(name, "", lambda r=rel: self._move_into(r), icon="D",
+                                     resource_id="ui__filesystem_item", title_id="ui__filesystem_item__title",
+                                     min_height=48))
+        if not rows:
+            rows.append(Text("No folders here", color="#5f6368", padding=(24, 12)))
+        body = Column(Text(self.full(self.move_dir).replace("/sdcard", "/storage/emulated/0"), size=12,
+                           color="#5f6368", padding=(24, 4), resource_id="ui__filesystem_dialog__current_folder"),
+                      Column(*rows[:8], resource_id="ui__filesystem_dialog__list"))
+        return Dialog("Move to", body, [("Cancel", self.close_dialog), ("Move here", self._move_here)],
+                      button_ids=["android:id/button2", "android:id/button1"])
+
+    def _move_up(self) -> None:
+        self.move_dir = posixpath.dirname(self.move_dir)
+
+    def _move_into(self, rel: str) -> None:
+        self.move_dir = rel
+
+    def _move_here(self) -> None:
+        if self.move_dir == self.cwd:
+            self.toast("The items are already in this folder")
+            return
+        fs = self.phone.files
+        src_base, dst_base = self.full(self.cwd), self.full(self.move_dir)
+        for name in self.selection:
+            if fs.exists(f"{dst_base}/{name}"):
+                self.toast(f"{name} already exists there")
+                continue
+            fs.move(f"{src_base}/{name}", f"{dst_base}/{name}")
+        self.selection = []
+        self.close_dialog()
+
+

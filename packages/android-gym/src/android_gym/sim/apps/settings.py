@@ -1,0 +1,348 @@
+"""The Settings app (com.android.settings): reads and writes the phone's system settings.
+
+Main list (longer than the screen) -> Network & internet -> Internet (Wi-Fi switch, networks),
+Connected devices -> Bluetooth switch, Display -> Brightness level / Dark theme, Sound, Battery,
+Apps, About phone, and a search page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from android_gym.sim.app import App, register_app
+from android_gym.sim.view import (
+    Column,
+    EditText,
+    ImageButton,
+    ListItem,
+    ScrollList,
+    SeekBar,
+    Switch,
+    Text,
+    Toolbar,
+    View,
+)
+
+SETTINGS_PKG = "com.android.settings"
+
+# (title, summary, page) of the main list, in Android 13 order.
+MAIN_ITEMS: tuple[tuple[str, str, str], ...] = (
+    ("Network & internet", "Mobile, Wi\u2011Fi, hotspot", "network"),
+    ("Connected devices", "Bluetooth, pairing", "connected"),
+    ("Apps", "Assistant, recent apps, default apps", "apps"),
+    ("Notifications", "Notification history, conversations", "notifications"),
+    ("Battery", "100%", "battery"),
+    ("Storage", "38% used - 39.73 GB free", "storage"),
+    ("Sound & vibration", "Volume, haptics, Do Not Disturb", "sound"),
+    ("Display", "Dark theme, font size, brightness", "display"),
+    ("Wallpaper & style", "Colors, themed icons, app grid", "stub"),
+    ("Accessibility", "Display, interaction, audio", "stub"),
+    ("Security & privacy", "App security, device lock, permissions", "stub"),
+    ("Location", "On - 3 apps have access to location", "stub"),
+    ("Safety & emergency", "Emergency SOS, medical info, alerts", "stub"),
+    ("Passwords & accounts", "Saved passwords, autofill, synced accounts", "stub"),
+    ("Digital Wellbeing & parental controls", "Screen time, app timers, bedtime schedules", "stub"),
+    ("Google", "Services & preferences", "stub"),
+    ("System", "Languages, gestures, time, backup", "system"),
+    ("About phone", "Pixel 6", "about"),
+    ("Tips & support", "Help articles, phone & chat", "stub"),
+)
+
+WIFI_NETWORKS = ("AndroidWifi", "HomeNet-5G", "CoffeeShop Guest", "Office-Secure")
+BUILD_NUMBER = "TQ3A.230805.001"
+
+
+@register_app
+class SettingsApp(App):
+    """Android Settings over ``phone.settings`` (wifi_on, bluetooth_on, screen_brightness, ui_night_mode, ...)."""
+
+    package = SETTINGS_PKG
+    label = "Settings"
+    activity = ".Settings"
+    main_page = "main"
+    icon_color = "#5e6d7c"
+
+    PAGE_ACTIVITIES: dict[str, str] = {
+        "main": ".Settings",
+        "network": ".Settings$NetworkDashboardActivity",
+        "internet": ".Settings$NetworkProviderSettingsActivity",
+        "connected": ".Settings$ConnectedDeviceDashboardActivity",
+        "bluetooth": ".Settings$BluetoothDashboardActivity",
+        "display": ".Settings$DisplaySettingsActivity",
+        "sound": ".Settings$SoundSettingsActivity",
+        "battery": ".Settings$PowerUsageSummaryActivity",
+        "apps": ".Settings$AppDashboardActivity",
+        "about": ".Settings$MyDeviceInfoActivity",
+        "search": ".search.SearchActivity",
+    }
+
+    def setup(self) -> None:
+        self.query = ""
+
+    def on_open(self) -> None:
+        self.query = ""
+
+    # ``am start -a <action>`` targets, as Settings declares them.
+    INTENT_PAGES: dict[str, str] = {
+        "android.settings.SETTINGS": "main",
+        "android.settings.WIFI_SETTINGS": "internet",
+        "android.settings.WIRELESS_SETTINGS": "network",
+        "android.settings.AIRPLANE_MODE_SETTINGS": "network",
+        "android.settings.BLUETOOTH_SETTINGS": "bluetooth",
+        "android.settings.DISPLAY_SETTINGS": "display",
+        "android.settings.SOUND_SETTINGS": "sound",
+        "android.settings.DEVICE_INFO_SETTINGS": "about",
+        "android.settings.APPLICATION_SETTINGS": "apps",
+        "android.settings.BATTERY_SAVER_SETTINGS": "battery",
+    }
+
+    def current_activity(self) -> str:
+        return self.PAGE_ACTIVITIES.get(self.page, ".SubSettings")
+
+    def handle_intent(self, action: str | None, data: str | None, extras: dict[str, str]) -> bool:
+        page = self.INTENT_PAGES.get(action or "")
+        if page is None:
+            return False
+        self.open()
+        if page != self.main_page:
+            self.push(page)
+        return True
+
+    # --- settings access ------------------------------------------------------------------------
+    def _get(self, ns: str, key: str, default: str = "0") -> str:
+        v = self.phone.settings_get(ns, key)
+        return default if v is None else v
+
+    def _toggle(self, ns: str, key: str) -> None:
+        self.phone.settings_put(ns, key, "0" if self._get(ns, key) == "1" else "1")
+
+    # --- shared pieces -----------------------------------------------------------------------------
+    def _page(self, title: str, items: list[View], list_key: str) -> View:
+        return Column(
+            Toolbar(title, on_back=self.pop, resource_id="action_bar", title_id="collapsing_toolbar"),
+            ScrollList(items, list_key, resource_id="recycler_view"),
+            cls="android.widget.LinearLayout", resource_id="content_parent", weight=1,
+        )
+
+    def _switch_row(self, title: str, on: bool, toggle: Any, summary: str = "", rid: str = "") -> View:
+        return ListItem(title, summary, toggle, resource_id=rid,
+                        trailing=Switch(on, toggle, resource_id="switch_widget"))
+
+    # --- pages --------------------------------------------------------------------------------------
+    def build_main(self) -> View:
+        items: list[View] = [
+            View(cls="android.widget.TextView", text="Search settings", resource_id="search_action_bar_title",
+                 clickable=True, focusable=True, height=56, background="#e9eef6", padding=(24.0, 16.0),
+                 on_click=lambda: self.push("search")),
+        ]
+        for title, summary, page in MAIN_ITEMS:
+            items.append(ListItem(title, summary, lambda p=page, t=title: self.push(p, title=t), icon=title[:1]))
+        return Column(
+            Text("Settings", resource_id="homepage_title", size=36, padding=(24, 24)),
+            ScrollList(items, "main:list", resource_id="main_content_scrollable_container"),
+            cls="android.widget.LinearLayout", resource_id="settings_homepage_container", weight=1,
+        )
+
+    def build_network(self, title: str = "Network & internet") -> View:
+        wifi = self._get("global", "wifi_on") == "1"
+        air = self._get("global", "airplane_mode_on") == "1"
+        items = [
+            ListItem("Internet", "AndroidWifi" if wifi else "Off", lambda: self.push("internet"), icon="W"),
+            ListItem("Calls & SMS", "T-Mobile", None, icon="C"),
+            ListItem("SIMs", "T-Mobile", None, icon="S"),
+            self._switch_row("Airplane mode", air, lambda: self._toggle("global", "airplane_mode_on")),
+            ListItem("Hotspot & tethering", "Off", None, icon="H"),
+            ListItem("Data Saver", "Off", None, icon="D"),
+            ListItem("VPN", "None", None, icon="V"),
+            ListItem("Private DNS", "Automatic", None, icon="P"),
+        ]
+        return self._page("Network & internet", items, "network:list")
+
+    def build_internet(self) -> View:
+        wifi = self._get("global", "wifi_on") == "1"
+        items: list[View] = [self._switch_row("Wi\u2011Fi", wifi, lambda: self._toggle("global", "wifi_on"))]
+        if wifi:
+            items.append(ListItem(WIFI_NETWORKS[0], "Connected", None, icon="W"))
+            items.extend(ListItem(n, "Saved" if i == 0 else "", None, icon="W")
+                         for i, n in enumerate(WIFI_NETWORKS[1:]))
+            items.append(ListItem("Add network", "", None, icon="+"))
+        else:
+            items.append(Text("To see available networks, turn Wi\u2011Fi on", resource_id="empty_view",
+                              padding=(24, 16), color="#444746"))
+        items.append(ListItem("Network preferences", "Wi\u2011Fi turns back on automatically", None))
+        return self._page("Internet", items, "internet:list")
+
+    def build_connected(self, title: str = "Connected devices") -> View:
+        bt = self._get("global", "bluetooth_on") == "1"
+        items = [
+            ListItem("Pair new device", "", None, icon="+"),
+            ListItem("Connection preferences", "Bluetooth" + (", NFC" if bt else ""),
+                     lambda: self.push("bluetooth"), icon="B"),
+            ListItem("Bluetooth", "On" if bt else "Off", lambda: self.push("bluetooth"), icon="B"),
+        ]
+        return self._page("Connected devices", items, "connected:list")
+
+    def build_bluetooth(self) -> View:
+        bt = self._get("global", "bluetooth_on") == "1"
+        items: list[View] = [self._switch_row("Use Bluetooth", bt, lambda: self._toggle("global", "bluetooth_on"))]
+        if bt:
+            items.append(ListItem("Pair new device", "", None, icon="+"))
+            items.append(ListItem("Device name", self._get("secure", "bluetooth_name", "Pixel 6"), None))
+        items.append(Text("When Bluetooth is turned on, your device can communicate with other nearby "
+                          "Bluetooth devices.", resource_id="footer", size=14, color="#444746", padding=(24, 16)))
+        return self._page("Bluetooth", items, "bluetooth:list")
+
+    def build_display(self, title: str = "Display") -> View:
+        level = int(self._get("system", "screen_brightness", "102"))
+        dark = self._get("secure", "ui_night_mode", "1") == "2"
+        items: list[View] = [
+            Text("Brightness", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
+            ListItem("Brightness level", f"{round(level * 100 / 255)}%", None),
+            SeekBar(level, 255, self._set_brightness, resource_id="seekbar", content_desc="Brightness level"),
+            self._switch_row("Adaptive brightness", self._get("system", "screen_brightness_mode") == "1",
+                             lambda: self._toggle("system", "screen_brightness_mode")),
+            Text("Appearance", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
+            self._switch_row("Dark theme", dark, self._toggle_dark, "Use dark theme"),
+            ListItem("Font size", "Default", None),
+            ListItem("Display size", "Default", None),
+            ListItem("Screen timeout", "After 1 minute of inactivity", None),
+            self._switch_row("Auto-rotate screen", self._get("system", "accelerometer_rotation") == "1",
+                             lambda: self._toggle("system", "accelerometer_rotation")),
+        ]
+        return self._page("Display", items, "display:list")
+
+    def _set_brightness(self, fraction: float) -> None:
+        # The slider bottom writes 1, not 0 (as on a Pixel; AndroidWorld checks 1 for "min").
+        self.phone.settings_put("system", "screen_brightness", str(max(1, round(fraction * 255))))
+
+    def _toggle_dark(self) -> None:
+        dark = self._get("secure", "ui_night_mode", "1") == "2"
+        self.phone.settings_put("secure", "ui_night_mode", "1" if dark else "2")
+
+    def build_sound(self, title: str = "Sound & vibration") -> View:
+        items = [
+            ListItem("Media volume", self._get("system", "volume_music", "7"), None),
+            ListItem("Call volume", "5", None),
+            ListItem("Ring & notification volume", self._get("system", "volume_ring", "5"), None),
+            ListItem("Alarm volume", self._get("system", "volume_alarm", "6"), None),
+            ListItem("Do Not Disturb", "Off", None),
+            self._switch_row("Vibrate for calls", True, None),
+        ]
+        return self._page("Sound & vibration", items, "sound:list")
+
+    def build_battery(self, title: str = "Battery") -> View:
+        items = [
+            Text("100%", resource_id="battery_percent", size=32, padding=(24, 16)),
+            ListItem("Battery usage", "View usage since last full charge", None),
+            ListItem("Battery Saver", "Off", None),
+            ListItem("Adaptive Battery", "On", None),
+            self._switch_row("Battery percentage", True, None),
+        ]
+        return self._page("Battery", items, "battery:list")
+
+    def build_apps(self, title: str = "Apps") -> View:
+        apps = sorted((a for a in self.phone.apps.values() if a.in_launcher), key=lambda a: a.label.lower())
+        items: list[View] = [Text("Recently opened apps", resource_id="category_title", size=14, color="#0b57d0",
+                                  padding=(24, 12))]
+        items.extend(ListItem(a.label, a.package, lambda p=a.package: self.push("app_info", package=p),
+                              icon=a.label[:1]) for a in apps)
+        return self._page("Apps", items, "apps:list")
+
+    def build_app_info(self, package: str) -> View:
+        a = self.phone.app(package)
+        items = [
+            Text(a.label, resource_id="entity_header_title", size=24, align="center", padding=(24, 16)),
+            ListItem("Notifications", "On", None),
+            ListItem("Permissions", "No permissions requested", None),
+            ListItem("Storage & cache", "1.2 MB used in internal storage", None),
+            ListItem("Force stop", "", lambda: self._force_stop(package), resource_id="button2"),
+        ]
+        return self._page("App info", items, "app_info:list")
+
+    def _force_stop(self, package: str) -> None:
+        if package != self.package:
+            self.phone.apps[package].stop()
+            self.toast(f"{self.phone.apps[package].label} stopped")
+
+    def build_about(self, title: str = "About phone") -> View:
+        g = self._get("global", "device_name", "Pixel 6")
+        items = [
+            ListItem("Device name", g, None),
+            ListItem("Phone number (sim slot 1)", "+1 555-521-5554", None),
+            ListItem("Model", "Pixel 6", None),
+            ListItem("Android version", "13", lambda: self.push("android_version")),
+            ListItem("IP address", "10.0.2.16", None),
+            ListItem("Wi\u2011Fi MAC address", "02:00:00:44:55:66", None),
+            ListItem("Bluetooth address", "Unavailable", None),
+            ListItem("Up time", "12:34:56", None),
+            ListItem("Build number", BUILD_NUMBER, None),
+        ]
+        return self._page("About phone", items, "about:list")
+
+    def build_android_version(self) -> View:
+        items = [
+            ListItem("Android version", "13", None),
+            ListItem("Android security update", "August 5, 2023", None),
+            ListItem("Google Play system update", "July 1, 2023", None),
+            ListItem("Baseband version", "g5123b-116954-230511-B-10112789", None),
+            ListItem("Kernel version", "5.10.157-android13-4-00003-g2bd1", None),
+            ListItem("Build number", BUILD_NUMBER, None),
+        ]
+        return self._page("Android version", items, "android_version:list")
+
+    def build_notifications(self, title: str = "Notifications") -> View:
+        items = [ListItem("App notifications", "~2 notifications per day", None),
+                 ListItem("Notification history", "", None),
+                 ListItem("Conversations", "No priority conversations", None)]
+        return self._page("Notifications", items, "notifications:list")
+
+    def build_storage(self, title: str = "Storage") -> View:
+        items = [Text("24.27 GB used", resource_id="usage_summary", size=24, padding=(24, 16)),
+                 ListItem("Apps", "3.1 GB", None), ListItem("Images", "1.2 GB", None),
+                 ListItem("System", "16.4 GB", None)]
+        return self._page("Storage", items, "storage:list")
+
+    def build_system(self, title: str = "System") -> View:
+        items = [ListItem("Languages & input", "Gboard", None), ListItem("Gestures", "", None),
+                 ListItem("Date & time", "GMT+00:00 Greenwich Mean Time", None),
+                 ListItem("Backup", "Off", None), ListItem("Reset options", "", None)]
+        return self._page("System", items, "system:list")
+
+    def build_stub(self, title: str = "Settings") -> View:
+        return self._page(title, [Text("Nothing to configure here.", padding=(24, 16), color="#444746")],
+                          "stub:list")
+
+    # --- search --------------------------------------------------------------------------------------
+    def build_search(self) -> View:
+        q = self.query.strip().lower()
+        targets = [(t, s, p) for t, s, p in MAIN_ITEMS] + [
+            ("Wi\u2011Fi", "Network & internet > Internet", "internet"),
+            ("Bluetooth", "Connected devices > Connection preferences", "bluetooth"),
+            ("Brightness level", "Display", "display"), ("Dark theme", "Display", "display"),
+            ("Android version", "About phone", "android_version"), ("Airplane mode", "Network & internet", "network"),
+        ]
+        results = [ListItem(t, s, lambda p=p, t=t: self.push(p, title=t) if p not in (
+            "internet", "bluetooth", "android_version") else self.push(p)) for t, s, p in targets
+            if q and q in t.lower()]
+        if q and not results:
+            results = [Text("No results", resource_id="no_results", padding=(24, 16))]
+        return Column(
+            View(cls="android.widget.LinearLayout", orientation="horizontal", height=64, padding=(4.0, 8.0),
+                 resource_id="search_bar", children=[
+                     ImageButton("Navigate up", self.pop, icon="<"),
+                     EditText(self.query, self._set_query, hint="Search settings", key="settings_search",
+                              resource_id="search_src_text", weight=1, height=48)]),
+            ScrollList(results, "search:results", resource_id="list_results"),
+            cls="android.widget.LinearLayout", weight=1,
+        )
+
+    def _set_query(self, value: str) -> None:
+        self.query = value
+
+    def push(self, name: str, **args: Any) -> None:
+        if name in ("internet", "bluetooth", "android_version", "search", "app_info"):
+            args.pop("title", None)
+        super().push(name, **args)
+        if name == "search":
+            self.query = ""
+            self.focus("settings_search")

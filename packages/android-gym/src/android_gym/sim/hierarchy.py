@@ -1,0 +1,118 @@
+"""From laid-out windows to what uiautomator shows: visible nodes with clipped bounds, and the XML dump.
+
+A window is a root :class:`~android_gym.sim.view.View` with a package and a clip rectangle. Nodes
+outside their parent's (clipped) bounds are dropped, the rest are reported with bounds clipped to
+the parent, as Android reports visible bounds. The XML matches ``uiautomator dump`` on Android 13:
+one line, attributes in the dumper's order, ``&#10;`` for newlines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from android_gym.sim.view import Bounds, View
+
+XML_HEADER = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+XML_FOOTER = "</hierarchy>"
+
+_ESCAPE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;",
+                         "\n": "&#10;", "\r": "&#13;", "\t": "&#9;",
+                         **{chr(c): "" for c in range(32) if c not in (9, 10, 13)}})
+_BOOL = ("false", "true")
+
+
+@dataclass(slots=True)
+class Window:
+    """A top-level window: its root view, owning package and the screen rectangle it may draw in."""
+
+    root: View
+    package: str
+    clip: Bounds
+    kind: str = "app"
+
+
+@dataclass(slots=True)
+class Entry:
+    """One visible node: the view, its clipped screen bounds, nesting depth, package, sibling index and window kind."""
+
+    view: View
+    bounds: Bounds
+    depth: int
+    package: str
+    index: int
+    window: str
+    text: str
+    resource_id: str
+
+
+def _collect(view: View, package: str, clip: Bounds, depth: int, index: int, window: str,
+             out: list[Entry]) -> bool:
+    x1, y1, x2, y2 = view.bounds
+    cx1, cy1, cx2, cy2 = clip
+    if x1 < cx1:
+        x1 = cx1
+    if y1 < cy1:
+        y1 = cy1
+    if x2 > cx2:
+        x2 = cx2
+    if y2 > cy2:
+        y2 = cy2
+    if x2 <= x1 or y2 <= y1:
+        return False
+    text = view.text
+    if view.on_text is not None or view.cls == "android.widget.EditText":
+        if not text:
+            text = view.hint
+        elif view.password:
+            text = "\u2022" * len(text)
+    rid = view.resource_id
+    if rid and ":" not in rid:
+        rid = f"{package}:id/{rid}"
+    box = (x1, y1, x2, y2)
+    out.append(Entry(view, box, depth, package, index, window, text, rid))
+    i = 0
+    for child in view.children:
+        if _collect(child, package, box, depth + 1, i, window, out):
+            i += 1
+    return True
+
+
+def collect(windows: list[Window]) -> list[Entry]:
+    """Visible nodes of ``windows`` in dump (pre-)order; later entries are drawn over earlier ones."""
+    out: list[Entry] = []
+    for w in windows:
+        _collect(w.root, w.package, w.clip, 0, 0, w.kind, out)
+    return out
+
+
+def to_xml(entries: list[Entry]) -> str:
+    """The uiautomator hierarchy XML for ``entries`` (as produced by :func:`collect`)."""
+    parts = [XML_HEADER]
+    append = parts.append
+    esc = _ESCAPE
+    b = _BOOL
+    n = len(entries)
+    open_depths: list[int] = []
+    for k, e in enumerate(entries):
+        v = e.view
+        d = e.depth
+        while open_depths and open_depths[-1] >= d:
+            open_depths.pop()
+            append("</node>")
+        x1, y1, x2, y2 = e.bounds
+        append(
+            f'<node index="{e.index}" text="{e.text.translate(esc)}" resource-id="{e.resource_id.translate(esc)}" '
+            f'class="{v.cls}" package="{e.package}" content-desc="{v.content_desc.translate(esc)}" '
+            f'checkable="{b[v.checkable]}" checked="{b[v.checked]}" clickable="{b[v.clickable]}" '
+            f'enabled="{b[v.enabled]}" focusable="{b[v.focusable]}" focused="{b[v.focused]}" '
+            f'scrollable="{b[v.scrollable]}" long-clickable="{b[v.long_clickable]}" password="{b[v.password]}" '
+            f'selected="{b[v.selected]}" bounds="[{x1},{y1}][{x2},{y2}]"'
+        )
+        if k + 1 < n and entries[k + 1].depth > d:
+            append(">")
+            open_depths.append(d)
+        else:
+            append(" />")
+    append("</node>" * len(open_depths))
+    append(XML_FOOTER)
+    return "".join(parts)

@@ -1,0 +1,836 @@
+"""``SimPhone``: a small Android-like phone in Python, driven by the same shell commands as a real one.
+
+It holds installed apps (every ``@register_app`` class in :mod:`android_gym.sim.apps` by default),
+the foreground app and recents, system settings, an in-memory /sdcard, a frozen clock that ticks
+a little per input, focus and the soft keyboard, the clipboard, toasts, and the windows a
+uiautomator dump shows (status bar, app, dialog, keyboard, navigation bar). Every input rebuilds
+the frame from app state; dumps and screenshots are cached until the next change.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import functools
+import importlib
+import pickle
+import pkgutil
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from android_gym.sim.app import APP_REGISTRY, App
+from android_gym.sim.files import FileSystem
+from android_gym.sim.hierarchy import Entry, Window, collect, to_xml
+from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, build_keyboard
+from android_gym.sim.shell import Shell
+from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
+
+LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
+SYSTEMUI_PACKAGE = "com.android.systemui"
+START_TIME = _dt.datetime(2023, 10, 15, 15, 34, 0)
+TICK_MS = 2000  # simulated time per input event
+TOAST_TICKS = 2  # a toast stays for this many input events
+LONG_PRESS_MS = 500
+TOUCH_SLOP = 24  # px a finger may move and still tap
+
+DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
+    "global": {"wifi_on": "1", "bluetooth_on": "0", "airplane_mode_on": "0", "mobile_data": "1",
+               "auto_time": "0", "adb_enabled": "1", "device_name": "Pixel 6", "stay_on_while_plugged_in": "0",
+               "window_animation_scale": "0.0", "transition_animation_scale": "0.0",
+               "animator_duration_scale": "0.0", "zen_mode": "0"},
+    "system": {"screen_brightness": "102", "screen_brightness_mode": "0", "screen_off_timeout": "60000",
+               "font_scale": "1.0", "time_12_24": "12", "accelerometer_rotation": "0", "volume_ring": "5",
+               "volume_music": "7", "volume_alarm": "6", "haptic_feedback_enabled": "1"},
+    "secure": {"ui_night_mode": "1", "location_mode": "3", "android_id": "9774d56d682e549c",
+               "default_input_method": "com.google.android.inputmethod.latin/"
+                                       "com.android.inputmethod.latin.LatinIME",
+               "bluetooth_name": "Pixel 6", "accessibility_enabled": "0"},
+}
+
+KEYCODES: dict[str, int] = {
+    "KEYCODE_HOME": 3, "KEYCODE_BACK": 4, "KEYCODE_DPAD_UP": 19, "KEYCODE_DPAD_DOWN": 20,
+    "KEYCODE_VOLUME_UP": 24, "KEYCODE_VOLUME_DOWN": 25, "KEYCODE_POWER": 26, "KEYCODE_TAB": 61,
+    "KEYCODE_SPACE": 62, "KEYCODE_ENTER": 66, "KEYCODE_DEL": 67, "KEYCODE_MENU": 82, "KEYCODE_SEARCH": 84,
+    "KEYCODE_ESCAPE": 111, "KEYCODE_FORWARD_DEL": 112, "KEYCODE_MOVE_HOME": 122, "KEYCODE_MOVE_END": 123,
+    "KEYCODE_APP_SWITCH": 187, "KEYCODE_WAKEUP": 224, "KEYCODE_SLEEP": 223,
+}
+
+
+def _input_event(method: Callable[..., None]) -> Callable[..., None]:
+    """Wrap a public input method: time ticks once per outermost input and the frame is rebuilt after it."""
+
+    @functools.wraps(method)
+    def wrapper(self: SimPhone, *args: Any, **kwargs: Any) -> None:
+        outer = self._input_depth == 0
+        if outer:
+            self._tick()
+        self._input_depth += 1
+        try:
+            method(self, *args, **kwargs)
+        finally:
+            self._input_depth -= 1
+            if outer:
+                self.invalidate()
+
+    return wrapper
+
+
+def discover_apps() -> dict[str, type[App]]:
+    """Import every module of :mod:`android_gym.sim.apps` and return the app registry (package -> class)."""
+    import android_gym.sim.apps as apps_pkg
+
+    for info in sorted(pkgutil.iter_modules(apps_pkg.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{apps_pkg.__name__}.{info.name}")
+    return dict(APP_REGISTRY)
+
+
+@dataclass
+class RenderedFrame:
+    """One rendered moment: the laid-out windows, visible nodes in draw order and the editable fields."""
+
+    windows: list[Window]
+    entries: list[Entry]
+    editables: dict[str, View]
+    app_area: Bounds
+    dialog_area: Bounds | None
+    keyboard_area: Bounds | None
+    _xml: str | None = None
+    screenshot: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def xml(self) -> str:
+        """The uiautomator dump of this frame (built once)."""
+        if self._xml is None:
+            self._xml = to_xml(self.entries)
+        return self._xml
+
+
+class SimPhone:
+    """A simulated Android 13 phone (Pixel 6 geometry by default).
+
+    ``apps``: app classes or packages to install (None: every registered app). ``latency`` and
+    ``faults`` are kept for the device wrapper (:class:`android_gym.sim.device.SimDevice`), which
+    applies them; the phone itself is instant and never fails.
+    """
+
+    def __init__(self, width: int = 1080, height: int = 2400, density: int = 420, seed: int = 0,
+                 latency: Any = None, faults: Any = None, apps: Iterable[type[App] | str] | None = None):
+        if width < 320 or height < 480:
+            raise ValueError(f"screen {width}x{height} is too small (min 320x480)")
+        if density < 120:
+            raise ValueError(f"density {density} is too low (min 120)")
+        self.width = width
+        self.height = height
+        self.density = density
+        self.scale = density / 160.0
+        self.seed = seed
+        self.latency = latency
+        self.faults = faults
+        self.rng = random.Random(seed)
+        self.status_bar_height = round(24 * self.scale)
+        self.nav_bar_height = round(48 * self.scale)
+        self.keyboard_height = round(KEYBOARD_HEIGHT_DP * self.scale)
+        registry = discover_apps()
+        classes: list[type[App]] = []
+        if apps is None:
+            classes = list(registry.values())
+        else:
+            for a in apps:
+                if isinstance(a, str):
+                    if a not in registry:
+                        raise ValueError(f"no simulated app with package {a!r}; known: {sorted(registry)}")
+                    classes.append(registry[a])
+                else:
+                    classes.append(a)
+            if LAUNCHER_PACKAGE in registry and all(c.package != LAUNCHER_PACKAGE for c in classes):
+                classes.insert(0, registry[LAUNCHER_PACKAGE])
+        self.snapshots: dict[str, bytes] = {}
+        self._input_depth = 0
+        self._reset_system_state()
+        self.apps: dict[str, App] = {}
+        for cls in sorted(classes, key=lambda c: c.package):
+            self.apps[cls.package] = cls(self)
+        if LAUNCHER_PACKAGE not in self.apps:
+            raise ValueError("the launcher app is not installed")
+        self.apps[LAUNCHER_PACKAGE].open()
+        self._frame: RenderedFrame | None = None
+        self.last_status = 0
+        self._shell = Shell(self)
+
+    # --- system state ----------------------------------------------------------------------------
+    def _reset_system_state(self) -> None:
+        self.settings: dict[str, dict[str, str]] = copy.deepcopy(DEFAULT_SETTINGS)
+        self.files = FileSystem()
+        self.clock_ms = 0
+        self.foreground = LAUNCHER_PACKAGE
+        self.recents: list[str] = []
+        self.focus: str | None = None
+        self.keyboard_shown = False
+        self.keyboard_shift = False
+        self.keyboard_symbols = False
+        self.selection = False
+        self.text_toolbar = False
+        self.clipboard = ""
+        self.toasts: list[tuple[str, int]] = []
+        self.ticks = 0
+        self.version = 0
+
+    def now(self) -> _dt.datetime:
+        """The simulated wall-clock time (frozen start in Oct 2023, advancing a little per input)."""
+        return START_TIME + _dt.timedelta(milliseconds=self.clock_ms)
+
+    def advance_clock(self, ms: int) -> None:
+        """Move the simulated clock forward (``sleep`` and alarms use it)."""
+        self.clock_ms += max(0, int(ms))
+        self.invalidate()
+
+    def settings_get(self, namespace: str, key: str) -> str | None:
+        """A system setting as a string, or None when unset (``settings get`` prints "null")."""
+        return self._namespace(namespace).get(key)
+
+    def settings_put(self, namespace: str, key: str, value: str) -> None:
+        """Write a system setting (apps and the status bar read it on the next frame)."""
+        self._namespace(namespace)[key] = str(value)
+        self.invalidate()
+
+    def settings_delete(self, namespace: str, key: str) -> bool:
+        """Remove a setting; True when it existed."""
+        existed = self._namespace(namespace).pop(key, None) is not None
+        self.invalidate()
+        return existed
+
+    def _namespace(self, namespace: str) -> dict[str, str]:
+        try:
+            return self.settings[namespace]
+        except KeyError:
+            raise ValueError(f"unknown settings namespace {namespace!r}; use system, secure or global") from None
+
+    def app(self, package: str) -> App:
+        """The installed app with this package (ValueError naming the installed ones otherwise)."""
+        try:
+            return self.apps[package]
+        except KeyError:
+            raise ValueError(f"package {package!r} is not installed; installed: {sorted(self.apps)}") from None
+
+    def app_by_label(self, label: str) -> App | None:
+        """The installed app whose launcher label matches ``label`` (case-insensitive), if any."""
+        key = label.strip().lower()
+        for a in self.apps.values():
+            if a.label.lower() == key:
+                return a
+        return None
+
+    @property
+    def foreground_app(self) -> App:
+        """The app whose window is on screen."""
+        return self.apps[self.foreground]
+
+    def current_activity(self) -> str:
+        """``package/.Activity`` of the foreground window."""
+        a = self.foreground_app
+        act = a.current_activity()
+        return f"{a.package}/{act}"
+
+    # --- app switching ----------------------------------------------------------------------------
+    def launch(self, package: str, fresh: bool = False) -> None:
+        """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``)."""
+        a = self.app(package)
+        if fresh or not a.running:
+            a.open()
+        self._switch_to(package)
+
+    def _switch_to(self, package: str) -> None:
+        if self.foreground != package:
+            self._drop_focus()
+            self.text_toolbar = False
+        self.foreground = package
+        if package != LAUNCHER_PACKAGE:
+            if package in self.recents:
+                self.recents.remove(package)
+            self.recents.append(package)
+        self.invalidate()
+
+    def force_stop(self, package: str) -> None:
+        """``am force-stop``: the app loses its UI state; if it was in front the launcher shows."""
+        a = self.app(package)
+        a.stop()
+        if package in self.recents:
+            self.recents.remove(package)
+        if self.foreground == package:
+            self.home()
+        self.invalidate()
+
+    def home(self) -> None:
+        """Go to the launcher's home screen."""
+        self._drop_focus()
+        launcher = self.apps[LAUNCHER_PACKAGE]
+        launcher.open()
+        self._switch_to(LAUNCHER_PACKAGE)
+
+    def show_recents(self) -> None:
+        """The Overview screen (the launcher's recents page)."""
+        self._drop_focus()
+        launcher = self.apps[LAUNCHER_PACKAGE]
+        launcher.open()
+        if hasattr(launcher, "build_recents"):
+            launcher.push("recents")
+        self._switch_to(LAUNCHER_PACKAGE)
+
+    def back(self) -> None:
+        """System Back: hide the keyboard or text toolbar first, else the app's back, else leave the app."""
+        if self.text_toolbar:
+            self.text_toolbar = False
+        elif self.keyboard_shown:
+            self.keyboard_shown = False
+        elif not self.foreground_app.on_back():
+            if self.foreground != LAUNCHER_PACKAGE:
+                self._drop_focus()
+                self.foreground_app.stop()
+                if self.foreground in self.recents:
+                    self.recents.remove(self.foreground)
+                self.home()
+        self.invalidate()
+
+    # --- toasts, focus, text --------------------------------------------------------------------
+    def toast(self, text: str) -> None:
+        """Show a Toast for the next couple of inputs."""
+        self.toasts.append((str(text), self.ticks + TOAST_TICKS))
+        self.invalidate()
+
+    def set_focus(self, key: str | None, keyboard: bool = True) -> None:
+        """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
+        self.focus = key
+        self.keyboard_shown = bool(key) and keyboard
+        self.selection = False
+        self.text_toolbar = False
+        self.invalidate()
+
+    def _drop_focus(self) -> None:
+        self.focus = None
+        self.keyboard_shown = False
+        self.selection = False
+        self.text_toolbar = False
+        self.keyboard_shift = False
+        self.keyboard_symbols = False
+
+    def focused_field(self) -> View | None:
+        """The focused editable view of the current frame, if any."""
+        if self.focus is None:
+            return None
+        return self.frame.editables.get(self.focus)
+
+    @_input_event
+    def type_text(self, text: str) -> None:
+        """Type ``text`` into the focused field (replacing a selection); no field focused: nothing happens."""
+        fieldv = self.focused_field()
+        if fieldv is None or fieldv.on_text is None or not fieldv.enabled:
+            return
+        for i, part in enumerate(text.split("\n")):
+            if i:
+                self._enter()
+                fieldv = self.focused_field()
+                if fieldv is None or fieldv.on_text is None:
+                    return
+            if part:
+                new = part if self.selection else fieldv.text + part
+                self.selection = False
+                self.text_toolbar = False
+                fieldv.on_text(new)
+                self.invalidate()
+                fieldv = self.focused_field()
+                if fieldv is None:
+                    return
+
+    def _delete(self) -> None:
+        fieldv = self.focused_field()
+        if fieldv is None or fieldv.on_text is None:
+            return
+        new = "" if self.selection else fieldv.text[:-1]
+        self.selection = False
+        self.text_toolbar = False
+        fieldv.on_text(new)
+        self.invalidate()
+
+    def _enter(self) -> None:
+        fieldv = self.focused_field()
+        if fieldv is None:
+            return
+        if fieldv.on_submit is not None:
+            self.keyboard_shown = False
+            fieldv.on_submit()
+        elif fieldv.max_lines != 1 and fieldv.on_text is not None:
+            fieldv.on_text(("" if self.selection else fieldv.text) + "\n")
+            self.selection = False
+        else:
+            self.keyboard_shown = False
+        self.invalidate()
+
+    def _toolbar_action(self, name: str) -> None:
+        fieldv = self.focused_field()
+        self.text_toolbar = False
+        if fieldv is None:
+            return
+        if name == "Select all":
+            self.selection = bool(fieldv.text)
+            self.text_toolbar = self.selection
+        elif name in ("Copy", "Cut"):
+            if self.selection:
+                self.clipboard = fieldv.text
+                if name == "Cut" and fieldv.on_text is not None:
+                    fieldv.on_text("")
+                self.selection = False
+        elif name == "Paste" and fieldv.on_text is not None and self.clipboard:
+            new = self.clipboard if self.selection else fieldv.text + self.clipboard
+            self.selection = False
+            fieldv.on_text(new)
+        self.invalidate()
+
+    def set_clipboard(self, text: str) -> None:
+        """Put ``text`` on the clipboard (apps' Copy buttons use this)."""
+        self.clipboard = str(text)
+
+    # --- input events -----------------------------------------------------------------------------
+    def _tick(self) -> None:
+        # Time passes per input; the frame is not dropped here so the input hits what was on screen.
+        self.ticks += 1
+        self.clock_ms += TICK_MS
+        if self.toasts:
+            self.toasts = [(t, until) for t, until in self.toasts if until >= self.ticks]
+
+    def invalidate(self) -> None:
+        """Mark the screen as changed: the next dump or screenshot rebuilds the frame."""
+        self._frame = None
+        self.version += 1
+
+    def _hit(self, x: int, y: int) -> Entry | None:
+        """The topmost-deepest visible node under (x, y) that reacts to touch."""
+        frame = self.frame
+        da = frame.dialog_area
+        for e in reversed(frame.entries):
+            x1, y1, x2, y2 = e.bounds
+            if not (x1 <= x < x2 and y1 <= y < y2):
+                continue
+            if da is not None and e.window == "app":
+                return None  # the dialog is modal: the page beneath gets nothing
+            v = e.view
+            if v.clickable or v.on_click is not None or v.on_text is not None or v.on_seek is not None:
+                return e
+        return None
+
+    @_input_event
+    def tap(self, x: int, y: int) -> None:
+        """A single tap at screen pixel (x, y)."""
+        frame = self.frame
+        da = frame.dialog_area
+        if da is not None and frame.app_area[1] <= y < frame.app_area[3] and not (
+                da[0] <= x < da[2] and da[1] <= y < da[3]):
+            if self.text_toolbar:
+                self.text_toolbar = False
+            self.foreground_app.close_dialog()  # tap outside a dialog cancels it
+            self.invalidate()
+            return
+        e = self._hit(x, y)
+        if e is None:
+            if self.text_toolbar:
+                self.text_toolbar = False
+                self.invalidate()
+            return
+        v = e.view
+        if not v.enabled:
+            return
+        if e.window != "toolbar":
+            self.text_toolbar = False
+        if v.on_seek is not None:
+            x1, _, x2, _ = e.bounds
+            pad = v.padding[0] * self.scale
+            span = max(1.0, (x2 - x1) - 2 * pad)
+            v.on_seek(min(1.0, max(0.0, (x - x1 - pad) / span)))
+        elif v.on_text is not None or v.cls == "android.widget.EditText":
+            key = self._identity_of(v)
+            if key is not None:
+                self.focus = key
+                self.keyboard_shown = True
+                self.selection = False
+            if v.on_click is not None:
+                v.on_click()
+        elif v.on_click is not None:
+            v.on_click()
+        self.invalidate()
+
+    @_input_event
+    def long_press(self, x: int, y: int) -> None:
+        """Press and hold: on a text field it selects the text and shows the Cut/Copy/Paste/Select all toolbar."""
+        frame = self.frame
+        for e in reversed(frame.entries):
+            x1, y1, x2, y2 = e.bounds
+            if not (x1 <= x < x2 and y1 <= y < y2):
+                continue
+            if frame.dialog_area is not None and e.window == "app":
+                return
+            v = e.view
+            if v.on_text is not None:
+                key = self._identity_of(v)
+                self.focus = key
+                self.keyboard_shown = True
+                self.selection = bool(v.text)
+                self.text_toolbar = True
+                self.invalidate()
+                return
+            if v.on_long_click is not None:
+                v.on_long_click()
+                self.invalidate()
+                return
+            if v.long_clickable or v.clickable:
+                return
+
+    @_input_event
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        """``input swipe``: a stationary long swipe is a long press, a short one a tap, otherwise a fling/scroll."""
+        dx, dy = x2 - x1, y2 - y1
+        if abs(dx) <= TOUCH_SLOP and abs(dy) <= TOUCH_SLOP:
+            if duration_ms >= LONG_PRESS_MS:
+                self.long_press(x1, y1)
+            else:
+                self.tap(x1, y1)
+            return
+        frame = self.frame
+        start = None
+        for e in reversed(frame.entries):
+            bx1, by1, bx2, by2 = e.bounds
+            if bx1 <= x1 < bx2 and by1 <= y1 < by2:
+                if frame.dialog_area is not None and e.window == "app":
+                    break
+                if e.view.on_seek is not None and abs(dx) >= abs(dy):
+                    self.tap(min(max(x2, bx1), bx2 - 1), (by1 + by2) // 2)
+                    return
+                if e.view.scroll_key is not None and e.view.scrollable and abs(dy) >= abs(dx):
+                    start = e
+                    break
+        if start is not None:
+            owner = self.apps.get(start.package)
+            if owner is not None:
+                key = start.view.scroll_key
+                assert key is not None
+                owner.scroll[key] = max(0, owner.scroll.get(key, 0) - dy)
+                self.invalidate()
+                return
+        direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
+        if frame.dialog_area is None and y1 >= self.status_bar_height:
+            if self.foreground_app.on_swipe(direction):
+                self.invalidate()
+
+    @_input_event
+    def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1500) -> None:
+        """``input draganddrop``: a slow swipe (lists scroll, seek bars follow; held in place it is a long press)."""
+        self.swipe(x1, y1, x2, y2, duration_ms)
+
+    @_input_event
+    def keyevent(self, code: int | str) -> None:
+        """``input keyevent``: Home, Back, Enter, Delete, Overview and a few more (others are ignored)."""
+        if isinstance(code, str):
+            name = code.strip().upper()
+            if name.isdigit():
+                num = int(name)
+            else:
+                if not name.startswith("KEYCODE_"):
+                    name = "KEYCODE_" + name
+                if name not in KEYCODES:
+                    raise ValueError(f"unknown keycode {code!r}")
+                num = KEYCODES[name]
+        else:
+            num = int(code)
+        if num == 3:
+            self.home()
+        elif num in (4, 111):
+            self.back()
+        elif num == 66:
+            self._enter()
+        elif num == 67:
+            self._delete()
+        elif num == 62:
+            self.type_text(" ")
+        elif num == 187:
+            self.show_recents()
+        self.invalidate()
+
+    def _identity_of(self, view: View) -> str | None:
+        for key, v in self.frame.editables.items():
+            if v is view:
+                return key
+        return view.identity
+
+    def _ime_press(self, name: str) -> None:
+        if name == "shift":
+            self.keyboard_shift = not self.keyboard_shift
+        elif name == "symbols":
+            self.keyboard_symbols = not self.keyboard_symbols
+        elif name == "delete":
+            self._delete()
+        elif name == "enter":
+            self._enter()
+        self.invalidate()
+
+    def _ime_type(self, ch: str) -> None:
+        self.type_text(ch)
+        if self.keyboard_shift:
+            self.keyboard_shift = False
+
+    # --- frame building -----------------------------------------------------------------------
+    @property
+    def frame(self) -> RenderedFrame:
+        """The current frame (windows, visible nodes), rebuilt only after a change."""
+        if self._frame is None:
+            self._frame = self._build_frame()
+        return self._frame
+
+    def dump(self) -> str:
+        """The uiautomator hierarchy XML of the screen."""
+        return self.frame.xml
+
+    def _build_frame(self) -> RenderedFrame:
+        app = self.foreground_app
+        if not app.running:
+            app.open()
+        root = app.build()
+        dialog = app.build_dialog()
+        fab = None
+        if root.children and root.children[-1].key == "__fab__":
+            fab = root.children.pop()
+        editables: dict[str, View] = {}
+        n = 0
+        for tree in (root, dialog):
+            if tree is None:
+                continue
+            for v in tree.walk():
+                if v.on_text is not None or v.cls == "android.widget.EditText":
+                    key = v.identity or f"__edit{n}"
+                    n += 1
+                    editables.setdefault(key, v)
+        focused = editables.get(self.focus) if self.focus is not None else None
+        if focused is None:
+            if self.focus is not None:
+                self._drop_focus()
+        else:
+            focused.focused = True
+        kb = self.keyboard_shown and focused is not None
+        W, H, s = self.width, self.height, self.scale
+        top = self.status_bar_height
+        bottom = H - self.nav_bar_height
+        kb_area = None
+        if kb:
+            kb_area = (0, bottom - self.keyboard_height, W, bottom)
+            bottom -= self.keyboard_height
+        area = (0, top, W, bottom)
+        pkg = app.package
+        windows: list[Window] = []
+
+        content = View(cls="android.widget.FrameLayout", resource_id="android:id/content", children=[root])
+        decor = View(cls="android.widget.FrameLayout", children=[
+            View(cls="android.widget.LinearLayout", children=[content])])
+        decor.bounds = (0, 0, W, H)
+        decor.children[0].bounds = (0, 0, W, H)
+        content.bounds = area
+        layout(root, 0, top, W, bottom - top, s, app.scroll)
+        if fab is not None:
+            m = round(16 * s)
+            fw = round((fab.width or 56) * s)
+            fab.bounds = (W - m - fw, bottom - m - fw, W - m, bottom - m)
+            content.children.append(fab)
+        windows.append(Window(decor, pkg, (0, 0, W, H), "app"))
+
+        dialog_area = None
+        if dialog is not None:
+            dw = min(W - round(48 * s), round(560 * s))
+            dh = min(measure(dialog, dw, s), bottom - top - round(48 * s))
+            dx = (W - dw) // 2
+            dy = top + (bottom - top - dh) // 2
+            layout(dialog, dx, dy, dw, dh, s, app.scroll)
+            dialog_area = (dx, dy, dx + dw, dy + dh)
+            dialog_root = View(cls="android.widget.FrameLayout", children=[dialog])
+            dialog_root.bounds = dialog_area
+            windows.append(Window(dialog_root, pkg, dialog_area, "dialog"))
+
+        if self.text_toolbar and focused is not None:
+            labels = (["Cut", "Copy"] if self.selection else []) + (["Paste"] if self.clipboard else []) + (
+                ["Select all"] if focused.text and not self.selection else [])
+            if labels:
+                items = [Button(lb, (lambda name=lb: self._toolbar_action(name)), background=None, height=48,
+                                padding=(12, 8)) for lb in labels]
+                bar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48,
+                           background="#ffffff", children=items)
+                bw = min(W - round(32 * s), sum(round((len(lb) * 14 * 0.52 + 24) * s) for lb in labels))
+                bh = round(48 * s)
+                fx1, fy1, fx2, fy2 = focused.bounds
+                by = fy1 - bh - round(8 * s)
+                if by < top:
+                    by = min(fy2 + round(8 * s), bottom - bh)
+                bx = min(max(0, fx1), W - bw)
+                layout(bar, bx, by, bw, bh, s)
+                windows.append(Window(bar, pkg, (0, 0, W, H), "toolbar"))
+
+        if kb and kb_area is not None:
+            enter_label = "Search" if focused is not None and focused.on_submit is not None else "Enter"
+            kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label,
+                                   self._ime_type, self._ime_press)
+            layout(kview, kb_area[0], kb_area[1], W, kb_area[3] - kb_area[1], s)
+            windows.append(Window(kview, IME_PACKAGE, kb_area, "keyboard"))
+
+        if self.toasts:
+            text = self.toasts[-1][0]
+            tw = min(W - round(64 * s), round((len(text) * 14 * 0.52 + 40) * s))
+            th = round(48 * s)
+            tv = View(cls="android.widget.Toast", text=text, background="#303030", color="#ffffff", size=14,
+                      align="center", padding=(16.0, 12.0))
+            ty = bottom - th - round(64 * s)
+            layout(tv, (W - tw) // 2, ty, tw, th, s)
+            windows.append(Window(tv, pkg, (0, 0, W, H), "toast"))
+
+        windows.append(self._status_bar())
+        windows.append(self._nav_bar())
+        entries = collect(windows)
+        return RenderedFrame(windows, entries, editables, area, dialog_area, kb_area)
+
+    def _status_bar(self) -> Window:
+        s, W, h = self.scale, self.width, self.status_bar_height
+        now = self.now()
+        if self.settings["system"].get("time_12_24") == "24":
+            clock = now.strftime("%H:%M")
+        else:
+            clock = f"{now.hour % 12 or 12}:{now.minute:02d}"
+        icons: list[View] = []
+        g = self.settings["global"]
+        if g.get("airplane_mode_on") == "1":
+            icons.append(Image("Airplane mode.", resource_id="com.android.systemui:id/airplane", width=20,
+                               height=20, icon="A"))
+        if g.get("bluetooth_on") == "1":
+            icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
+                               height=20, icon="B"))
+        if g.get("wifi_on") == "1" and g.get("airplane_mode_on") != "1":
+            icons.append(Image("Wifi signal full.", resource_id="com.android.systemui:id/wifi_signal",
+                               width=20, height=20, icon="W"))
+        icons.append(Image("Battery 100 percent.", resource_id="com.android.systemui:id/battery", width=28,
+                           height=20, icon="100"))
+        bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/status_bar_container",
+                   background="#f8fafd", orientation=HORIZONTAL, padding=(16.0, 0.0), children=[
+                       Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
+                            padding=(0, 0), weight=1),
+                       View(cls="android.widget.LinearLayout", orientation=HORIZONTAL,
+                            resource_id="com.android.systemui:id/system_icons", children=icons),
+                   ])
+        layout(bar, 0, 0, W, h, s)
+        return Window(bar, SYSTEMUI_PACKAGE, (0, 0, W, h), "status")
+
+    def _nav_bar(self) -> Window:
+        s, W, H, h = self.scale, self.width, self.height, self.nav_bar_height
+
+        def nav_button(desc: str, rid: str, icon: str, cb: Any) -> View:
+            return View(cls="android.widget.ImageView", content_desc=desc,
+                        resource_id=f"com.android.systemui:id/{rid}", clickable=True, focusable=True,
+                        long_clickable=rid == "home", on_click=cb, weight=1, icon=icon)
+
+        bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/navigation_bar_frame",
+                   background="#f8fafd", children=[View(
+                       cls="android.widget.LinearLayout", resource_id="com.android.systemui:id/nav_buttons",
+                       orientation=HORIZONTAL, weight=1, padding=(48.0, 0.0), children=[
+                           nav_button("Back", "back", "<", self.back),
+                           nav_button("Home", "home", "O", self.home),
+                           nav_button("Overview", "recent_apps", "[]", self.show_recents),
+                       ])])
+        layout(bar, 0, H - h, W, h, s)
+        return Window(bar, SYSTEMUI_PACKAGE, (0, H - h, W, H), "nav")
+
+    # --- shell and pixels -------------------------------------------------------------------------
+    def shell(self, command: str) -> str:
+        """Run a shell command line the way ``adb shell`` would and return its text output.
+
+        The exit status is kept in ``last_status`` (0 success, 127 unknown command, ...).
+        """
+        return self.exec_out(command).decode("utf-8", "replace")
+
+    def exec_out(self, command: str) -> bytes:
+        """Run a command line and return raw stdout bytes (``exec-out screencap -p`` gives PNG bytes)."""
+        if not isinstance(command, str):
+            raise TypeError(f"shell command must be a str, got {type(command).__name__}")
+        result = self._shell.run(command)
+        self.last_status = result.status
+        return result.output
+
+    def screenshot(self):  # -> np.ndarray
+        """The screen as an HxWx3 uint8 array rendered from the current frame (cached until it changes)."""
+        frame = self.frame
+        if frame.screenshot is None:
+            from android_gym.sim.render import render_frame
+
+            frame.screenshot = render_frame(self, frame)
+        return frame.screenshot
+
+    def screenshot_png(self) -> bytes:
+        """The screenshot encoded as PNG (what ``screencap -p`` prints)."""
+        frame = self.frame
+        png = frame.extra.get("png")
+        if png is None:
+            import io
+
+            from PIL import Image as PILImage
+
+            buf = io.BytesIO()
+            PILImage.fromarray(self.screenshot()).save(buf, format="PNG", compress_level=1)
+            png = frame.extra["png"] = buf.getvalue()
+        return png
+
+    # --- snapshots ------------------------------------------------------------------------------
+    _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
+                      "keyboard_shift", "keyboard_symbols", "selection", "text_toolbar", "clipboard", "toasts",
+                      "ticks", "rng")
+
+    def state_bytes(self) -> bytes:
+        """The whole device state (system and every app's data and pages) pickled."""
+        state = {
+            "system": {name: getattr(self, name) for name in self._SYSTEM_FIELDS},
+            "apps": {pkg: a.state() for pkg, a in self.apps.items()},
+        }
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def load_state_bytes(self, data: bytes) -> None:
+        """Restore a state produced by :meth:`state_bytes`."""
+        state = pickle.loads(data)  # noqa: S301 - our own snapshot bytes, never external input
+        for name, value in state["system"].items():
+            setattr(self, name, value)
+        for pkg, app_state in state["apps"].items():
+            if pkg in self.apps:
+                self.apps[pkg].load_state(app_state)
+        self.invalidate()
+
+    def snapshot_save(self, name: str) -> None:
+        """Save the whole device state under ``name`` (overwrites)."""
+        if not name:
+            raise ValueError("snapshot name must be non-empty")
+        self.snapshots[name] = self.state_bytes()
+
+    def snapshot_load(self, name: str) -> None:
+        """Restore the state saved under ``name``."""
+        try:
+            data = self.snapshots[name]
+        except KeyError:
+            raise KeyError(f"no snapshot named {name!r}; saved: {sorted(self.snapshots)}") from None
+        self.load_state_bytes(data)
+
+    def snapshot_list(self) -> list[str]:
+        """Names of saved snapshots, sorted."""
+        return sorted(self.snapshots)
+
+    def snapshot_delete(self, name: str) -> None:
+        """Forget a saved snapshot."""
+        if self.snapshots.pop(name, None) is None:
+            raise KeyError(f"no snapshot named {name!r}")
+
+    def reset(self) -> None:
+        """Factory reset: system state and every app's data back to their initial values."""
+        self._reset_system_state()
+        for pkg, a in list(self.apps.items()):
+            self.apps[pkg] = type(a)(self)
+        self.apps[LAUNCHER_PACKAGE].open()
+        self.invalidate()

@@ -1,0 +1,185 @@
+"""Screenshots of the simulated phone, drawn with Pillow from the same laid-out nodes the XML dump reports.
+
+Only visible nodes are drawn, each clipped to its reported bounds. Text is rendered once per
+(text, size, width, colour) into a cached mask and pasted, so a full 1080x2400 frame costs a few
+milliseconds. Pillow's built-in scalable font (``ImageFont.load_default(size=...)``, Pillow >= 10.1)
+keeps this free of system fonts.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from android_gym.sim.view import View
+
+if TYPE_CHECKING:  # pragma: no cover
+    from android_gym.sim.phone import RenderedFrame, SimPhone
+
+_LIGHT = {"page": (255, 255, 255), "text": (31, 31, 31)}
+_DARK = {"page": (31, 31, 33), "text": (227, 227, 227)}
+_ACCENT = (11, 87, 208)
+_TRACK_OFF = (200, 205, 212)
+_GREY = (116, 119, 117)
+
+
+@lru_cache(maxsize=64)
+def _font(size_px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    try:
+        return ImageFont.load_default(size=size_px)
+    except TypeError:  # Pillow < 10.1: fixed-size bitmap font
+        return ImageFont.load_default()
+
+
+@lru_cache(maxsize=256)
+def _rgb(color: str) -> tuple[int, int, int]:
+    c = color.lstrip("#")
+    if len(c) != 6:
+        raise ValueError(f"colour {color!r} must be #rrggbb")
+    return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+
+
+# Characters the built-in font lacks, drawn as look-alikes (the XML keeps the real ones).
+_GLYPHS = str.maketrans({"\u2011": "-", "\u2010": "-", "\u2022": "*", "\u2013": "-", "\u2014": "-",
+                         "\u00a0": " ", "\u202f": " "})
+
+
+@lru_cache(maxsize=4096)
+def _text_mask(text: str, size_px: int, width: int, max_lines: int, bold: bool) -> Image.Image:
+    """A greyscale mask of ``text`` wrapped to ``width`` pixels (at most ``max_lines`` lines)."""
+    font = _font(size_px)
+    text = text.translate(_GLYPHS)
+    per_line = max(1, int(width / (size_px * 0.52)))
+    lines: list[str] = []
+    for para in text.split("\n"):
+        while len(para) > per_line:
+            cut = para.rfind(" ", 0, per_line + 1)
+            cut = cut if cut > 0 else per_line
+            lines.append(para[:cut])
+            para = para[cut:].lstrip()
+        lines.append(para)
+    if max_lines and len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: max(0, per_line - 1)] + "\u2026"
+    line_h = int(size_px * 1.35)
+    mask = Image.new("L", (max(1, width), max(1, line_h * len(lines))), 0)
+    draw = ImageDraw.Draw(mask)
+    for i, line in enumerate(lines):
+        draw.text((0, i * line_h + int(size_px * 0.12)), line, fill=255, font=font, stroke_width=1 if bold else 0,
+                  stroke_fill=255)
+    bbox = mask.getbbox()
+    if bbox is not None and bbox[2] < mask.width:
+        mask = mask.crop((0, 0, bbox[2], mask.height))
+    return mask
+
+
+def _paste_text(img: Image.Image, text: str, view: View, box: tuple[int, int, int, int],
+                full: tuple[int, int, int, int], scale: float, color: tuple[int, int, int],
+                center_v: bool) -> None:
+    size_px = max(6, int(view.size * scale))
+    pad_h = int(view.padding[0] * scale)
+    pad_v = int(view.padding[1] * scale)
+    fx1, fy1, fx2, fy2 = full
+    width = max(1, fx2 - fx1 - 2 * pad_h)
+    mask = _text_mask(text, size_px, width, view.max_lines, view.bold)
+    if view.align == "center":
+        x = fx1 + (fx2 - fx1 - mask.width) // 2
+    elif view.align == "end":
+        x = fx2 - pad_h - mask.width
+    else:
+        x = fx1 + pad_h
+    if center_v or mask.height + 2 * pad_v >= fy2 - fy1:
+        y = fy1 + (fy2 - fy1 - mask.height) // 2
+    else:
+        y = fy1 + pad_v
+    bx1, by1, bx2, by2 = box
+    cx1, cy1 = max(x, bx1), max(y, by1)
+    cx2, cy2 = min(x + mask.width, bx2), min(y + mask.height, by2)
+    if cx2 <= cx1 or cy2 <= cy1:
+        return
+    part = mask.crop((cx1 - x, cy1 - y, cx2 - x, cy2 - y))
+    img.paste(color, (cx1, cy1, cx2, cy2), part)
+
+
+def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
+    """Draw ``frame`` into an HxWx3 uint8 array."""
+    dark = phone.settings_get("secure", "ui_night_mode") == "2"
+    theme = _DARK if dark else _LIGHT
+    W, H, s = phone.width, phone.height, phone.scale
+    img = Image.new("RGB", (W, H), theme["page"])
+    draw = ImageDraw.Draw(img)
+    default_text = theme["text"]
+    for e in frame.entries:
+        v = e.view
+        x1, y1, x2, y2 = e.bounds
+        if e.window == "dialog" and e.depth == 0:
+            draw.rectangle((0, frame.app_area[1], W, frame.app_area[3]), fill=(90, 90, 90))
+        if v.background:
+            bg = _rgb(v.background)
+            if dark and e.window in ("app", "dialog") and sum(bg) > 600:
+                bg = (48, 48, 52)
+            draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=bg)
+        color = _rgb(v.color) if v.color != "#1f1f1f" else default_text
+        if not v.enabled:
+            color = _GREY
+        cls = v.cls
+        fx1, fy1, fx2, fy2 = v.bounds
+        if cls == "android.widget.Switch":
+            cy = (fy1 + fy2) // 2
+            tw, th = int(52 * s), int(32 * s)
+            tx = fx2 - int(4 * s) - tw
+            track = _ACCENT if v.checked else _TRACK_OFF
+            draw.rounded_rectangle((tx, cy - th // 2, tx + tw, cy + th // 2), radius=th // 2, fill=track)
+            r = int(12 * s)
+            kx = tx + tw - th // 2 if v.checked else tx + th // 2
+            draw.ellipse((kx - r, cy - r, kx + r, cy + r), fill=(255, 255, 255))
+            continue
+        if cls in ("android.widget.CheckBox", "android.widget.RadioButton"):
+            cy = (fy1 + fy2) // 2
+            r = int(10 * s)
+            bx = fx1 + int(v.padding[0] * s) + r
+            shape = draw.ellipse if cls.endswith("RadioButton") else draw.rectangle
+            shape((bx - r, cy - r, bx + r, cy + r), outline=_ACCENT, width=max(2, int(2 * s)),
+                  fill=_ACCENT if v.checked else None)
+            if v.text:
+                _paste_text(img, v.text, View(size=v.size, padding=(v.padding[0] + 28, v.padding[1])),
+                            e.bounds, v.bounds, s, color, True)
+            continue
+        if cls == "android.widget.SeekBar":
+            cy = (fy1 + fy2) // 2
+            pad = int(v.padding[0] * s)
+            frac = 0.0 if v.max_progress <= 0 else max(0.0, min(1.0, v.progress / v.max_progress))
+            kx = fx1 + pad + int(frac * (fx2 - fx1 - 2 * pad))
+            draw.rectangle((fx1 + pad, cy - 3, fx2 - pad, cy + 3), fill=_TRACK_OFF)
+            draw.rectangle((fx1 + pad, cy - 3, kx, cy + 3), fill=_ACCENT)
+            r = int(10 * s)
+            draw.ellipse((kx - r, cy - r, kx + r, cy + r), fill=_ACCENT)
+            continue
+        if v.on_text is not None or cls == "android.widget.EditText":
+            line_c = _ACCENT if v.focused else _GREY
+            draw.rectangle((x1, max(y1, fy2 - 4), x2 - 1, min(y2, fy2) - 1), fill=line_c)
+            text = e.text
+            if text:
+                _paste_text(img, text, v, e.bounds, v.bounds, s, color if v.text else _GREY, v.max_lines == 1)
+            continue
+        if v.icon is not None and not v.children:
+            label = v.icon
+            if cls == "android.widget.TextView" and v.text:  # launcher icon: circle over label
+                r = int(26 * s)
+                cx, cy = (fx1 + fx2) // 2, fy1 + int(8 * s) + r
+                draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=_ACCENT)
+                _paste_text(img, label[:2], View(size=20, align="center", bold=True), e.bounds,
+                            (cx - r, cy - r, cx + r, cy + r), s, (255, 255, 255), True)
+                _paste_text(img, v.text, View(size=v.size, align="center", max_lines=1), e.bounds,
+                            (fx1, cy + r, fx2, fy2), s, color, True)
+                continue
+            size = v.size if cls == "android.widget.FrameLayout" else min(18.0, (fy2 - fy1) / s * 0.5)
+            _paste_text(img, label, View(size=size, align="center", bold=cls != "android.widget.FrameLayout"),
+                        e.bounds, v.bounds, s, color, True)
+        if e.text and not v.children:
+            _paste_text(img, e.text, v, e.bounds, v.bounds, s, color,
+                        cls in ("android.widget.Button", "android.widget.Toast") or v.max_lines == 1)
+    return np.asarray(img, dtype=np.uint8)

@@ -1,0 +1,463 @@
+"""Views of the simulated phone: the ``View`` node, small widget constructors and the layout pass.
+
+Apps build a fresh tree of ``View`` objects from their state on every frame (views are cheap and
+hold callbacks, app state holds none). Sizes are in dp (text sizes in sp); :func:`layout` turns
+them into screen-pixel ``bounds`` for a given density, stacking children vertically or
+horizontally, sharing leftover space by ``weight`` and offsetting scrollable lists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Bounds = tuple[int, int, int, int]
+Callback = Callable[[], Any]
+
+VERTICAL = "vertical"
+HORIZONTAL = "horizontal"
+
+
+@dataclass(eq=False, slots=True)
+class View:
+    """One node of a screen: what uiautomator reports (class, text, ids, flags), layout and behaviour.
+
+    Layout: ``width``/``height`` fixed in dp (None: fill the parent's width / wrap the content's
+    height, at least ``min_height``), ``weight`` shares leftover space along the parent's orientation, ``padding`` is
+    (horizontal, vertical) dp inside the node. Behaviour: ``on_click``/``on_long_click`` for taps,
+    ``on_text(new_value)`` makes the node an editable field, ``on_submit`` runs on Enter,
+    ``on_seek(fraction)`` for seek bars, ``scroll_key`` names the app-state offset of a scrollable
+    list. ``key`` identifies the node across frames (focus); it defaults to ``resource_id``.
+    """
+
+    cls: str = "android.view.View"
+    text: str = ""
+    resource_id: str = ""
+    content_desc: str = ""
+    hint: str = ""
+    checkable: bool = False
+    checked: bool = False
+    clickable: bool = False
+    enabled: bool = True
+    focusable: bool = False
+    focused: bool = False
+    scrollable: bool = False
+    long_clickable: bool = False
+    password: bool = False
+    selected: bool = False
+    width: float | None = None
+    height: float | None = None
+    min_height: float = 0.0
+    weight: float = 0.0
+    orientation: str = VERTICAL
+    padding: tuple[float, float] = (0.0, 0.0)
+    on_click: Callback | None = None
+    on_long_click: Callback | None = None
+    on_text: Callable[[str], Any] | None = None
+    on_submit: Callback | None = None
+    on_seek: Callable[[float], Any] | None = None
+    scroll_key: str | None = None
+    key: str | None = None
+    progress: float = 0.0
+    max_progress: float = 100.0
+    background: str | None = None
+    color: str = "#1f1f1f"
+    size: float = 16.0
+    bold: bool = False
+    align: str = "start"
+    max_lines: int = 0
+    icon: str | None = None
+    children: list[View] = field(default_factory=list)
+    bounds: Bounds = (0, 0, 0, 0)
+    content_height: int = 0
+    _measured: tuple[int, int] | None = None
+    _widths: tuple[int, list[int]] | None = None
+
+    @property
+    def editable(self) -> bool:
+        """True for text fields (nodes with an ``on_text`` handler or of class EditText)."""
+        return self.on_text is not None or self.cls == "android.widget.EditText"
+
+    @property
+    def identity(self) -> str | None:
+        """The key used for focus: ``key`` when given, else ``resource_id``, else None."""
+        return self.key or self.resource_id or None
+
+    def walk(self):
+        """Yield this node and its descendants in document (pre-)order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def find(self, predicate: Callable[[View], bool]) -> View | None:
+        """The first node in document order for which ``predicate`` is true."""
+        for node in self.walk():
+            if predicate(node):
+                return node
+        return None
+
+
+def _view(defaults: dict[str, Any], overrides: dict[str, Any]) -> View:
+    """A View from a constructor's defaults, with the caller's keyword arguments taking precedence."""
+    if "padding" in overrides:
+        overrides["padding"] = _pad(overrides["padding"])
+    defaults.update(overrides)
+    return View(**defaults)
+
+
+def _pad(padding: float | tuple[float, float]) -> tuple[float, float]:
+    if isinstance(padding, (int, float)):
+        return (float(padding), float(padding))
+    return (float(padding[0]), float(padding[1]))
+
+
+# --- constructors ---------------------------------------------------------------------------------
+
+
+def Text(text: str, *, resource_id: str = "", size: float = 16, bold: bool = False, color: str = "#1f1f1f",
+         align: str = "start", max_lines: int = 0, padding: float | tuple[float, float] = (16, 4),
+         **kw: Any) -> View:
+    """A TextView showing ``text`` (wraps to several lines unless ``max_lines`` caps it)."""
+    return _view(dict(cls="android.widget.TextView", text=text, resource_id=resource_id, size=size, bold=bold,
+                color=color, align=align, max_lines=max_lines, padding=_pad(padding)), kw)
+
+
+def Button(text: str, on_click: Callback | None = None, *, resource_id: str = "", enabled: bool = True,
+           background: str | None = "#d3e3fd", **kw: Any) -> View:
+    """A clickable Button labelled ``text``."""
+    kw.setdefault("height", 48)
+    kw.setdefault("padding", (16, 8))
+    kw["padding"] = _pad(kw["padding"])
+    return _view(dict(cls="android.widget.Button", text=text, resource_id=resource_id, on_click=on_click,
+                clickable=True, focusable=True, enabled=enabled, background=background, align="center",
+                bold=True, size=14), kw)
+
+
+def ImageButton(content_desc: str, on_click: Callback | None = None, *, resource_id: str = "",
+                icon: str | None = None, **kw: Any) -> View:
+    """A 48dp icon button known to accessibility by ``content_desc`` (e.g. "Navigate up", "Search")."""
+    kw.setdefault("width", 48)
+    kw.setdefault("height", 48)
+    return _view(dict(cls="android.widget.ImageButton", content_desc=content_desc, resource_id=resource_id,
+                on_click=on_click, clickable=True, focusable=True, icon=icon or content_desc[:1]), kw)
+
+
+def Image(content_desc: str = "", *, resource_id: str = "", icon: str | None = None, width: float = 40,
+          height: float = 40, **kw: Any) -> View:
+    """A non-interactive ImageView (an icon or picture)."""
+    return _view(dict(cls="android.widget.ImageView", content_desc=content_desc, resource_id=resource_id,
+                icon=icon, width=width, height=height), kw)
+
+
+def EditText(value: str, on_text: Callable[[str], Any], *, hint: str = "", resource_id: str = "",
+             key: str | None = None, on_submit: Callback | None = None, password: bool = False,
+             multiline: bool = False, **kw: Any) -> View:
+    """An editable text field showing ``value``; typing calls ``on_text(new_value)`` (store it in app state).
+
+    Give it a stable ``key`` (or ``resource_id``) so focus survives rebuilding the screen. An empty
+    field shows ``hint`` as its text, as Android's accessibility tree does. Enter runs ``on_submit``
+    when given, else inserts a newline in a ``multiline`` field, else hides the keyboard.
+    """
+    kw.setdefault("max_lines", 0 if multiline else 1)
+    kw.setdefault("height", None if multiline else 56)
+    if multiline:
+        kw.setdefault("min_height", 56)
+    kw.setdefault("padding", (16, 8))
+    kw["padding"] = _pad(kw["padding"])
+    return _view(dict(cls="android.widget.EditText", text=value, hint=hint, resource_id=resource_id, key=key,
+                on_text=on_text, on_submit=on_submit, clickable=True, focusable=True, long_clickable=True,
+                password=password, background="#f0f4f9"), kw)
+
+
+def Switch(checked: bool, on_click: Callback | None = None, *, text: str = "", resource_id: str = "",
+           **kw: Any) -> View:
+    """An on/off Switch (checkable; ``checked`` is its state)."""
+    kw.setdefault("width", 60 if not text else None)
+    kw.setdefault("height", 48)
+    return _view(dict(cls="android.widget.Switch", text=text or ("ON" if checked else "OFF"), resource_id=resource_id,
+                checkable=True, checked=checked, clickable=True, focusable=True, on_click=on_click), kw)
+
+
+def CheckBox(checked: bool, on_click: Callback | None = None, *, text: str = "", resource_id: str = "",
+             **kw: Any) -> View:
+    """A CheckBox with optional label ``text``."""
+    kw.setdefault("height", 48)
+    kw.setdefault("padding", (8, 4))
+    kw["padding"] = _pad(kw["padding"])
+    return _view(dict(cls="android.widget.CheckBox", text=text, resource_id=resource_id, checkable=True,
+                checked=checked, clickable=True, focusable=True, on_click=on_click), kw)
+
+
+def RadioButton(checked: bool, on_click: Callback | None = None, *, text: str = "", resource_id: str = "",
+                **kw: Any) -> View:
+    """A RadioButton with label ``text``."""
+    kw.setdefault("height", 48)
+    kw.setdefault("padding", (8, 4))
+    kw["padding"] = _pad(kw["padding"])
+    return _view(dict(cls="android.widget.RadioButton", text=text, resource_id=resource_id, checkable=True,
+                checked=checked, clickable=True, focusable=True, on_click=on_click), kw)
+
+
+def SeekBar(progress: float, max_progress: float, on_seek: Callable[[float], Any], *, resource_id: str = "",
+            content_desc: str = "", **kw: Any) -> View:
+    """A horizontal SeekBar; a tap or drag calls ``on_seek(fraction)`` with the x position in [0, 1]."""
+    kw.setdefault("height", 48)
+    kw.setdefault("padding", (16, 0))
+    kw["padding"] = _pad(kw["padding"])
+    return _view(dict(cls="android.widget.SeekBar", text="", resource_id=resource_id,
+                content_desc=content_desc, progress=progress, max_progress=max_progress, on_seek=on_seek,
+                clickable=True, focusable=True, scrollable=False), kw)
+
+
+def Column(*children: View | None, **kw: Any) -> View:
+    """A vertical LinearLayout stacking ``children`` (None entries are skipped)."""
+    kw.setdefault("cls", "android.widget.LinearLayout")
+    if "padding" in kw:
+        kw["padding"] = _pad(kw["padding"])
+    return View(orientation=VERTICAL, children=[c for c in children if c is not None], **kw)
+
+
+def Row(*children: View | None, **kw: Any) -> View:
+    """A horizontal LinearLayout placing ``children`` side by side."""
+    kw.setdefault("cls", "android.widget.LinearLayout")
+    if "padding" in kw:
+        kw["padding"] = _pad(kw["padding"])
+    return View(orientation=HORIZONTAL, children=[c for c in children if c is not None], **kw)
+
+
+def Frame(*children: View | None, **kw: Any) -> View:
+    """A FrameLayout wrapper (stacks vertically here; used for real-looking nesting)."""
+    kw.setdefault("cls", "android.widget.FrameLayout")
+    return Column(*children, **kw)
+
+
+def ScrollList(children: Sequence[View], scroll_key: str, *, resource_id: str = "", weight: float = 1.0,
+               cls: str = "androidx.recyclerview.widget.RecyclerView", **kw: Any) -> View:
+    """A vertically scrolling list (RecyclerView-like): only items inside the viewport are emitted.
+
+    The scroll offset (pixels) lives in the app's ``scroll`` dict under ``scroll_key``; the phone
+    changes it on swipes. By default the list takes the leftover height (``weight=1``).
+    """
+    return _view(dict(cls=cls, resource_id=resource_id, scroll_key=scroll_key, scrollable=True, focusable=True,
+                weight=weight if kw.get("height") is None else 0.0, orientation=VERTICAL,
+                children=[c for c in children if c is not None]), kw)
+
+
+def Toolbar(title: str, *, on_back: Callback | None = None, actions: Sequence[View] = (),
+            resource_id: str = "toolbar", title_id: str = "", back_desc: str = "Navigate up",
+            background: str = "#f8fafd") -> View:
+    """A 64dp app bar: an optional "Navigate up" button, the title and trailing action icons."""
+    items: list[View] = []
+    if on_back is not None:
+        items.append(ImageButton(back_desc, on_back, icon="<"))
+    items.append(Text(title, size=22, resource_id=title_id, weight=1, max_lines=1, padding=(16, 0)))
+    items.extend(actions)
+    return View(cls="android.view.ViewGroup", resource_id=resource_id, orientation=HORIZONTAL, height=64,
+                padding=(4.0, 8.0), background=background, children=items)
+
+
+def ListItem(title: str, subtitle: str = "", on_click: Callback | None = None, *, resource_id: str = "",
+             title_id: str = "android:id/title", subtitle_id: str = "android:id/summary",
+             icon: str | None = None, trailing: View | None = None, on_long_click: Callback | None = None,
+             min_height: float = 56, **kw: Any) -> View:
+    """A clickable list row with a title, an optional subtitle, icon and trailing widget (e.g. a Switch)."""
+    texts = Column(Text(title, resource_id=title_id, size=16, max_lines=2, padding=(0, 2)),
+                   Text(subtitle, resource_id=subtitle_id, size=14, color="#444746", max_lines=3, padding=(0, 2))
+                   if subtitle else None,
+                   cls="android.widget.RelativeLayout", weight=1, padding=(0, 8))
+    children: list[View] = []
+    if icon is not None:
+        children.append(Image(icon=icon, width=40, height=40))
+    children.append(texts)
+    if trailing is not None:
+        children.append(trailing)
+    row = View(cls="android.widget.LinearLayout", resource_id=resource_id, orientation=HORIZONTAL,
+               padding=(16.0, 0.0), clickable=on_click is not None, focusable=on_click is not None,
+               long_clickable=on_long_click is not None, on_click=on_click, on_long_click=on_long_click,
+               min_height=min_height, children=children, **kw)
+    return row
+
+
+def Dialog(title: str, body: str | View | None = None, buttons: Sequence[tuple[str, Callback | None]] = (),
+           *, resource_id: str = "", button_ids: Sequence[str] | None = None) -> View:
+    """An AlertDialog: title, a message (or any body view) and a row of text buttons (label, callback)."""
+    parts: list[View | None] = [
+        Text(title, resource_id="android:id/alertTitle", size=22, padding=(24, 12)) if title else None,
+    ]
+    if isinstance(body, str):
+        parts.append(Text(body, resource_id="android:id/message", size=15, color="#444746", padding=(24, 8)))
+    elif body is not None:
+        parts.append(body)
+    row: list[View] = [View(cls="android.view.View", weight=1, height=1)]
+    ids = list(button_ids) if button_ids else ["android:id/button1", "android:id/button2", "android:id/button3"]
+    for i, (label, cb) in enumerate(buttons):
+        row.append(Button(label, cb, resource_id=ids[i] if i < len(ids) else "", background=None, height=48))
+    if buttons:
+        parts.append(Row(*row, cls="android.widget.LinearLayout", resource_id="android:id/buttonPanel",
+                         padding=(16, 8)))
+    return Column(*parts, cls="android.widget.FrameLayout", resource_id=resource_id or "android:id/content",
+                  background="#ffffff", padding=(0, 8))
+
+
+def Fab(content_desc: str, on_click: Callback | None, *, resource_id: str = "fab", icon: str = "+") -> View:
+    """A floating action button (56dp), placed by the phone at the bottom-right of the content."""
+    return View(cls="android.widget.ImageButton", content_desc=content_desc, resource_id=resource_id,
+                on_click=on_click, clickable=True, focusable=True, width=56, height=56, icon=icon,
+                background="#c2e7ff", key="__fab__")
+
+
+def Spacer(height: float = 0, weight: float = 0) -> View:
+    """Empty space: a fixed ``height`` or a share of leftover space by ``weight``."""
+    return View(cls="android.view.View", height=height if not weight else None, weight=weight)
+
+
+# --- layout ---------------------------------------------------------------------------------------
+
+_LINE = 1.35  # line height as a multiple of the text size
+_CHAR = 0.52  # average glyph width as a multiple of the text size
+
+
+def _text_lines(text: str, size_px: float, width_px: float, max_lines: int) -> int:
+    if not text:
+        return 1
+    per_line = max(1, int(width_px / (size_px * _CHAR)))
+    lines = 0
+    for para in text.split("\n"):
+        lines += max(1, math.ceil(len(para) / per_line))
+    if max_lines:
+        lines = min(lines, max_lines)
+    return lines
+
+
+def text_width(text: str, size_px: float) -> float:
+    """Estimated pixel width of ``text`` on one line at ``size_px``."""
+    return len(text) * size_px * _CHAR
+
+
+def _intrinsic_width(view: View, scale: float) -> int:
+    if view.width is not None:
+        return int(round(view.width * scale))
+    pad = view.padding[0] * scale * 2
+    if view.children:
+        if view.orientation == HORIZONTAL:
+            return int(sum(_intrinsic_width(c, scale) for c in view.children) + pad)
+        return int(max(_intrinsic_width(c, scale) for c in view.children) + pad)
+    label = view.text or view.hint
+    return int(text_width(label, view.size * scale) + pad) if label else int(48 * scale)
+
+
+def measure(view: View, width: int, scale: float) -> int:
+    """Height in pixels that ``view`` wants when given ``width`` pixels (cached per width)."""
+    m = view._measured
+    if m is not None and m[0] == width:
+        return m[1]
+    if view.height is not None:
+        h = int(round(view.height * scale))
+    else:
+        pad_h = view.padding[0] * scale
+        pad_v = view.padding[1] * scale
+        inner = max(1, width - 2 * pad_h)
+        if not view.children:
+            if view.weight and view.cls == "android.view.View" and not view.text:
+                h = 0
+            else:
+                size_px = view.size * scale
+                label = view.text or view.hint
+                lines = _text_lines(label, size_px, inner, view.max_lines)
+                h = int(lines * size_px * _LINE + 2 * pad_v)
+        elif view.orientation == VERTICAL:
+            total = 0
+            if view.scroll_key is None:
+                for c in view.children:
+                    total += measure(c, int(inner) if c.width is None else int(c.width * scale), scale)
+            h = int(total + 2 * pad_v)
+        else:
+            widths = _row_widths(view, int(inner), scale)
+            h = int(max((measure(c, w, scale) for c, w in zip(view.children, widths)), default=0) + 2 * pad_v)
+        if view.min_height:
+            h = max(h, int(view.min_height * scale))
+    view._measured = (width, h)
+    return h
+
+
+def _row_widths(view: View, inner: int, scale: float) -> list[int]:
+    """Pixel widths of a row's children inside ``inner`` pixels (fixed, intrinsic, then weighted shares)."""
+    cached = view._widths
+    if cached is not None and cached[0] == inner:
+        return cached[1]
+    children = view.children
+    widths: list[int] = []
+    fixed = 0
+    total_weight = 0.0
+    for c in children:
+        if c.weight and c.width is None:
+            widths.append(-1)
+            total_weight += c.weight
+        else:
+            w = _intrinsic_width(c, scale)
+            widths.append(w)
+            fixed += w
+    if total_weight:
+        left = max(0, inner - fixed)
+        widths = [int(left * c.weight / total_weight) if w < 0 else w for c, w in zip(children, widths)]
+    view._widths = (inner, widths)
+    return widths
+
+
+def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
+           scroll: dict[str, int] | None = None) -> None:
+    """Assign pixel ``bounds`` to ``view`` and its subtree inside the box (x, y, width, height).
+
+    ``scale`` is density / 160. ``scroll`` maps scroll keys to pixel offsets; offsets are clamped to
+    the content and written back, and ``content_height`` is recorded on scrollable lists.
+    """
+    view.bounds = (x, y, x + width, y + height)
+    if not view.children:
+        return
+    pad_h = int(view.padding[0] * scale)
+    pad_v = int(view.padding[1] * scale)
+    ix, iy = x + pad_h, y + pad_v
+    iw, ih = max(0, width - 2 * pad_h), max(0, height - 2 * pad_v)
+    children = view.children
+    if view.orientation == HORIZONTAL:
+        widths = _row_widths(view, iw, scale)
+        cx = ix
+        for c, w in zip(children, widths):
+            ch = min(ih, measure(c, w, scale)) if c.height is not None or not c.weight else ih
+            if c.children and c.height is None:
+                ch = ih  # containers in a row fill its height
+            layout(c, cx, iy + (ih - ch) // 2, w, ch, scale, scroll)
+            cx += w
+        return
+    heights: list[int] = []
+    fixed = 0
+    total_weight = 0.0
+    for c in children:
+        cw = iw if c.width is None else int(c.width * scale)
+        if c.weight and c.height is None and view.scroll_key is None:
+            heights.append(-1)
+            total_weight += c.weight
+        else:
+            h = measure(c, cw, scale)
+            heights.append(h)
+            fixed += h
+    if total_weight:
+        left = max(0, ih - fixed)
+        heights = [int(left * c.weight / total_weight) if h < 0 else h for c, h in zip(children, heights)]
+    cy = iy
+    if view.scroll_key is not None:
+        view.content_height = sum(heights)
+        limit = max(0, view.content_height - ih)
+        offset = 0
+        if scroll is not None:
+            offset = min(max(0, scroll.get(view.scroll_key, 0)), limit)
+            scroll[view.scroll_key] = offset
+        cy -= offset
+    for c, h in zip(children, heights):
+        cw = iw if c.width is None else int(c.width * scale)
+        layout(c, ix, cy, cw, h, scale, scroll)
+        cy += h

@@ -1,0 +1,186 @@
+"""Input semantics of the simulated phone: taps, scrolling, keyboard, text selection, back stack, launcher."""
+
+from __future__ import annotations
+
+import pytest
+
+from android_gym.sim import LAUNCHER_PACKAGE, SimPhone
+
+SETTINGS = "com.android.settings"
+
+
+def center(phone: SimPhone, text: str) -> tuple[int, int]:
+    for e in phone.frame.entries:
+        if text in (e.text, e.view.content_desc):
+            x1, y1, x2, y2 = e.bounds
+            return (x1 + x2) // 2, (y1 + y2) // 2
+    raise AssertionError(f"{text!r} not on screen")
+
+
+def visible(phone: SimPhone, text: str) -> bool:
+    return any(text in (e.text, e.view.content_desc) for e in phone.frame.entries)
+
+
+@pytest.fixture()
+def phone() -> SimPhone:
+    return SimPhone()
+
+
+def test_launcher_home_icons_drawer_by_swipe_up_and_apps_button(phone):
+    assert phone.foreground == LAUNCHER_PACKAGE and visible(phone, "Settings")
+    phone.swipe(540, 1600, 540, 600, 300)
+    labels = [e.text for e in phone.frame.entries if e.resource_id.endswith(":id/icon")]
+    assert labels == sorted(labels, key=str.lower) and "Settings" in labels
+    phone.home()
+    phone.tap(*center(phone, "Apps list"))
+    assert visible(phone, "Search your phone and more")
+    phone.tap(*center(phone, "Search your phone and more"))
+    phone.type_text("sett")
+    assert [e.text for e in phone.frame.entries if e.resource_id.endswith(":id/icon")] == ["Settings"]
+    phone.tap(*center(phone, "Settings"))
+    assert phone.foreground == SETTINGS and not phone.keyboard_shown
+
+
+def test_tap_navigates_and_back_pops_then_leaves_app(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Network & internet"))
+    phone.tap(*center(phone, "Internet"))
+    assert phone.current_activity().endswith("NetworkProviderSettingsActivity")
+    phone.keyevent(4)
+    assert visible(phone, "Airplane mode")
+    phone.tap(*center(phone, "Navigate up"))
+    assert visible(phone, "Search settings")
+    phone.keyevent("KEYCODE_BACK")
+    assert phone.foreground == LAUNCHER_PACKAGE
+
+
+def test_scroll_long_list_reveals_items_and_clips_partial_rows(phone):
+    phone.launch(SETTINGS)
+    assert not visible(phone, "About phone")
+    for _ in range(3):
+        phone.swipe(540, 1900, 540, 700, 300)
+    assert visible(phone, "About phone") and not visible(phone, "Network & internet")
+    lst = next(e for e in phone.frame.entries if e.view.scroll_key == "main:list")
+    for e in phone.frame.entries:
+        if e.depth > lst.depth and e.window == "app":
+            assert lst.bounds[1] <= e.bounds[1] and e.bounds[3] <= lst.bounds[3]
+    for _ in range(5):
+        phone.swipe(540, 700, 540, 1900, 300)
+    assert visible(phone, "Network & internet")
+
+
+def test_switch_toggles_setting_and_status_bar_icon(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Connected devices"))
+    phone.tap(*center(phone, "Bluetooth"))
+    assert not visible(phone, "Bluetooth on.")
+    switch = next(e for e in phone.frame.entries if e.view.cls == "android.widget.Switch")
+    x1, y1, x2, y2 = switch.bounds
+    phone.tap((x1 + x2) // 2, (y1 + y2) // 2)
+    assert phone.settings_get("global", "bluetooth_on") == "1"
+    assert visible(phone, "Bluetooth on.")
+    assert next(e for e in phone.frame.entries if e.view.cls == "android.widget.Switch").view.checked
+
+
+def test_seekbar_tap_sets_brightness_by_x(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Display"))
+    bar = next(e for e in phone.frame.entries if e.view.cls == "android.widget.SeekBar")
+    x1, y1, x2, y2 = bar.bounds
+    phone.tap(x2 - 2, (y1 + y2) // 2)
+    assert phone.settings_get("system", "screen_brightness") == "255"
+    phone.tap(x1 + 1, (y1 + y2) // 2)
+    assert phone.settings_get("system", "screen_brightness") == "1"
+    phone.swipe(x1 + 1, (y1 + y2) // 2, (x1 + x2) // 2, (y1 + y2) // 2, 500)  # drag the thumb to the middle
+    assert 120 <= int(phone.settings_get("system", "screen_brightness")) <= 135
+
+
+def test_keyboard_appears_resizes_content_types_deletes_and_back_hides_it(phone):
+    phone.launch(SETTINGS)
+    full = phone.frame.app_area
+    phone.tap(*center(phone, "Search settings"))
+    assert phone.keyboard_shown
+    assert phone.frame.app_area[3] < full[3]
+    assert any(e.package == "com.google.android.inputmethod.latin" for e in phone.frame.entries)
+    for key in ("Shift", "B", "l", "u", "e"):  # shift shows capitals for one letter
+        phone.tap(*center(phone, key))
+    assert phone.focused_field().text == "Blue"
+    phone.tap(*center(phone, "Delete"))
+    phone.tap(*center(phone, "Symbols"))
+    phone.tap(*center(phone, "7"))
+    assert phone.focused_field().text == "Blu7"
+    phone.keyevent(67)
+    phone.keyevent(67)
+    phone.type_text("uetooth")
+    assert visible(phone, "Connected devices > Connection preferences")
+    phone.back()
+    assert not phone.keyboard_shown and phone.foreground == SETTINGS
+    assert visible(phone, "Bluetooth")  # the search page is still there
+
+
+def test_long_press_select_all_copy_paste_and_replace(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Search settings"))
+    phone.type_text("display")
+    phone.long_press(*center(phone, "display"))
+    assert visible(phone, "Copy") and visible(phone, "Cut") and visible(phone, "Select all") is False
+    phone.tap(*center(phone, "Copy"))
+    assert phone.clipboard == "display"
+    phone.long_press(*center(phone, "display"))
+    phone.type_text("wifi")  # typing replaces the selection
+    assert phone.focused_field().text == "wifi"
+    phone.long_press(*center(phone, "wifi"))
+    phone.tap(*center(phone, "Paste"))  # paste replaces the selection with the clipboard
+    assert phone.focused_field().text == "display"
+    phone.keyevent(67)
+    phone.tap(*center(phone, "displa"))
+    phone.long_press(*center(phone, "displa"))
+    phone.keyevent(67)  # delete removes the selection
+    assert phone.focused_field().text == ""
+
+
+def test_long_press_via_input_swipe_duration(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Search settings"))
+    phone.type_text("abc")
+    x, y = center(phone, "abc")
+    phone.shell(f"input swipe {x} {y} {x} {y} 1000")
+    assert phone.text_toolbar and phone.selection
+
+
+def test_enter_submits_or_hides_keyboard(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Search settings"))
+    phone.type_text("x")
+    phone.keyevent(66)
+    assert not phone.keyboard_shown
+    assert phone.focused_field().text == "x"  # single-line field: Enter does not add a newline
+
+
+def test_recents_overview_switches_apps(phone):
+    phone.launch(SETTINGS)
+    phone.tap(*center(phone, "Display"))
+    phone.home()
+    phone.tap(*center(phone, "Overview"))
+    assert visible(phone, "Settings")
+    phone.tap(*center(phone, "Settings"))
+    assert phone.foreground == SETTINGS and visible(phone, "Brightness level")  # resumed, not restarted
+
+
+def test_toast_shows_for_a_couple_of_inputs(phone):
+    phone.toast("Saved")
+    toast = [e for e in phone.frame.entries if e.view.cls == "android.widget.Toast"]
+    assert toast and toast[0].text == "Saved"
+    phone.keyevent(0)
+    phone.keyevent(0)
+    assert visible(phone, "Saved")
+    phone.keyevent(0)
+    assert not visible(phone, "Saved")
+
+
+def test_clock_is_frozen_in_oct_2023_and_advances_per_input(phone):
+    t0 = phone.now()
+    assert (t0.year, t0.month, t0.day) == (2023, 10, 15)
+    phone.tap(5, 1000)
+    assert (phone.now() - t0).total_seconds() == 2
+    assert SimPhone().now() == t0  # deterministic
