@@ -166,15 +166,22 @@ class AndroidEnv(gym.Env):
             params = task_cls.generate_random_params(random.Random(task_seed))
         self.task = task_cls(params, seed=task_seed)
 
-        self._recover_device()
-        self.device.snapshot_load(_CLEAN_SNAPSHOT)
-        self.task.initialize(self.device)
+        for attempt in range(_RESET_ATTEMPTS):
+            try:
+                self._recover_device()
+                self.device.snapshot_load(_CLEAN_SNAPSHOT)
+                self.task.initialize(self.device)
+                self._observe()
+                break
+            except DeviceError:
+                self._needs_recovery = True
+                if attempt == _RESET_ATTEMPTS - 1:
+                    raise
         self._steps = 0
         self._done = False
         self._expert = None
         self._expert_suggestion = None
         self._last_action = None
-        self._observe()
         return self._observation(), self._info(success=0.0)
 
     def step(self, action: str | Action | dict):
@@ -293,10 +300,10 @@ class AndroidEnv(gym.Env):
     def _recover_device(self) -> None:
         if not self._needs_recovery:
             return
-        reconnect = getattr(self.device, "reconnect", None)
-        if reconnect is None:
-            raise DeviceError("the device failed and its driver cannot reconnect; create a new env")
-        reconnect()
+        recover = getattr(self.device, "recover", None)
+        if recover is None:
+            raise DeviceError("the device failed and its driver cannot recover; create a new env")
+        recover()
         self._needs_recovery = False
 
     def _observation(self) -> dict[str, Any]:
@@ -326,3 +333,4 @@ class AndroidEnv(gym.Env):
 
 
 _CLEAN_SNAPSHOT = "android_gym_clean"
+_RESET_ATTEMPTS = 3  # a device that fails this many resets in a row is reported, not retried forever

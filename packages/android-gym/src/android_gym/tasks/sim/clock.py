@@ -1,0 +1,445 @@
+"""Clock tasks (com.google.android.deskclock): AndroidWorld and AndroidLab re-creations and sim-only tasks.
+
+Set-up goes through the app's provider (``content delete|insert`` on
+``content://com.google.android.deskclock/alarms``; deleting ``.../timers`` and ``.../stopwatch``
+clears timers and resets the stopwatch, as clearing the app's data does on a real phone). Alarm
+checks read that provider. The stopwatch and timer tasks are scored from the screen the way
+AndroidWorld scores them (``uiautomator dump`` + ``cat``, ``dumpsys window`` for the DeskClock
+activity): a running stopwatch shows "Pause" and "Lap", a paused one "Start" and the word
+"Stopwatch" twice (title and tab), an entered timer ``00h 00m 00s``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from android_gym.actions import OpenApp, Scroll
+from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.expert import (
+    ExpertStuck,
+    find_all,
+    finish,
+    id_is,
+    scroll_to,
+    tap,
+    tap_id,
+    tap_text,
+    text_is,
+    type_into,
+)
+from android_gym.tasks.sim.contacts import foreground_activity, go_home, query_rows, quote, screen_nodes
+
+CLOCK_PKG = "com.google.android.deskclock"
+AUTHORITY = "content://com.google.android.deskclock"
+ALARMS_URI = f"{AUTHORITY}/alarms"
+ALARM_COLUMNS = ["_id", "hour", "minutes", "enabled", "daysofweek", "label"]
+
+WEEKDAYS = 31
+WEEKEND = 96
+EVERY_DAY = 127
+ALARM_LABELS = ("Gym", "Work", "Pills", "Wake up", "School run", "Standup", "Yoga", "Call mom", "Laundry",
+                "Trash day", "Flight", "Dentist")
+
+Alarm = tuple[int, int, bool, int, str]  # hour (0-23), minutes, enabled, daysofweek mask, label
+
+
+def time_text(hour: int, minutes: int) -> str:
+    """An alarm time as the app shows it on a 12-hour phone: "3:05 PM"."""
+    return f"{hour % 12 or 12}:{minutes:02d} {'AM' if hour < 12 else 'PM'}"
+
+
+def alarm_rows(device: Any) -> list[dict[str, Any]]:
+    """Every alarm from the provider, with ints for hour/minutes/enabled/daysofweek."""
+    rows = query_rows(device, ALARMS_URI, ALARM_COLUMNS)
+    return [{"hour": int(r["hour"]), "minutes": int(r["minutes"]), "enabled": r["enabled"] == "1",
+             "days": int(r["daysofweek"]), "label": r["label"]} for r in rows]
+
+
+def reset_clock(device: Any, alarms: list[Alarm]) -> None:
+    """Replace the alarms, clear timers, reset the stopwatch, force-stop Clock and go home."""
+    device.shell(f"content delete --uri {ALARMS_URI}")
+    for hour, minutes, enabled, days, label in alarms:
+        cmd = (f"content insert --uri {ALARMS_URI} --bind hour:i:{hour} --bind minutes:i:{minutes} "
+               f"--bind enabled:i:{int(enabled)} --bind daysofweek:i:{days}")
+        if label:
+            cmd += f" --bind label:s:{quote(label)}"
+        device.shell(cmd)
+    device.shell(f"content delete --uri {AUTHORITY}/timers")
+    device.shell(f"content delete --uri {AUTHORITY}/stopwatch")
+    go_home(device, CLOCK_PKG)
+
+
+def random_alarms(rng: random.Random, n: int, avoid: tuple[tuple[int, int], ...] = ()) -> list[Alarm]:
+    """``n`` alarms at distinct times (none in ``avoid``), some repeating, some labelled, some on."""
+    taken = set(avoid)
+    out: list[Alarm] = []
+    while len(out) < n:
+        hour, minutes = rng.randint(5, 22), rng.choice((0, 10, 15, 20, 30, 40, 45, 50))
+        if (hour, minutes) in taken:
+            continue
+        taken.add((hour, minutes))
+        days = rng.choice((0, 0, WEEKDAYS, WEEKEND, EVERY_DAY))
+        label = rng.choice(ALARM_LABELS) if rng.random() < 0.4 else ""
+        out.append((hour, minutes, rng.random() < 0.5, days, label))
+    return out
+
+
+def _is_deskclock(device: Any) -> bool:
+    return "DeskClock" in foreground_activity(device)[1]
+
+
+# --- expert pieces ------------------------------------------------------------------------------------
+
+def _open_tab(ui: Any, tab: str):
+    """Open Clock and select a bottom-navigation tab."""
+    ui = yield OpenApp("Clock")
+    ui = yield from tap_id(ui, f"tab_menu_{tab}", scroll=False)
+    return ui
+
+
+def _expand_alarm(ui: Any, when: str):
+    """Scroll to the alarm showing ``when`` and expand its card; returns the next ui."""
+    ui, clock = yield from scroll_to(ui, lambda e: text_is(when)(e) and id_is("digital_clock")(e))
+    arrows = [e for e in find_all(ui, text_is("Expand alarm")) if e.bounds[1] >= clock.bounds[1]]
+    if not arrows:
+        raise ExpertStuck(f"no expand arrow below the {when} alarm")
+    arrow = min(arrows, key=lambda e: e.bounds[1])
+    return (yield tap(arrow))
+
+
+def _set_alarm(ui: Any, hour: int, minutes: int, label: str = ""):
+    """On the Alarm tab: Add alarm, enter the time (and a label); returns the next ui."""
+    ui = yield from tap_text(ui, "Add alarm")
+    ui = yield from type_into(ui, str(hour % 12 or 12), resource_id="material_hour_text_input")
+    ui = yield from type_into(ui, f"{minutes:02d}", resource_id="material_minute_text_input")
+    ui = yield from tap_text(ui, "PM" if hour >= 12 else "AM", scroll=False)
+    ui = yield from tap_text(ui, "OK", scroll=False)
+    if label:
+        ui = yield from tap_text(ui, "Add label")
+        ui = yield from type_into(ui, label, resource_id="label_input_field")
+        ui = yield from tap_text(ui, "OK", scroll=False)
+    return ui
+
+
+def _switch_off(ui: Any, wanted: Any = None, max_rounds: int = 20):
+    """Turn off every checked alarm switch (or those for which ``wanted(switch, ui)``), scrolling down the list."""
+    last_text = None
+    for _ in range(max_rounds):
+        on = [e for e in ui.elements if id_is("onoff")(e) and e.checked and (wanted is None or wanted(e, ui))]
+        if on:
+            ui = yield tap(on[0])
+            continue
+        if ui.text == last_text:
+            return ui
+        last_text = ui.text
+        lst = next((e for e in ui.elements if e.scrollable), None)
+        ui = yield Scroll("down", *(lst.center if lst else (None, None)))
+    raise ExpertStuck("alarm switches keep appearing")
+
+
+# --- AndroidWorld ---------------------------------------------------------------------------------------
+
+class _ClockTask(Task):
+    """Shared set-up: known alarms, no timers, stopwatch reset, Clock force-stopped, home screen."""
+
+    app_names = ("clock",)
+
+    def alarms(self) -> list[Alarm]:
+        return [tuple(a) for a in self.params.get("alarms", [])]  # type: ignore[misc]
+
+    def initialize(self, device: Any) -> None:
+        reset_clock(device, self.alarms())
+
+
+@register_task
+class ClockStopWatchPausedVerify(_ClockTask):
+    """AndroidWorld: the stopwatch (reset, so paused at 00:00) is shown paused on the Stopwatch tab."""
+
+    name = "ClockStopWatchPausedVerify"
+    template = "Pause the stopwatch."
+    difficulty = "easy"
+    complexity = 1.0
+    suites = ("sim", "android_world")
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        if not _is_deskclock(device):
+            return 0.0
+        nodes = screen_nodes(device)
+        start = any(n.content_desc == "Start" for n in nodes)
+        stopwatch = sum(1 for n in nodes if n.content_desc == "Stopwatch" or n.text == "Stopwatch")
+        return float(start and stopwatch == 2)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "stopwatch")
+        running = [e for e in ui.elements if e.content_desc == "Pause"]
+        if running:
+            ui = yield tap(running[0])
+        yield from finish()
+
+
+@register_task
+class ClockStopWatchRunning(_ClockTask):
+    """AndroidWorld: the stopwatch runs (Pause and Lap on screen)."""
+
+    name = "ClockStopWatchRunning"
+    template = "Run the stopwatch."
+    difficulty = "easy"
+    complexity = 1.0
+    suites = ("sim", "android_world")
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        if not _is_deskclock(device):
+            return 0.0
+        descs = {n.content_desc for n in screen_nodes(device)}
+        return float("Pause" in descs and "Lap" in descs)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "stopwatch")
+        ui = yield from tap_text(ui, "Start", scroll=False)
+        yield from finish()
+
+
+def _timer_entered(device: Any, hours: int, minutes: int, seconds: int) -> bool:
+    if not _is_deskclock(device):
+        return False
+    text = f"{hours:02d}h {minutes:02d}m {seconds:02d}s"
+    desc = f"{hours} hours, {minutes} minutes, {seconds} seconds"
+    return any(n.text == text or n.content_desc == desc for n in screen_nodes(device))
+
+
+def _enter_timer(ui: Any, hours: int, minutes: int, seconds: int):
+    ui = yield from _open_tab(ui, "timer")
+    for d in f"{hours:02d}{minutes:02d}{seconds:02d}".lstrip("0"):
+        ui = yield from tap_id(ui, f"timer_setup_digit_{d}", scroll=False)
+    return ui
+
+
+@register_task
+class ClockTimerEntry(_ClockTask):
+    """AndroidWorld: type a duration on the Timer keypad without starting it."""
+
+    name = "ClockTimerEntry"
+    template = "Create a timer with {hours} hours, {minutes} minutes, and {seconds} seconds. Do not start the timer."
+    difficulty = "easy"
+    complexity = 2.0
+    suites = ("sim", "android_world")
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        return {"hours": rng.randint(0, 23), "minutes": rng.randint(0, 59), "seconds": rng.randint(0, 59)}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        p = self.params
+        return float(_timer_entered(device, p["hours"], p["minutes"], p["seconds"]))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        p = self.params
+        ui = yield from _enter_timer(ui, p["hours"], p["minutes"], p["seconds"])
+        yield from finish()
+
+
+# --- sim-only -----------------------------------------------------------------------------------------
+
+@register_task
+class ClockAddLabeledAlarm(_ClockTask):
+    """Sim-only: a new alarm at a given time with a label (time picker, then "Add label")."""
+
+    name = "ClockAddLabeledAlarm"
+    template = 'Set an alarm for {time} with the label "{label}" in the Clock app.'
+    difficulty = "medium"
+    complexity = 3.0
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        hour, minutes = rng.randint(0, 23), rng.choice(range(0, 60, 5))
+        return {"time": time_text(hour, minutes), "hour": hour, "minutes": minutes,
+                "label": rng.choice(ALARM_LABELS),
+                "alarms": random_alarms(rng, rng.randint(2, 4), avoid=((hour, minutes),))}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        p = self.params
+        rows = alarm_rows(device)
+        new = [r for r in rows if (r["hour"], r["minutes"]) == (p["hour"], p["minutes"])]
+        return float(len(rows) == len(self.alarms()) + 1 and len(new) == 1 and new[0]["enabled"]
+                     and new[0]["label"].strip().lower() == p["label"].lower())
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        p = self.params
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _set_alarm(ui, p["hour"], p["minutes"], p["label"])
+        yield from finish()
+
+
+@register_task
+class ClockTurnOffAllAlarms(_ClockTask):
+    """Sim-only: switch every alarm off without deleting any."""
+
+    name = "ClockTurnOffAllAlarms"
+    template = "Turn off all alarms in the Clock app."
+    difficulty = "easy"
+    complexity = 2.5
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        alarms = random_alarms(rng, rng.randint(3, 6))
+        for i in rng.sample(range(len(alarms)), 2):  # at least two are on
+            h, m, _, d, lb = alarms[i]
+            alarms[i] = (h, m, True, d, lb)
+        return {"alarms": alarms}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        rows = alarm_rows(device)
+        same = sorted((r["hour"], r["minutes"]) for r in rows) == sorted((a[0], a[1]) for a in self.alarms())
+        return float(same and not any(r["enabled"] for r in rows))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _switch_off(ui)
+        yield from finish()
+
+
+@register_task
+class ClockDeleteAlarm(_ClockTask):
+    """Sim-only: delete the alarm at a given time (expand its card, Delete)."""
+
+    name = "ClockDeleteAlarm"
+    template = "Delete the {time} alarm in the Clock app."
+    difficulty = "easy"
+    complexity = 2.0
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        alarms = random_alarms(rng, rng.randint(3, 6))
+        hour, minutes = rng.choice(alarms)[:2]
+        return {"time": time_text(hour, minutes), "hour": hour, "minutes": minutes, "alarms": alarms}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        p = self.params
+        left = sorted((r["hour"], r["minutes"]) for r in alarm_rows(device))
+        expected = sorted((a[0], a[1]) for a in self.alarms() if (a[0], a[1]) != (p["hour"], p["minutes"]))
+        return float(left == expected)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _expand_alarm(ui, self.params["time"])
+        ui = yield from tap_text(ui, "Delete")
+        yield from finish()
+
+
+# --- AndroidLab ---------------------------------------------------------------------------------------
+
+LAB_ALARMS: list[Alarm] = [
+    (7, 0, True, WEEKDAYS, ""),
+    (7, 30, True, 0, ""),
+    (9, 0, False, EVERY_DAY, ""),
+    (16, 0, True, EVERY_DAY, ""),
+    (22, 30, False, WEEKEND, "Watch Football Games"),
+]
+
+
+class _LabClock(_ClockTask):
+    suites = ("sim", "androidlab")
+
+    def alarms(self) -> list[Alarm]:
+        return list(LAB_ALARMS)
+
+
+@register_task
+class ClockLab1(_LabClock):
+    """AndroidLab clock_1: a 3 PM alarm labelled "meeting"."""
+
+    name = "clock_1"
+    template = 'Set an alarm for 3PM with the label "meeting" using Clock.'
+    difficulty = "medium"
+    complexity = 3.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float(any((r["hour"], r["minutes"]) == (15, 0) and r["enabled"]
+                         and r["label"].strip().lower() == "meeting" for r in alarm_rows(device)))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _set_alarm(ui, 15, 0, "meeting")
+        yield from finish()
+
+
+@register_task
+class ClockLab7(_LabClock):
+    """AndroidLab clock_7: every alarm off, none deleted."""
+
+    name = "clock_7"
+    template = "Turn off all alarms"
+    difficulty = "easy"
+    complexity = 2.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        rows = alarm_rows(device)
+        return float(len(rows) == len(LAB_ALARMS) and not any(r["enabled"] for r in rows))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _switch_off(ui)
+        yield from finish()
+
+
+@register_task
+class ClockLab9(_LabClock):
+    """AndroidLab clock_9: the 4 PM alarm off, the others unchanged."""
+
+    name = "clock_9"
+    template = "Turn off the alarm at 4PM"
+    difficulty = "easy"
+    complexity = 1.5
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        state = {(r["hour"], r["minutes"]): r["enabled"] for r in alarm_rows(device)}
+        expected = {(h, m): (e and (h, m) != (16, 0)) for h, m, e, _, _ in LAB_ALARMS}
+        return float(state == expected)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+
+        def at_four(switch: Any, ui_now: Any) -> bool:
+            clocks = [e for e in ui_now.elements if id_is("digital_clock")(e)
+                      and abs(e.center[1] - switch.center[1]) < (e.bounds[3] - e.bounds[1])]
+            return any(text_is("4:00 PM")(c) for c in clocks)
+
+        ui = yield from _switch_off(ui, at_four)
+        yield from finish()
+
+
+@register_task
+class ClockLab18(_LabClock):
+    """AndroidLab clock_18: 1 h 15 min on the Timer keypad, not started."""
+
+    name = "clock_18"
+    template = "Set a countdown timer for 1 hour 15 minutes but do not start it"
+    difficulty = "medium"
+    complexity = 2.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        timers = query_rows(device, f"{AUTHORITY}/timers", ["_id"])
+        return float(not timers and _timer_entered(device, 1, 15, 0))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _enter_timer(ui, 1, 15, 0)
+        yield from finish()
+
+
+@register_task
+class ClockLab27(_LabClock):
+    """AndroidLab clock_27: a 3 PM alarm."""
+
+    name = "clock_27"
+    template = "Set an alarm at 3PM"
+    difficulty = "medium"
+    complexity = 2.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float(any((r["hour"], r["minutes"]) == (15, 0) and r["enabled"] for r in alarm_rows(device)))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _set_alarm(ui, 15, 0)
+        yield from finish()

@@ -1,0 +1,506 @@
+"""Contacts tasks (com.google.android.contacts): AndroidWorld and AndroidLab re-creations and sim-only tasks.
+
+Set-up and checks go through the shell only: ``content delete|insert|query`` on
+``content://com.android.contacts/...`` (AndroidWorld reads ``content://contacts/phones/`` with the
+projection ``display_name:number``, so does this module), ``uiautomator dump`` + ``cat`` for tasks
+that AndroidWorld scores from the screen, ``dumpsys window`` for the foreground app.
+
+This module also holds the small shell helpers the Clock and SMS task modules share
+(:func:`query_rows`, :func:`device_time_ms`, :func:`foreground_package`, :func:`screen_nodes`,
+:func:`go_home`).
+
+Answers of question tasks about phone numbers are compared on digits only; a leading country code
+may be left out (the last ten digits must then match).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+from typing import Any
+
+from android_gym.actions import OpenApp, Type
+from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
+from android_gym.tasks.expert import (
+    ExpertStuck,
+    finish,
+    id_is,
+    scroll_to,
+    tap,
+    tap_id,
+    tap_text,
+    text_is,
+    type_into,
+)
+
+CONTACTS_PKG = "com.google.android.contacts"
+PHONES_URI = "content://com.android.contacts/data/phones"
+CONTACTS_URI = "content://com.android.contacts/contacts"
+LEGACY_PHONES_URI = "content://contacts/phones/"
+
+GIVEN_NAMES = (
+    "Aaliyah", "Adrian", "Aisha", "Alejandro", "Amara", "Andrei", "Anika", "Bruno", "Camille", "Carmen",
+    "Chidi", "Dara", "Diego", "Elif", "Emeka", "Esther", "Felix", "Greta", "Hamza", "Hana", "Ines",
+    "Ivy", "Jamal", "Joanna", "Kai", "Kenji", "Lara", "Leila", "Lucas", "Malik", "Marta", "Mateus",
+    "Nadia", "Naveen", "Nora", "Omar", "Priya", "Quentin", "Rafael", "Rania", "Sakura", "Selin",
+    "Sven", "Tariq", "Thea", "Uma", "Victor", "Wen", "Yara", "Zoe",
+)
+FAMILY_NAMES = (
+    "Abebe", "Alvarez", "Bakker", "Banerjee", "Castillo", "Costa", "Dubois", "Eriksson", "Fischer",
+    "Gallo", "Haddad", "Ivanova", "Jensen", "Kim", "Kowalczyk", "Larsen", "Mendes", "Nakamura",
+    "Nguyen", "Okonkwo", "Ortiz", "Park", "Quinn", "Reyes", "Sato", "Schmidt", "Silva", "Tanaka",
+    "Usman", "Varga", "Weber", "Yilmaz", "Zhou",
+)
+
+
+# --- shell helpers shared by the simulated task modules ---------------------------------------------
+
+def quote(value: str) -> str:
+    """Quote one argument for the device shell (``sh``)."""
+    return shlex.quote(str(value))
+
+
+_ROW_START = re.compile(r"^Row: \d+ ", re.MULTILINE)
+
+
+def parse_rows(output: str, columns: list[str]) -> list[dict[str, str]]:
+    """Rows of ``content query`` output printed with ``--projection`` ``columns`` (in that order).
+
+    Values may contain ", " (message bodies): each value runs up to ", <next column>=", and the last
+    column takes the rest of its row, so put free-text columns last.
+    """
+    if output.startswith("No result found"):
+        return []
+    if output.startswith("Error") or "Exception" in output.split("\n", 1)[0]:
+        raise TaskError(f"content query failed: {output.strip()}")
+    starts = [m.end() for m in _ROW_START.finditer(output)]
+    row_ends = [m.start() for m in _ROW_START.finditer(output)][1:] + [len(output)]
+    rows = []
+    for start, end in zip(starts, row_ends):
+        text = output[start:end].rstrip("\n")
+        row: dict[str, str] = {}
+        pos = 0
+        for i, col in enumerate(columns):
+            prefix = f"{col}="
+            if not text.startswith(prefix, pos):
+                raise TaskError(f"unexpected content row {text!r}: expected column {col!r} at {pos}")
+            pos += len(prefix)
+            if i + 1 < len(columns):
+                nxt = text.find(f", {columns[i + 1]}=", pos)
+                if nxt < 0:
+                    raise TaskError(f"unexpected content row {text!r}: no column {columns[i + 1]!r}")
+                row[col] = text[pos:nxt]
+                pos = nxt + 2
+            else:
+                row[col] = text[pos:]
+        rows.append(row)
+    return rows
+
+
+def query_rows(device: Any, uri: str, columns: list[str], where: str | None = None) -> list[dict[str, str]]:
+    """``content query`` through the device shell, parsed into dicts of strings (``NULL`` kept as text)."""
+    cmd = f"content query --uri {quote(uri)} --projection {':'.join(columns)}"
+    if where:
+        cmd += f" --where {quote(where)}"
+    return parse_rows(device.shell(cmd), columns)
+
+
+def device_time_ms(device: Any) -> int:
+    """The device clock in epoch milliseconds (``date +%s``)."""
+    out = device.shell("date +%s").strip()
+    if not out.isdigit():
+        raise TaskError(f"`date +%s` gave {out!r}, not a number")
+    return int(out) * 1000
+
+
+_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ ([\w.]+)/([\w.$]+)\}")
+
+
+def foreground_activity(device: Any) -> tuple[str, str]:
+    """(package, activity) of the focused window, from ``dumpsys window``; ("", "") when unknown."""
+    m = _FOCUS.search(device.shell("dumpsys window"))
+    return (m.group(1), m.group(2)) if m else ("", "")
+
+
+def foreground_package(device: Any) -> str:
+    """The package of the focused window."""
+    return foreground_activity(device)[0]
+
+
+def screen_nodes(device: Any) -> list[Any]:
+    """Every node of the current screen, from ``uiautomator dump`` and ``cat`` of the dump file."""
+    from android_gym.xml import parse_ui
+
+    path = "/sdcard/window_dump.xml"
+    device.shell(f"uiautomator dump {path}")
+    return list(parse_ui(device.shell(f"cat {path}")).nodes)
+
+
+def go_home(device: Any, *packages: str) -> None:
+    """Force-stop ``packages`` (they cold-start next time) and show the home screen."""
+    for pkg in packages:
+        device.shell(f"am force-stop {pkg}")
+    device.shell("input keyevent 3")
+
+
+def random_phone_number(rng: random.Random) -> str:
+    """A North-American style number with the +1 country code, as AndroidWorld generates them."""
+    return "+1" + "".join(rng.choice("0123456789") for _ in range(10))
+
+
+def random_names(rng: random.Random, n: int, exclude: tuple[str, ...] = ()) -> list[str]:
+    """``n`` distinct "Given Family" names, none equal to (or sharing a given name with) ``exclude``."""
+    taken_given = {e.split()[0] for e in exclude if e}
+    names: list[str] = []
+    while len(names) < n:
+        given = rng.choice(GIVEN_NAMES)
+        if given in taken_given:
+            continue
+        taken_given.add(given)
+        names.append(f"{given} {rng.choice(FAMILY_NAMES)}")
+    return names
+
+
+def digits(number: str) -> str:
+    """Only the digits of ``number``."""
+    return re.sub(r"\D", "", number)
+
+
+def same_number(a: str, b: str) -> bool:
+    """Digit-equal numbers, or equal last ten digits when both have at least ten (country code optional)."""
+    da, db = digits(a), digits(b)
+    if not da or not db:
+        return False
+    return da == db or (len(da) >= 10 and len(db) >= 10 and da[-10:] == db[-10:])
+
+
+# --- contacts through the provider ------------------------------------------------------------------
+
+def list_contacts(device: Any) -> list[tuple[str, str]]:
+    """(display_name, number digits) of every phone number, read the way AndroidWorld reads them."""
+    return [(r["display_name"], digits(r["number"]))
+            for r in query_rows(device, LEGACY_PHONES_URI, ["display_name", "number"])]
+
+
+def phone_rows(device: Any) -> list[dict[str, str]]:
+    """Every phone row: display_name, number and label."""
+    return query_rows(device, PHONES_URI, ["contact_id", "display_name", "label", "number"])
+
+
+def set_contacts(device: Any, roster: list[tuple[str, str, str]]) -> None:
+    """Replace every contact with ``roster`` of (display name, number, label)."""
+    device.shell(f"content delete --uri {CONTACTS_URI}")
+    for name, number, label in roster:
+        device.shell(f"content insert --uri {PHONES_URI} --bind display_name:s:{quote(name)} "
+                     f"--bind number:s:{quote(number)} --bind label:s:{quote(label)}")
+
+
+def random_roster(rng: random.Random, n: int, exclude: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    """``n`` random contacts (name, +1 number, label), mostly Mobile."""
+    labels = ("Mobile", "Mobile", "Mobile", "Home", "Work")
+    return [(name, random_phone_number(rng), rng.choice(labels)) for name in random_names(rng, n, exclude)]
+
+
+# --- expert pieces ------------------------------------------------------------------------------------
+
+_NUMBER_TEXT = re.compile(r"^\+?[\d][\d\-\s().]{5,}$")
+
+
+def _open_contact(ui: Any, name: str):
+    """From the contacts list, scroll to ``name`` and open it."""
+    ui, element = yield from scroll_to(ui, lambda e: text_is(name)(e) and not id_is("open_search_bar_text_view")(e))
+    ui = yield tap(element)
+    return ui
+
+
+def _fill_new_contact(ui: Any, first: str, last: str, phone: str):
+    """Tap "Create contact" and fill the name and phone fields."""
+    ui = yield from tap_text(ui, "Create contact")
+    ui = yield from type_into(ui, first, resource_id="first_name_edit")
+    if last:
+        ui = yield from type_into(ui, last, resource_id="last_name_edit")
+    ui = yield from type_into(ui, phone, resource_id="phone_edit")
+    return ui
+
+
+def _read_number(ui: Any) -> str:
+    for element in ui.elements:
+        text = (element.text or "").strip()
+        if _NUMBER_TEXT.match(text):
+            return text
+    raise ExpertStuck("no phone number on the contact's screen")
+
+
+class _ContactsTask(Task):
+    """Shared set-up: a known roster of contacts, Contacts force-stopped, the home screen showing."""
+
+    app_names = ("contacts",)
+
+    def roster(self) -> list[tuple[str, str, str]]:
+        """The contacts this instance starts with."""
+        return [tuple(r) for r in self.params.get("roster", [])]  # type: ignore[misc]
+
+    def initialize(self, device: Any) -> None:
+        set_contacts(device, self.roster())
+        go_home(device, CONTACTS_PKG)
+
+
+@register_task
+class ContactsAddContact(_ContactsTask):
+    """AndroidWorld: add a contact with a name and number."""
+
+    name = "ContactsAddContact"
+    template = "Create a new contact for {name}. Their number is {number}."
+    difficulty = "easy"
+    complexity = 2.0
+    suites = ("sim", "android_world")
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        name = random_names(rng, 1)[0]
+        return {"name": name, "number": random_phone_number(rng), "roster": random_roster(rng, 14, (name,))}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float((self.params["name"], digits(self.params["number"])) in list_contacts(device))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        first, _, last = self.params["name"].partition(" ")
+        ui = yield OpenApp("Contacts")
+        ui = yield from _fill_new_contact(ui, first, last, self.params["number"])
+        ui = yield from tap_text(ui, "Save")
+        yield from finish()
+
+
+@register_task
+class ContactsNewContactDraft(_ContactsTask):
+    """AndroidWorld: fill the new-contact form (name, phone, phone label) and leave it unsaved on screen."""
+
+    name = "ContactsNewContactDraft"
+    template = ("Go to the new contact screen and enter the following details: First Name: {first}, Last Name: "
+                "{last}, Phone: {phone}, Phone Label: {phone_label}. Do NOT hit save.")
+    difficulty = "easy"
+    complexity = 2.0
+    suites = ("sim", "android_world")
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        first, last = random_names(rng, 1)[0].split(" ", 1)
+        phone = f"{rng.randint(200, 999)}-{rng.randint(200, 999)}-{rng.randint(1000, 9999)}"
+        return {"first": first, "last": last, "phone": phone, "phone_label": rng.choice(["Home", "Work"]),
+                "roster": random_roster(rng, 12, (f"{first} {last}",))}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        p = self.params
+        if any(name == f"{p['first']} {p['last']}" for name, _ in list_contacts(device)):
+            return 0.0  # it was saved
+        if foreground_package(device) != CONTACTS_PKG:
+            return 0.0
+        found = {"first": False, "last": False, "phone": False, "label": False}
+        for node in screen_nodes(device):
+            rid, text = node.resource_id, node.text.strip()
+            if rid.endswith(":id/first_name_edit") and text.lower() == p["first"].lower():
+                found["first"] = True
+            elif rid.endswith(":id/last_name_edit") and text.lower() == p["last"].lower():
+                found["last"] = True
+            elif rid.endswith(":id/phone_edit") and digits(text) == digits(p["phone"]):
+                found["phone"] = True
+            elif text == p["phone_label"] and node.content_desc == f"{p['phone_label']} Phone":
+                found["label"] = True
+        return float(all(found.values()))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        p = self.params
+        ui = yield OpenApp("Contacts")
+        ui = yield from _fill_new_contact(ui, p["first"], p["last"], p["phone"])
+        ui = yield from tap_id(ui, "spinner")
+        ui = yield from tap_text(ui, p["phone_label"])
+        yield from finish()
+
+
+@register_task
+class ContactsDeleteContact(_ContactsTask):
+    """Sim-only: delete one named contact (details -> More options -> Delete -> confirm)."""
+
+    name = "ContactsDeleteContact"
+    template = "Delete the contact {name} from the Contacts app."
+    difficulty = "easy"
+    complexity = 2.0
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        roster = random_roster(rng, 16)
+        return {"name": rng.choice(roster)[0], "roster": roster}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        names = sorted(r["display_name"] for r in query_rows(device, CONTACTS_URI, ["display_name"]))
+        expected = sorted(n for n, _, _ in self.roster() if n != self.params["name"])
+        return float(names == expected)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, self.params["name"])
+        ui = yield from tap_text(ui, "More options")
+        ui = yield from tap_text(ui, "Delete")
+        ui = yield from tap_text(ui, "Delete")
+        yield from finish()
+
+
+@register_task
+class ContactsEditNumber(_ContactsTask):
+    """Sim-only: replace a contact's phone number (edit form: select the old number, type the new one)."""
+
+    name = "ContactsEditNumber"
+    template = "Change the phone number of {name} to {number} in the Contacts app."
+    difficulty = "medium"
+    complexity = 2.0
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        roster = random_roster(rng, 16)
+        return {"name": rng.choice(roster)[0], "number": random_phone_number(rng), "roster": roster}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        numbers = [n for name, n in list_contacts(device) if name == self.params["name"]]
+        return float(numbers == [digits(self.params["number"])])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, self.params["name"])
+        ui = yield from tap_text(ui, "Edit contact")
+        ui = yield from tap_id(ui, "phone_edit", long=True)
+        ui = yield Type(self.params["number"])
+        ui = yield from tap_text(ui, "Save")
+        yield from finish()
+
+
+def number_answer_matches(answer: str | None, number: str) -> bool:
+    """The answer contains the phone number: same digits, country code optional."""
+    if not answer:
+        return False
+    candidates = re.findall(r"\+?\d[\d\-\s().]{5,}\d", answer) or [answer]
+    return any(same_number(c, number) for c in candidates)
+
+
+@register_task
+class ContactsPhoneNumberQuery(_ContactsTask):
+    """Sim-only question: read a contact's phone number from its details page."""
+
+    name = "ContactsPhoneNumberQuery"
+    template = "What is the phone number of {name}? Look it up in the Contacts app."
+    difficulty = "easy"
+    complexity = 1.5
+    answer_task = True
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        roster = random_roster(rng, 16)
+        return {"name": rng.choice(roster)[0], "roster": roster}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        number = next(n for name, n, _ in self.roster() if name == self.params["name"])
+        return float(number_answer_matches(answer, number))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, self.params["name"])
+        yield from finish(_read_number(ui))
+
+
+# --- AndroidLab re-creations ------------------------------------------------------------------------
+
+ANDROIDLAB_ROSTER: list[tuple[str, str, str]] = [
+    ("AAA", "+1 650-555-0134", "Mobile"),
+    ("ABC", "+1 650-555-0178", "Mobile"),
+    ("Chen Wei", "+1 408-555-0112", "Work"),
+    ("Li Na", "+1 415-555-0190", "Mobile"),
+    ("Maria Lopez", "+1 212-555-0147", "Home"),
+    ("Xu Ming", "+1 617-555-0163", "Mobile"),
+]
+
+
+class _AndroidLabContacts(_ContactsTask):
+    suites = ("sim", "androidlab")
+
+    def roster(self) -> list[tuple[str, str, str]]:
+        return list(ANDROIDLAB_ROSTER)
+
+
+@register_task
+class ContactsLab1(_AndroidLabContacts):
+    """AndroidLab contacts_1: add John with a mobile number."""
+
+    name = "contacts_1"
+    template = "Add John as a contacts and set his mobile phone number to be 12345678"
+    difficulty = "medium"
+    complexity = 2.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float(any(r["display_name"].strip().lower() == "john" and digits(r["number"]) == "12345678"
+                         and r["label"] == "Mobile" for r in phone_rows(device)))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _fill_new_contact(ui, "John", "", "12345678")
+        ui = yield from tap_text(ui, "Save")
+        yield from finish()
+
+
+@register_task
+class ContactsLab11(_AndroidLabContacts):
+    """AndroidLab contacts_11: delete the contact AAA."""
+
+    name = "contacts_11"
+    template = "Delete contacts AAA"
+    difficulty = "medium"
+    complexity = 1.5
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        names = sorted(r["display_name"] for r in query_rows(device, CONTACTS_URI, ["display_name"]))
+        return float(names == sorted(n for n, _, _ in ANDROIDLAB_ROSTER if n != "AAA"))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, "AAA")
+        ui = yield from tap_text(ui, "More options")
+        ui = yield from tap_text(ui, "Delete")
+        ui = yield from tap_text(ui, "Delete")
+        yield from finish()
+
+
+@register_task
+class ContactsLab12(_AndroidLabContacts):
+    """AndroidLab contacts_12 (question): ABC's phone number."""
+
+    name = "contacts_12"
+    template = "What is ABC's phone number"
+    difficulty = "easy"
+    complexity = 1.0
+    answer_task = True
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float(number_answer_matches(answer, "+1 650-555-0178"))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, "ABC")
+        yield from finish(_read_number(ui))
+
+
+__all__ = [
+    "CONTACTS_PKG",
+    "device_time_ms",
+    "digits",
+    "foreground_activity",
+    "foreground_package",
+    "go_home",
+    "list_contacts",
+    "parse_rows",
+    "query_rows",
+    "quote",
+    "random_names",
+    "random_phone_number",
+    "same_number",
+    "screen_nodes",
+    "set_contacts",
+]

@@ -1,0 +1,587 @@
+"""Markor tasks: AndroidWorld's note and folder tasks re-created over files in /sdcard/Documents/Markor.
+
+Set-up and checks use only shell file commands (``rm -rf``, ``mkdir -p``, ``echo ... >``, ``cat``,
+``ls -l``, ``touch -d``), as AndroidWorld reads Markor's state from the files themselves. Each task
+starts from an emptied notebook folder holding only its own notes. Note contents are compared
+after :func:`normalize_note` (line ends stripped, trailing blank lines dropped) and, where
+AndroidWorld matches fuzzily, blank lines are ignored.
+
+Clipboard set-up uses AndroidWorld's Clipper convention (``am broadcast -a clipper.set -e text
+...``); a device that cannot set the clipboard makes that task's ``initialize`` raise ``TaskError``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import datetime as dt
+import random
+import re
+import shlex
+import string
+from typing import Any
+
+from android_gym.actions import Finished, LongPress, OpenApp, Type
+from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
+from android_gym.tasks.expert import (
+    ExpertStuck,
+    find,
+    find_all,
+    id_is,
+    scroll_to,
+    tap,
+    tap_text,
+    text_is,
+    type_into,
+)
+from android_gym.tasks.sim.settings import SUITES_AW, go_home
+
+MARKOR_PACKAGE = "net.gsantner.markor"
+MARKOR_DIR = "/sdcard/Documents/Markor"
+EDITOR_ID = "document__fragment__edit__highlighting_editor"
+
+NOTE_STEMS = (
+    "grocery_list_weekly", "meeting_notes_team", "personal_goals", "reading_list", "paper_summary",
+    "vacation_plans", "home_renovation_budget", "workout_routine", "gift_ideas", "pizza_recipe", "weekend_todo",
+    "insurance_comparison", "sketch_ideas", "python_goals", "trip_reflections", "startup_ideas",
+    "client_schedule", "book_quotes", "garden_plan", "presentation_outline", "podcast_notes", "movie_watchlist",
+    "packing_list", "car_maintenance_log", "language_practice",
+)
+SENTENCES = (
+    "Buy fresh basil and tomatoes for the weekend.",
+    "Call the landlord about the leaking faucet.",
+    "The team agreed to ship the beta next Friday.",
+    "Remember to back up the laptop before the update.",
+    "Try the new ramen place near the station.",
+    "Finish reading chapter four before book club.",
+    "Schedule a dentist appointment for next month.",
+    "Water the plants on the balcony every other day.",
+    "Ask Maria for the slides from the workshop.",
+    "Renew the passport before the trip in spring.",
+    "Practice the presentation twice before Thursday.",
+    "Compare prices for the new running shoes.",
+    "Send the invoice to the client by Monday.",
+    "Plan a picnic if the weather stays sunny.",
+    "Fix the squeaky door hinge in the hallway.",
+    "Look up train times for the weekend trip.",
+    "Donate the old winter coats to the shelter.",
+    "Update the budget spreadsheet with October costs.",
+)
+FOLDERS = ("Archive", "Drafts", "Errands", "Finance", "Health", "Hobbies", "Ideas", "Meetings", "Projects",
+           "School", "Travel")
+
+
+# --- shell helpers ----------------------------------------------------------------------------------------
+
+
+def note_path(name: str, folder: str = "") -> str:
+    """Absolute path of a note (or folder) inside the Markor notebook."""
+    return f"{MARKOR_DIR}/{folder}/{name}" if folder else f"{MARKOR_DIR}/{name}"
+
+
+def write_note(device: Any, path: str, content: str) -> None:
+    """Create or overwrite a file with ``content`` (plus the newline ``echo`` adds, as AndroidWorld's files have)."""
+    out = device.shell(f"echo {shlex.quote(content)} > {shlex.quote(path)}")
+    if out.strip():
+        raise TaskError(f"could not write {path}: {out.strip()}")
+
+
+def read_note(device: Any, path: str) -> str | None:
+    """The file's text, or None when it does not exist (or is a folder)."""
+    out = device.shell(f"cat {shlex.quote(path)}")
+    if out.startswith("cat: ") and ("No such file" in out or "Is a directory" in out):
+        return None
+    return out
+
+
+def list_dir(device: Any, path: str = MARKOR_DIR) -> dict[str, bool] | None:
+    """{name: is_folder} from ``ls -l path``; None when the folder does not exist."""
+    out = device.shell(f"ls -l {shlex.quote(path)}")
+    if "No such file" in out:
+        return None
+    entries: dict[str, bool] = {}
+    for line in out.splitlines():
+        parts = line.split(None, 7)
+        if len(parts) == 8 and line[:1] in "d-":
+            entries[parts[7]] = line.startswith("d")
+    return entries
+
+
+_NOTES_EPOCH = _dt.datetime(2023, 10, 14, 9, 0, 0)  # a day before the phone's frozen "now"
+
+
+def reset_markor(device: Any, notes: dict[str, str] | None = None, folders: tuple[str, ...] = (),
+                 spacing_s: list[int] | None = None) -> None:
+    """Start state: Markor stopped, the home screen, the notebook holding exactly ``folders`` and ``notes``.
+
+    ``notes`` maps paths relative to the notebook to contents, written in order; ``spacing_s``
+    (one per note) spaces their modification times (``touch -d``) so the last written is the newest.
+    """
+    go_home(device, stop=(MARKOR_PACKAGE,))
+    device.shell(f"rm -rf {MARKOR_DIR} && mkdir -p {MARKOR_DIR}")
+    for folder in folders:
+        device.shell(f"mkdir -p {shlex.quote(note_path(folder))}")
+    elapsed = 0
+    for i, (rel, content) in enumerate((notes or {}).items()):
+        write_note(device, note_path(rel), content)
+        if spacing_s:
+            elapsed += spacing_s[i]
+            stamp = (_NOTES_EPOCH + _dt.timedelta(seconds=elapsed)).strftime("%Y-%m-%d %H:%M:%S")
+            device.shell(f"touch -d {shlex.quote(stamp)} {shlex.quote(note_path(rel))}")
+
+
+def normalize_note(text: str | None) -> str:
+    """Line ends stripped and trailing blank lines dropped (how note contents are compared)."""
+    if text is None:
+        return ""
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip("\n").strip()
+
+
+def loose_lines(text: str | None) -> list[str]:
+    """Non-blank lines, stripped, with inner whitespace collapsed (a lenient comparison)."""
+    return [" ".join(line.split()) for line in (text or "").splitlines() if line.strip()]
+
+
+# --- parameters ------------------------------------------------------------------------------------------
+
+
+def random_note_name(rng: random.Random, extensions: tuple[str, ...] = (".md", ".txt")) -> str:
+    """A realistic note file name such as ``trip_reflections_37.md``."""
+    return f"{rng.choice(NOTE_STEMS)}_{rng.randint(1, 99)}{rng.choice(extensions)}"
+
+
+def random_string(rng: random.Random, n: int) -> str:
+    """``n`` random letters and digits."""
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+
+def noise_notes(rng: random.Random, n: int, avoid: set[str]) -> dict[str, str]:
+    """``n`` distinct note names (none in ``avoid``) with a sentence each."""
+    out: dict[str, str] = {}
+    while len(out) < n:
+        name = random_note_name(rng)
+        if name not in avoid and name not in out:
+            out[name] = rng.choice(SENTENCES)
+    return out
+
+
+# --- expert building blocks -------------------------------------------------------------------------------
+
+
+def row_title(ui: Any, name: str) -> Any | None:
+    """The file browser row title showing ``name``."""
+    return find(ui, lambda e: e.text == name and e.resource_id.endswith(":id/ui__filesystem_item__title"))
+
+
+def open_in_browser(ui: Any, name: str, long: bool = False):
+    """Scroll the file list to ``name`` and tap (or long-press) it; returns the next ui."""
+    ui, element = yield from scroll_to(ui, lambda e: e.text == name
+                                       and e.resource_id.endswith(":id/ui__filesystem_item__title"))
+    x, y = element.center
+    return (yield (LongPress(x, y) if long else tap(element)))
+
+
+def create_note_expert(ui: Any, file_name: str, text: str | None = None, paste: bool = False):
+    """Open Markor, create ``file_name`` through the New file dialog, write or paste the text, Save."""
+    ui = yield OpenApp("Markor")
+    ui = yield from tap_text(ui, "Create a new file or folder", scroll=False)
+    ui = yield from type_into(ui, file_name, resource_id="new_file_dialog__name")
+    ui = yield from tap_text(ui, "OK", scroll=False)
+    if paste:
+        editor = find(ui, id_is(EDITOR_ID))
+        if editor is None:
+            raise ExpertStuck("the editor did not open")
+        ui = yield LongPress(*editor.center)
+        ui = yield from tap_text(ui, "Paste", scroll=False)
+    elif text is not None:
+        ui = yield from type_into(ui, text, resource_id=EDITOR_ID)
+    return (yield from tap_text(ui, "Save", scroll=False))
+
+
+def replace_editor_text(ui: Any, text: str):
+    """Select everything in the open note (long-press, "Select all" when offered) and type ``text`` over it."""
+    editor = find(ui, id_is(EDITOR_ID))
+    if editor is None:
+        raise ExpertStuck("no note editor on screen")
+    ui = yield LongPress(*editor.center)
+    if find(ui, text_is("Select all")) is not None:
+        ui = yield from tap_text(ui, "Select all", scroll=False)
+    return (yield Type(text))
+
+
+def editor_text(ui: Any) -> str:
+    """The open note's text as the editor shows it."""
+    editor = find(ui, id_is(EDITOR_ID))
+    if editor is None:
+        raise ExpertStuck("no note editor on screen")
+    return editor.text
+
+
+def delete_selected_expert(ui: Any):
+    """Delete in the selection app bar, then OK in the confirmation."""
+    ui = yield from tap_text(ui, "Delete", scroll=False)
+    return (yield from tap_text(ui, "OK", scroll=False))
+
+
+# --- tasks ---------------------------------------------------------------------------------------------------
+
+
+class _MarkorTask(Task):
+    app_names = ("markor",)
+    suites = SUITES_AW
+    difficulty = "easy"
+    complexity = 2.0
+
+    def start_notes(self) -> dict[str, str]:
+        """Notes (path relative to the notebook -> content) the task starts with."""
+        return dict(self.params.get("notes", {}))
+
+    def start_folders(self) -> tuple[str, ...]:
+        return tuple(self.params.get("folders", ()))
+
+    def initialize(self, device: Any) -> None:
+        reset_markor(device, self.start_notes(), self.start_folders(), self.params.get("spacing_s"))
+
+    def teardown(self, device: Any) -> None:
+        device.shell(f"am force-stop {MARKOR_PACKAGE}")
+
+    def notes_intact(self, device: Any, skip: frozenset[str] | set[str] = frozenset()) -> bool:
+        """Every starting note except ``skip`` still exists with its content."""
+        for rel, content in self.start_notes().items():
+            if rel in skip:
+                continue
+            if normalize_note(read_note(device, note_path(rel))) != normalize_note(content):
+                return False
+        return True
+
+
+@register_task
+class MarkorCreateNote(_MarkorTask):
+    """Create a note with a given name and text."""
+
+    name = "MarkorCreateNote"
+    template = "Create a new note in Markor named {file_name} with the following text: {text}"
+    difficulty = "medium"
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        file_name = random_note_name(rng)
+        return {"file_name": file_name, "text": rng.choice(SENTENCES),
+                "notes": noise_notes(rng, rng.randint(1, 4), {file_name})}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        content = read_note(device, note_path(self.params["file_name"]))
+        if content is None:
+            return 0.0
+        return 1.0 if loose_lines(content) == loose_lines(self.params["text"]) else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        yield from create_note_expert(ui, self.params["file_name"], self.params["text"])
+        yield Finished()
+
+
+@register_task
+class MarkorCreateFolder(_MarkorTask):
+    """Create a folder in the notebook root."""
+
+    name = "MarkorCreateFolder"
+    template = "Create a new folder in Markor named {folder_name}."
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        stamp = dt.datetime(2023, 10, rng.randint(1, 15), rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59))
+        return {"folder_name": "folder_" + stamp.strftime("%Y%m%d_%H%M%S"),
+                "notes": noise_notes(rng, rng.randint(1, 4), set())}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        entries = list_dir(device) or {}
+        return 1.0 if entries.get(self.params["folder_name"]) is True else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Markor")
+        ui = yield from tap_text(ui, "Create a new file or folder", scroll=False)
+        ui = yield from type_into(ui, self.params["folder_name"], resource_id="new_file_dialog__name")
+        yield from tap_text(ui, "Folder", scroll=False)
+        yield Finished()
+
+
+@register_task
+class MarkorDeleteNote(_MarkorTask):
+    """Delete one named note; the others must remain."""
+
+    name = "MarkorDeleteNote"
+    template = "Delete the note in Markor named {file_name}."
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        file_name = random_note_name(rng)
+        notes = noise_notes(rng, rng.randint(2, 5), {file_name})
+        notes[file_name] = rng.choice(SENTENCES)
+        order = list(notes)
+        rng.shuffle(order)
+        return {"file_name": file_name, "notes": {k: notes[k] for k in order}}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        target = self.params["file_name"]
+        if read_note(device, note_path(target)) is not None:
+            return 0.0
+        return 1.0 if self.notes_intact(device, skip={target}) else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Markor")
+        ui = yield from open_in_browser(ui, self.params["file_name"], long=True)
+        yield from delete_selected_expert(ui)
+        yield Finished()
+
+
+@register_task
+class MarkorDeleteAllNotes(_MarkorTask):
+    """Delete every note in the notebook."""
+
+    name = "MarkorDeleteAllNotes"
+    template = "Delete all my notes in Markor."
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        return {"notes": noise_notes(rng, rng.randint(2, 6), set())}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        entries = list_dir(device)
+        return 1.0 if entries is not None and not entries else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Markor")
+        first = find(ui, id_is("ui__filesystem_item__title"))
+        if first is None:
+            raise ExpertStuck("no notes listed")
+        ui = yield LongPress(*first.center)
+        ui = yield from tap_text(ui, "Select all", scroll=False)
+        yield from delete_selected_expert(ui)
+        yield Finished()
+
+
+_TIME_RE = re.compile(r"^(\w{3} \d{1,2}, \d{4} \d{1,2}:\d{2}(?: [AP]M)?)")
+
+
+def _row_time(text: str) -> dt.datetime | None:
+    m = _TIME_RE.match(text)
+    if m is None:
+        return None
+    for fmt in ("%b %d, %Y %I:%M %p", "%b %d, %Y %H:%M"):
+        try:
+            return dt.datetime.strptime(m.group(1), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+@register_task
+class MarkorDeleteNewestNote(_MarkorTask):
+    """Delete the note modified last; the list shows each note's modification time."""
+
+    name = "MarkorDeleteNewestNote"
+    template = "Delete the newest note in Markor."
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        notes = noise_notes(rng, rng.randint(2, 6), set())
+        spacing = [0] + [rng.randint(60, 900) for _ in range(len(notes) - 1)]
+        return {"notes": notes, "spacing_s": spacing}
+
+    def newest(self) -> str:
+        return list(self.start_notes())[-1]
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        entries = list_dir(device) or {}
+        if self.newest() in entries or len(entries) != len(self.start_notes()) - 1:
+            return 0.0
+        return 1.0 if self.notes_intact(device, skip={self.newest()}) else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Markor")
+        newest: tuple[dt.datetime, Any] | None = None
+        for title in find_all(ui, id_is("ui__filesystem_item__title")):
+            subtitle = find(ui, lambda e, t=title: e.resource_id.endswith(":id/ui__filesystem_item__description")
+                            and t.bounds[3] - 2 <= e.bounds[1] <= t.bounds[3] + 40)
+            when = _row_time(subtitle.text) if subtitle is not None else None
+            if when is not None and (newest is None or when > newest[0]):
+                newest = (when, title)
+        if newest is None:
+            raise ExpertStuck("no dated notes listed")
+        ui = yield LongPress(*newest[1].center)
+        yield from delete_selected_expert(ui)
+        yield Finished()
+
+
+class _EditNoteTask(_MarkorTask):
+    """Open a note and rewrite its text; ``expected`` gives the text the note must end with."""
+
+    def expected(self) -> str:
+        raise NotImplementedError
+
+    def new_text(self, original: str) -> str:
+        """What the expert types over the note, given the text it reads in the editor."""
+        raise NotImplementedError
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Markor")
+        ui = yield from open_in_browser(ui, self.params["file_name"])
+        original = editor_text(ui).rstrip("\n")
+        ui = yield from replace_editor_text(ui, self.new_text(original))
+        yield from tap_text(ui, "Save", scroll=False)
+        yield Finished()
+
+
+def _edit_params(rng: random.Random) -> dict[str, Any]:
+    file_name = f"note_{random_string(rng, 5)}{rng.choice(('.md', '.txt'))}"
+    original = rng.choice(SENTENCES)
+    notes = noise_notes(rng, rng.randint(1, 4), {file_name})
+    notes[file_name] = original
+    return {"file_name": file_name, "original_content": original, "notes": notes}
+
+
+@register_task
+class MarkorEditNote(_EditNoteTask):
+    """Add a line at the top of a note (blank lines are ignored in the check, as AndroidWorld matches fuzzily)."""
+
+    name = "MarkorEditNote"
+    template = "Edit {file_name} in Markor. Add to the top of the note {header}"
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        params = _edit_params(rng)
+        params["header"] = rng.choice([s for s in SENTENCES if s != params["original_content"]])
+        return params
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        content = read_note(device, note_path(self.params["file_name"]))
+        expected = self.params["header"] + "\n" + self.params["original_content"]
+        return 1.0 if content is not None and loose_lines(content) == loose_lines(expected) else 0.0
+
+    def new_text(self, original: str) -> str:
+        return self.params["header"] + "\n" + original
+
+
+@register_task
+class MarkorAddNoteHeader(_EditNoteTask):
+    """Add a header line and a blank line above a note's text (checked exactly, line ends aside)."""
+
+    name = "MarkorAddNoteHeader"
+    template = ("Update the Markor note {file_name} by adding the following text, along with a new blank line "
+                "before the existing content: \"{header}\".")
+    difficulty = "medium"
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        params = _edit_params(rng)
+        params["header"] = random_string(rng, 20)
+        return params
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        content = read_note(device, note_path(self.params["file_name"]))
+        expected = self.params["header"] + "\n\n" + self.params["original_content"]
+        return 1.0 if content is not None and normalize_note(content) == normalize_note(expected) else 0.0
+
+    def new_text(self, original: str) -> str:
+        return self.params["header"] + "\n\n" + original
+
+
+@register_task
+class MarkorChangeNoteContent(_EditNoteTask):
+    """Replace a note's whole text."""
+
+    name = "MarkorChangeNoteContent"
+    template = "Update the content of {file_name} to \"{updated_content}\" in Markor."
+    difficulty = "medium"
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        params = _edit_params(rng)
+        params["original_content"] = random_string(rng, 20)
+        params["notes"][params["file_name"]] = params["original_content"]
+        params["updated_content"] = random_string(rng, 20)
+        return params
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        content = read_note(device, note_path(self.params["file_name"]))
+        if content is None or normalize_note(content) != normalize_note(self.params["updated_content"]):
+            return 0.0
+        return 1.0 if self.notes_intact(device, skip={self.params["file_name"]}) else 0.0
+
+    def new_text(self, original: str) -> str:
+        return self.params["updated_content"]
+
+
+@register_task
+class MarkorMoveNote(_MarkorTask):
+    """Move a note from one folder to another; its content must come along."""
+
+    name = "MarkorMoveNote"
+    template = "In Markor, move the note {file_name} from {source_folder} to {destination_folder}."
+    difficulty = "medium"
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        folders = rng.sample(FOLDERS, rng.randint(2, 4))
+        source, destination = folders[0], folders[1]
+        file_name = random_note_name(rng)
+        notes = {f"{source}/{k}": v for k, v in noise_notes(rng, rng.randint(1, 3), {file_name}).items()}
+        notes[f"{source}/{file_name}"] = rng.choice(SENTENCES)
+        return {"file_name": file_name, "source_folder": source, "destination_folder": destination,
+                "folders": sorted(folders), "notes": notes}
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        p = self.params
+        moved = read_note(device, note_path(p["file_name"], p["destination_folder"]))
+        if moved is None or read_note(device, note_path(p["file_name"], p["source_folder"])) is not None:
+            return 0.0
+        original = self.start_notes()[f"{p['source_folder']}/{p['file_name']}"]
+        if normalize_note(moved) != normalize_note(original):
+            return 0.0
+        return 1.0 if self.notes_intact(device, skip={f"{p['source_folder']}/{p['file_name']}"}) else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        p = self.params
+        ui = yield OpenApp("Markor")
+        ui = yield from open_in_browser(ui, p["source_folder"])
+        ui = yield from open_in_browser(ui, p["file_name"], long=True)
+        ui = yield from tap_text(ui, "Move", scroll=False)
+        ui = yield from tap_text(ui, p["destination_folder"], scroll=False)
+        yield from tap_text(ui, "Move here", scroll=False)
+        yield Finished()
+
+
+def set_clipboard(device: Any, text: str) -> None:
+    """Put ``text`` on the clipboard with AndroidWorld's Clipper broadcast and verify it; TaskError when it fails."""
+    device.shell(f"am broadcast -a clipper.set -e text {shlex.quote(text)}")
+    out = device.shell("am broadcast -a clipper.get")
+    m = re.search(r'data="(.*)"', out, re.DOTALL)
+    if m is None or m.group(1) != text:
+        raise TaskError("the clipboard could not be set through the shell (am broadcast -a clipper.set)")
+
+
+@register_task
+class MarkorCreateNoteFromClipboard(_MarkorTask):
+    """Create a note and paste the clipboard into it."""
+
+    name = "MarkorCreateNoteFromClipboard"
+    template = "Create a note in Markor named {file_name}. Perform a paste operation in the note and save the note."
+    difficulty = "medium"
+
+    @classmethod
+    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
+        file_name = random_note_name(rng)
+        return {"file_name": file_name, "file_content": random_string(rng, 10),
+                "notes": noise_notes(rng, rng.randint(1, 3), {file_name})}
+
+    def initialize(self, device: Any) -> None:
+        super().initialize(device)
+        set_clipboard(device, self.params["file_content"])
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        content = read_note(device, note_path(self.params["file_name"]))
+        return 1.0 if content is not None and normalize_note(content) == self.params["file_content"] else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        yield from create_note_expert(ui, self.params["file_name"], paste=True)
+        yield Finished()
+

@@ -1,0 +1,281 @@
+"""The simulated Simple Calendar Pro and its tasks: month grid, editor and pickers, provider, experts, random agents."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from android_gym.agents import RandomAgent
+from android_gym.sim import SimPhone
+from android_gym.sim.device import SimDevice
+from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.sim import calendar as cal_tasks
+from android_gym.tasks.sim.calendar import (
+    answers_match,
+    normalize_answer,
+    parse_content_rows,
+    reworded_date,
+    to_ms,
+)
+from android_gym.xml import compress_xml
+
+PKG = "com.simplemobiletools.calendar.pro"
+URI = "content://com.android.calendar/events"
+COLS = ["_id", "title", "description", "eventLocation", "dtstart", "dtend"]
+NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == cal_tasks.__name__)
+
+
+def ui_of(phone: SimPhone):
+    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+
+
+def tap_on(phone: SimPhone, text: str = "", rid: str = "", long: bool = False) -> None:
+    """Tap (or long-press) the topmost element showing ``text`` (text or content-desc) and/or with id ``rid``."""
+    for e in reversed(ui_of(phone).elements):
+        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
+            (phone.long_press if long else phone.tap)(*e.center)
+            return
+    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
+
+
+def type_in(phone: SimPhone, rid: str, text: str) -> None:
+    tap_on(phone, rid=rid)
+    phone.type_text(text)
+
+
+def texts(phone: SimPhone) -> list[str]:
+    return [e.text for e in ui_of(phone).elements if e.text]
+
+
+def events(phone: SimPhone, where: str = "") -> list[dict]:
+    cmd = f"content query --uri {URI} --projection {':'.join(COLS)}"
+    if where:
+        cmd += f" --where \"{where}\""
+    return parse_content_rows(phone.shell(cmd), COLS)
+
+
+# --- the app -------------------------------------------------------------------------------------------------
+
+
+def test_month_grid_highlights_today_and_shows_event_titles():
+    phone = SimPhone()
+    phone.launch(PKG)
+    ui = ui_of(phone)
+    cells = [e for e in ui.elements if e.resource_id == f"{PKG}:id/day_monthly_number_holder"]
+    assert len(cells) == 31 and cells[0].content_desc == "October 1, 2023"
+    assert [c.content_desc for c in cells if c.selected] == ["October 15, 2023"]
+    assert "October 2023" in texts(phone) and "Brunch with family" in texts(phone)
+    tap_on(phone, text="October 15, 2023")
+    assert "Brunch with family" in texts(phone) and "October 15 (Sun)" in texts(phone)
+    tap_on(phone, text="Next day")
+    assert "October 16 (Mon)" in texts(phone) and "No events on this day" in texts(phone)
+
+
+def test_new_event_through_the_form_and_picker_dialogs():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="New Event")
+    type_in(phone, "event_title", "Dentist follow-up")
+    type_in(phone, "event_location", "Downtown")
+    tap_on(phone, rid="event_start_date")
+    tap_on(phone, text="Next month")
+    assert "November 2023" in texts(phone)
+    tap_on(phone, text="Previous month")
+    tap_on(phone, text="20 October 2023")
+    assert "Fri, Oct 20" in texts(phone)
+    tap_on(phone, text="OK")
+    tap_on(phone, rid="event_start_time")
+    type_in(phone, "input_hour", "09")  # "04" + "09": the field keeps the last two digits
+    type_in(phone, "input_minute", "30")
+    tap_on(phone, text="AM")
+    tap_on(phone, text="OK")
+    assert "Fri, Oct 20, 2023" in texts(phone) and "9:30 AM" in texts(phone)
+    assert "10:30 AM" in texts(phone)  # the end moved with the start, keeping one hour
+    tap_on(phone, rid="event_end_time")
+    type_in(phone, "input_minute", "45")
+    tap_on(phone, text="OK")
+    tap_on(phone, text="Save")
+    assert "Event added successfully" in texts(phone)
+    row = events(phone, "title = 'Dentist follow-up'")[0]
+    assert row["eventLocation"] == "Downtown"
+    assert int(row["dtstart"]) == to_ms(dt.datetime(2023, 10, 20, 9, 30))
+    assert int(row["dtend"]) == to_ms(dt.datetime(2023, 10, 20, 10, 45))
+
+
+def test_time_picker_rejects_invalid_times_and_form_checks_title_and_order():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="New Event")
+    tap_on(phone, text="Save")
+    assert "Title cannot be empty" in texts(phone)
+    type_in(phone, "event_title", "Call")
+    tap_on(phone, rid="event_end_time")
+    type_in(phone, "input_hour", "7")  # "05" + "7" -> "57", not an hour
+    tap_on(phone, text="OK")
+    assert "Enter a valid time" in texts(phone) and "Type in time" in texts(phone)
+    type_in(phone, "input_hour", "01")
+    tap_on(phone, text="PM")
+    tap_on(phone, text="OK")  # ends 1:00 PM, before the 4:00 PM start
+    tap_on(phone, text="Save")
+    assert "The event cannot end earlier than it starts" in texts(phone)
+    assert events(phone, "title = 'Call'") == []
+
+
+def test_delete_with_confirmation_and_multi_select_delete():
+    phone = SimPhone()
+    phone.shell(f"content insert --uri {URI} --bind title:s:Standup --bind dtstart:l:{to_ms(dt.datetime(2023, 10, 16, 9))}"
+                " --bind duration:i:15")
+    phone.shell(f"content insert --uri {URI} --bind title:s:Lunch --bind dtstart:l:{to_ms(dt.datetime(2023, 10, 16, 12))}")
+    phone.launch(PKG)
+    tap_on(phone, text="October 16, 2023")
+    assert texts(phone).count("Standup") == 1 and "9:00 AM \u2013 9:15 AM" in texts(phone)
+    tap_on(phone, text="Standup")
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="No")
+    assert events(phone, "title = 'Standup'")
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="Yes")
+    assert events(phone, "title = 'Standup'") == [] and "Lunch" in texts(phone)
+    phone.shell(f"content insert --uri {URI} --bind title:s:Gym --bind dtstart:l:{to_ms(dt.datetime(2023, 10, 16, 18))}")
+    tap_on(phone, text="Lunch", long=True)
+    assert "1 selected" in texts(phone)
+    tap_on(phone, text="Gym")
+    tap_on(phone, text="Delete")
+    assert "Are you sure you want to delete these 2 events?" in texts(phone)
+    tap_on(phone, text="Yes")
+    assert events(phone, "dtstart >= 1697414400000 AND dtstart < 1697500800000") == []
+
+
+def test_event_list_view_and_24_hour_setting():
+    phone = SimPhone()
+    phone.shell("settings put system time_12_24 24")
+    phone.launch(PKG)
+    tap_on(phone, text="Change view")
+    tap_on(phone, text="Simple event list")
+    shown = texts(phone)
+    assert "Monday, October 2, 2023" in shown and "09:00 \u2013 09:30 \u00b7 Zoom meeting" in shown
+    phone.swipe(540, 1800, 540, 600, 300)
+    assert "Monday, October 2, 2023" not in texts(phone)
+    phone.shell(f"am force-stop {PKG}")
+    phone.launch(PKG)
+    assert any(e.resource_id.endswith(":id/calendar_events_list") for e in ui_of(phone).elements)  # view remembered
+
+
+def test_provider_insert_update_delete_and_errors():
+    phone = SimPhone()
+    phone.shell(f"content delete --uri {URI}")
+    assert phone.shell(f"content query --uri {URI}").strip() == "No result found."
+    start = to_ms(dt.datetime(2023, 10, 18, 14))
+    phone.shell(f"content insert --uri {URI} --bind title:s:'Review, final' --bind location:s:'Room 4' "
+                f"--bind description:s:'Bring notes' --bind dtstart:l:{start} --bind duration:i:45")
+    row = events(phone)[0]
+    assert row["title"] == "Review, final" and row["eventLocation"] == "Room 4"  # ", " inside a value parses
+    assert int(row["dtend"]) - int(row["dtstart"]) == 45 * 60_000
+    phone.shell(f"content update --uri {URI} --bind eventLocation:s:Online --where \"title LIKE 'Review%'\"")
+    assert events(phone)[0]["eventLocation"] == "Online"
+    out = phone.shell(f"content insert --uri {URI} --bind title:s:X --bind color:i:3 --bind dtstart:l:1")
+    assert "unknown calendar event column" in out and "color" in out
+    assert "needs dtstart" in phone.shell(f"content insert --uri {URI} --bind title:s:X")
+    assert "unknown calendar uri" in phone.shell("content query --uri content://com.android.calendar/calendars")
+    phone.shell(f"content delete --uri {URI} --where \"title = 'Review, final'\"")
+    assert events(phone) == []
+
+
+def test_snapshot_restores_calendar_data_and_page():
+    device = SimDevice()
+    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+    device.snapshot_save("before")
+    device.shell(f"content delete --uri {URI}")
+    assert events(device.phone) == []
+    device.snapshot_load("before")
+    assert len(events(device.phone)) == 16
+    assert device.observe().package == PKG
+
+
+# --- tasks -----------------------------------------------------------------------------------------------
+
+
+def test_task_names_templates_and_budgets_match_androidworld(realdata):
+    meta = {t["task_name"]: t for t in json.loads(
+        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
+    for name in NAMES:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == meta[name]["task_template"], name
+        assert cls.difficulty == meta[name]["difficulty"], name
+        assert cls.suites == ("sim", "android_world")
+        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
+    assert set(NAMES) <= set(list_tasks("android_world"))
+    assert len(NAMES) == 8
+
+
+def test_goals_read_like_androidworld():
+    goal = TASK_REGISTRY["SimpleCalendarAddOneEvent"](seed=3).goal
+    assert goal.startswith("In Simple Calendar Pro, create a calendar event on 2023-10-")
+    tomorrow = TASK_REGISTRY["SimpleCalendarAddOneEventTomorrow"](seed=3)
+    assert tomorrow.params["day"] == 16 and "{" not in tomorrow.goal
+    import random
+
+    rng = random.Random(0)
+    said = {reworded_date(dt.date(2023, 10, 16), rng) for _ in range(60)}
+    assert said == {"tomorrow", "Monday", "this Monday", "October 16", "October 16 2023"}
+    assert {reworded_date(dt.date(2023, 10, 27), rng) for _ in range(40)} == {
+        "the Friday after next", "October 27", "October 27 2023"}
+
+
+def test_answer_rule():
+    assert normalize_answer("  Dan's  Birthday-Party! ") == "dan s birthday party"
+    assert answers_match("Team lunch, concert", ["Concert", "Team Lunch"])
+    assert answers_match("team lunch.", ["Team lunch"])
+    assert not answers_match("Team lunch", ["Team lunch", "Concert"])
+    assert not answers_match("Team lunch, Concert, Concert", ["Team lunch", "Concert"])
+    assert not answers_match(None, ["Concert"]) and not answers_match("", ["Concert"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_expert_solves_task_on_five_seeds(name):
+    for seed in range(5):
+        task = TASK_REGISTRY[name](seed=seed)
+        result = run_expert(task, SimDevice(seed=seed))
+        assert result.success == 1.0, (name, seed, task.goal, result.answer, [a.to_dict() for a in result.actions])
+        assert result.steps <= task.max_steps
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
+    task = TASK_REGISTRY[name](seed=4)
+    device = SimDevice()
+    task.initialize(device)
+    assert task.is_successful(device, answer="") == 0.0
+    first = [{k: v for k, v in r.items() if k != "_id"} for r in events(device.phone)]
+    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+    task.initialize(device)
+    assert [{k: v for k, v in r.items() if k != "_id"} for r in events(device.phone)] == first
+    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+
+
+def test_wrong_answers_and_wrong_edits_score_zero():
+    task = TASK_REGISTRY["SimpleCalendarAnyEventsOnDate"](seed=1)
+    device = SimDevice()
+    task.initialize(device)
+    titles = task.params["titles"]
+    assert task.is_successful(device, ", ".join(titles)) == 1.0
+    assert task.is_successful(device, ", ".join(titles[:2])) == 0.0
+    delete = TASK_REGISTRY["SimpleCalendarDeleteEvents"](seed=1)
+    delete.initialize(device)
+    device.shell(f"content delete --uri {URI}")  # deleting everything also deletes the other days
+    assert delete.is_successful(device) == 0.0
+
+
+def test_random_agent_rarely_succeeds():
+    wins = runs = 0
+    for name in NAMES:
+        for episode in range(10):
+            task = TASK_REGISTRY[name](seed=episode)
+            agent = RandomAgent(seed=episode * 7919 + len(name))
+            result = run_policy(task, SimDevice(), agent, max_steps=min(task.max_steps, 20))
+            wins += result.success == 1.0
+            runs += 1
+    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"

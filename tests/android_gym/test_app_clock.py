@@ -1,0 +1,253 @@
+"""The simulated Clock app and its tasks: alarms, timer, stopwatch, the clock provider, experts and random agents."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import yaml
+
+from android_gym.actions import Click, Finished, PressBack, Scroll, Type
+from android_gym.sim import SimPhone
+from android_gym.sim.device import SimDevice
+from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.sim import clock as clock_tasks
+from android_gym.tasks.sim.contacts import parse_rows
+from android_gym.xml import compress_xml
+
+PKG = "com.google.android.deskclock"
+ALARMS = "content://com.google.android.deskclock/alarms"
+NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == clock_tasks.__name__)
+AW_NAMES = ["ClockStopWatchPausedVerify", "ClockStopWatchRunning", "ClockTimerEntry"]
+LAB_NAMES = ["clock_1", "clock_7", "clock_9", "clock_18", "clock_27"]
+
+
+def ui_of(phone: SimPhone):
+    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+
+
+def tap_on(phone: SimPhone, text: str = "", rid: str = "") -> None:
+    """Tap the topmost element showing ``text`` (text or content-desc) and/or with resource id ``rid``."""
+    for e in reversed(ui_of(phone).elements):
+        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
+            phone.tap(*e.center)
+            return
+    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
+
+
+def texts(phone: SimPhone) -> list[str]:
+    return [e.text for e in ui_of(phone).elements if e.text]
+
+
+def descs(phone: SimPhone) -> list[str]:
+    return [e.content_desc for e in ui_of(phone).elements if e.content_desc]
+
+
+def rows(phone: SimPhone, uri: str, cols: list[str]) -> list[dict[str, str]]:
+    return parse_rows(phone.shell(f"content query --uri {uri} --projection {':'.join(cols)}"), cols)
+
+
+def fresh_clock(tab: str = "Alarm") -> SimPhone:
+    phone = SimPhone()
+    phone.shell(f"content delete --uri {ALARMS}")
+    phone.launch(PKG)
+    tap_on(phone, rid=f"tab_menu_{tab.lower()}")
+    return phone
+
+
+# --- the app ---------------------------------------------------------------------------------------
+
+def test_add_alarm_with_picker_label_repeat_days_and_delete():
+    phone = fresh_clock()
+    assert "No alarms" in texts(phone)
+    tap_on(phone, text="Add alarm")
+    assert "Enter time" in texts(phone)
+    tap_on(phone, rid="material_hour_text_input")
+    phone.type_text("13")
+    tap_on(phone, rid="material_minute_text_input")
+    phone.type_text("05")
+    tap_on(phone, text="OK")
+    assert "Enter time" in texts(phone)  # 13 is not an hour on a 12-hour picker: the dialog stays
+    tap_on(phone, rid="material_hour_text_input")
+    phone.long_press(*next(e.center for e in ui_of(phone).elements
+                           if e.resource_id.endswith("material_hour_text_input")))
+    phone.type_text("6")
+    tap_on(phone, text="PM")
+    tap_on(phone, text="OK")
+    assert "6:05 PM" in texts(phone)
+    tap_on(phone, text="Add label")
+    phone.type_text("Dinner")
+    tap_on(phone, text="OK")
+    tap_on(phone, text="Monday")
+    tap_on(phone, text="Friday")
+    assert rows(phone, ALARMS, ["hour", "minutes", "enabled", "daysofweek", "label"]) == [
+        {"hour": "18", "minutes": "5", "enabled": "1", "daysofweek": "17", "label": "Dinner"}]
+    assert "Dinner" in texts(phone) and "Mon, Fri" in texts(phone)
+    tap_on(phone, rid="onoff")
+    assert rows(phone, ALARMS, ["enabled"]) == [{"enabled": "0"}]
+    tap_on(phone, text="Delete")
+    assert phone.shell(f"content query --uri {ALARMS}") == "No result found.\n"
+
+
+def test_alarm_list_is_sorted_by_time_and_follows_the_24_hour_setting():
+    phone = SimPhone()
+    phone.shell(f"content delete --uri {ALARMS}")
+    for hour, minutes in ((21, 15), (6, 45), (12, 0)):
+        phone.shell(f"content insert --uri {ALARMS} --bind hour:i:{hour} --bind minutes:i:{minutes}")
+    phone.launch(PKG)
+    tap_on(phone, rid="tab_menu_alarm")
+    times = [e.text for e in ui_of(phone).elements if e.resource_id.endswith("digital_clock")]
+    assert times == ["6:45 AM", "12:00 PM", "9:15 PM"]
+    phone.shell("settings put system time_12_24 24")
+    times = [e.text for e in ui_of(phone).elements if e.resource_id.endswith("digital_clock")]
+    assert times == ["06:45", "12:00", "21:15"]
+    assert "out of range" not in phone.shell(f"content update --uri {ALARMS} --bind enabled:i:0")
+    assert all(r["enabled"] == "0" for r in rows(phone, ALARMS, ["enabled"]))
+    assert "invalid alarm time" in phone.shell(f"content insert --uri {ALARMS} --bind hour:i:25")
+
+
+def test_stopwatch_runs_on_the_phone_clock_with_laps_pause_and_reset():
+    phone = fresh_clock("Stopwatch")
+    assert sum(1 for t in texts(phone) if t == "Stopwatch") == 2  # title and tab, AndroidWorld's marker
+    assert "Start" in descs(phone) and "Reset" not in descs(phone)
+    tap_on(phone, text="Start")
+    assert {"Pause", "Lap"} <= set(descs(phone))
+    phone.shell("sleep 5")
+    tap_on(phone, text="Lap")
+    tap_on(phone, text="Pause")
+    state = rows(phone, "content://com.google.android.deskclock/stopwatch", ["state", "elapsed", "laps"])[0]
+    assert state["state"] == "paused" and state["laps"] == "1"
+    assert 5000 <= int(state["elapsed"]) <= 12000
+    shown = next(e.text for e in ui_of(phone).elements if e.resource_id.endswith("stopwatch_time_text"))
+    assert shown.startswith("00:0") and int(shown[3:5]) == int(state["elapsed"]) // 1000
+    phone.shell("sleep 30")  # paused: time stands still
+    assert rows(phone, "content://com.google.android.deskclock/stopwatch", ["elapsed"])[0]["elapsed"] == \
+        state["elapsed"]
+    tap_on(phone, text="Reset")
+    assert "00:00.00" in texts(phone)
+
+
+def test_timer_keypad_fills_from_the_right_and_counts_down_once_started():
+    phone = fresh_clock("Timer")
+    for key in "1", "3", "0":
+        tap_on(phone, rid=f"timer_setup_digit_{key}")
+    assert "00h 01m 30s" in texts(phone)
+    assert "0 hours, 1 minutes, 30 seconds" in descs(phone)
+    tap_on(phone, rid="timer_setup_delete")
+    assert "00h 00m 13s" in texts(phone)
+    tap_on(phone, rid="timer_setup_digit_0")
+    tap_on(phone, text="Start")
+    timer = rows(phone, "content://com.google.android.deskclock/timers", ["length", "state", "remaining"])[0]
+    assert timer["length"] == "90000" and timer["state"] == "running"
+    phone.shell("sleep 60")
+    left = int(rows(phone, "content://com.google.android.deskclock/timers", ["remaining"])[0]["remaining"])
+    assert 20_000 <= left <= 30_000
+    tap_on(phone, text="Pause")
+    assert rows(phone, "content://com.google.android.deskclock/timers", ["state"])[0]["state"] == "paused"
+    tap_on(phone, text="Delete")
+    assert "00h 00m 00s" in texts(phone)
+
+
+def test_world_clock_add_and_remove_city():
+    phone = fresh_clock("Clock")
+    tap_on(phone, text="Add city")
+    phone.type_text("lond")
+    tap_on(phone, text="London")
+    assert "London" in texts(phone)
+    assert any("1 hr ahead" in t for t in texts(phone))
+    phone.long_press(*next(e.center for e in ui_of(phone).elements if e.text == "London"))
+    tap_on(phone, text="Remove")
+    assert "London" not in texts(phone)
+
+
+# --- tasks ------------------------------------------------------------------------------------------
+
+def test_task_names_templates_and_budgets_match_the_benchmarks(realdata):
+    meta = {t["task_name"]: t for t in json.loads(
+        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
+    for name in AW_NAMES:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == meta[name]["task_template"], name
+        assert cls.difficulty == meta[name]["difficulty"], name
+        assert cls.suites == ("sim", "android_world")
+        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
+    lab = {t["task_id"]: t for t in yaml.safe_load(
+        (realdata / "tasks" / "androidlab" / "clock.yaml").read_text())["tasks"]}
+    for name in LAB_NAMES:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == lab[name]["task"], name
+        assert cls.suites == ("sim", "androidlab")
+    assert set(AW_NAMES) <= set(list_tasks("android_world"))
+    assert set(LAB_NAMES) <= set(list_tasks("androidlab"))
+    assert set(NAMES) <= set(list_tasks("sim"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_expert_solves_task_on_five_seeds(name):
+    for seed in range(5):
+        task = TASK_REGISTRY[name](seed=seed)
+        result = run_expert(task, SimDevice(seed=seed))
+        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
+        assert result.steps <= task.max_steps
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
+    task = TASK_REGISTRY[name](seed=4)
+    device = SimDevice()
+    task.initialize(device)
+    assert task.is_successful(device) == 0.0
+    query = f"content query --uri {ALARMS} --projection hour:minutes:enabled:daysofweek:label"
+    first = device.shell(query)
+    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+    device.execute(Click(540, 1300))
+    task.initialize(device)
+    assert device.shell(query) == first
+    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+
+
+def test_stopwatch_tasks_check_the_screen_like_androidworld():
+    paused = TASK_REGISTRY["ClockStopWatchPausedVerify"]()
+    running = TASK_REGISTRY["ClockStopWatchRunning"]()
+    device = SimDevice()
+    assert run_expert(running, device).success == 1.0
+    assert paused.is_successful(device) == 0.0  # running, not paused
+    device.shell("input keyevent 3")
+    assert running.is_successful(device) == 0.0  # not on screen any more
+
+
+def random_policy(rng: random.Random):
+    """Uniform over: tap a clickable element, scroll, back, type random text, finish (rarely)."""
+
+    def policy(ui):
+        r = rng.random()
+        if r < 0.04:
+            return Finished()
+        if r < 0.14:
+            return Scroll(rng.choice(["up", "down"]))
+        if r < 0.2:
+            return PressBack()
+        if r < 0.28:
+            return Type("".join(rng.choice("abcdefgh 0123456789") for _ in range(rng.randint(1, 8))))
+        targets = [e for e in ui.elements if e.clickable] or list(ui.elements)
+        x, y = rng.choice(targets).center
+        return Click(int(x), int(y))
+
+    return policy
+
+
+RANDOM_STEPS = 15  # step cap per random episode, to keep the test fast
+
+
+def test_random_agent_rarely_succeeds():
+    wins = runs = 0
+    for name in NAMES:
+        for episode in range(10):
+            task = TASK_REGISTRY[name](seed=episode)
+            result = run_policy(task, SimDevice(), random_policy(random.Random(episode * 7919 + len(name))),
+                                max_steps=min(task.max_steps, RANDOM_STEPS))
+            wins += result.success == 1.0
+            runs += 1
+    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"

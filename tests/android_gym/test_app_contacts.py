@@ -1,0 +1,265 @@
+"""The simulated Contacts app and its tasks: UI flows, the contacts provider through the shell, experts and random agents."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import yaml
+
+from android_gym.actions import Click, Finished, PressBack, Scroll, Type
+from android_gym.sim import SimPhone
+from android_gym.sim.device import SimDevice
+from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.sim import contacts as contacts_tasks
+from android_gym.tasks.sim.contacts import number_answer_matches, parse_rows
+from android_gym.xml import compress_xml
+
+PKG = "com.google.android.contacts"
+NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == contacts_tasks.__name__)
+AW_NAMES = ["ContactsAddContact", "ContactsNewContactDraft"]
+LAB_NAMES = ["contacts_1", "contacts_11", "contacts_12"]
+
+
+def ui_of(phone: SimPhone):
+    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+
+
+def tap_on(phone: SimPhone, text: str = "", rid: str = "") -> None:
+    """Tap the topmost element showing ``text`` (text or content-desc) and/or with resource id ``rid``."""
+    for e in reversed(ui_of(phone).elements):
+        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
+            phone.tap(*e.center)
+            return
+    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
+
+
+def texts(phone: SimPhone) -> list[str]:
+    return [e.text for e in ui_of(phone).elements if e.text]
+
+
+# --- the app ---------------------------------------------------------------------------------------
+
+def test_list_is_sorted_with_letter_headers_and_scrolls():
+    phone = SimPhone()
+    phone.launch(PKG)
+    names = [e.text for e in ui_of(phone).elements if e.resource_id.endswith("cliv_name_textview")]
+    assert names == sorted(names, key=str.lower) and len(names) >= 5
+    assert "A" in texts(phone)
+    rows = phone.shell("content query --uri content://com.android.contacts/contacts --projection display_name")
+    assert rows.count("Row:") == 20
+    last = rows.strip().splitlines()[-1].split("display_name=")[1]
+    assert last not in texts(phone)  # the list is longer than the screen
+    for _ in range(6):
+        phone.swipe(540, 1800, 540, 600, 300)
+    assert last in texts(phone)
+
+
+def test_search_filters_by_name_and_number():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, rid="open_search_bar_text_view")
+    phone.type_text("rossi")
+    names = [e.text for e in ui_of(phone).elements if e.resource_id.endswith("cliv_name_textview")]
+    assert names == ["Gabriel Rossi"]
+    tap_on(phone, text="Clear search")
+    phone.type_text("5550112")
+    names = [e.text for e in ui_of(phone).elements if e.resource_id.endswith("cliv_name_textview")]
+    assert names == ["Chloe Martin"]
+
+
+def test_create_contact_with_label_then_edit_and_delete_it():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Create contact")
+    tap_on(phone, rid="first_name_edit")
+    phone.type_text("Ana")
+    tap_on(phone, rid="last_name_edit")
+    phone.type_text("Lima")
+    tap_on(phone, rid="phone_edit")
+    phone.type_text("+1 555 010 9999")
+    tap_on(phone, rid="spinner")
+    tap_on(phone, text="Work")
+    spinner = next(e for e in ui_of(phone).elements if e.resource_id.endswith(":id/spinner"))
+    assert (spinner.text, spinner.content_desc) == ("Work", "Work Phone")
+    tap_on(phone, text="Save")
+    assert "Ana Lima" in texts(phone) and "Work" in texts(phone)
+    out = phone.shell("content query --uri content://contacts/phones --projection display_name:number:label "
+                      "--where \"display_name='Ana Lima'\"")
+    assert out == "Row: 0 display_name=Ana Lima, number=+1 555 010 9999, label=Work\n"
+
+    tap_on(phone, text="Edit contact")
+    phone.long_press(*next(e.center for e in ui_of(phone).elements if e.resource_id.endswith("phone_edit")))
+    phone.type_text("+15550100000")
+    tap_on(phone, text="Save")
+    assert "+15550100000" in texts(phone)
+
+    tap_on(phone, text="More options")
+    tap_on(phone, text="Delete")
+    assert "Delete this contact?" in texts(phone)
+    tap_on(phone, text="Delete")
+    assert "Ana Lima" not in phone.shell("content query --uri content://com.android.contacts/contacts")
+    assert phone.apps[PKG].page == "main"
+
+
+def test_back_on_an_edited_form_asks_to_discard():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Create contact")
+    tap_on(phone, rid="first_name_edit")
+    phone.type_text("Draft")
+    phone.back()  # hides the keyboard
+    phone.back()
+    assert "Discard changes?" in texts(phone)
+    tap_on(phone, text="Cancel")
+    assert "Draft" in texts(phone)
+    phone.back()
+    tap_on(phone, text="Discard")
+    assert phone.apps[PKG].page == "main"
+    assert "Draft" not in phone.shell("content query --uri content://com.android.contacts/contacts")
+
+
+def test_text_action_opens_the_sms_thread_for_the_number():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Chloe Martin")
+    tap_on(phone, text="Text")
+    assert phone.foreground == "com.simplemobiletools.smsmessenger"
+    assert phone.apps[phone.foreground].page == "thread"
+    assert "Chloe Martin" in texts(phone)  # thread title shows the contact name
+
+
+def test_provider_insert_update_delete_and_errors():
+    phone = SimPhone()
+    uri = "content://com.android.contacts/data/phones"
+    phone.shell("content delete --uri content://com.android.contacts/contacts")
+    assert phone.shell(f"content query --uri {uri}") == "No result found.\n"
+    phone.shell(f"content insert --uri {uri} --bind display_name:s:'Zed Alpha' --bind number:s:+15550001 "
+                "--bind type:i:3")
+    phone.shell(f"content update --uri {uri} --bind number:s:+15550002 --where \"display_name='Zed Alpha'\"")
+    rows = parse_rows(phone.shell(f"content query --uri {uri} --projection display_name:label:number"),
+                      ["display_name", "label", "number"])
+    assert rows == [{"display_name": "Zed Alpha", "label": "Work", "number": "+15550002"}]
+    bad = phone.shell(f"content insert --uri {uri} --bind display_name:s:X --bind number:s:1 --bind label:s:Fax")
+    assert "unknown phone label" in bad
+    assert "unknown contacts uri" in phone.shell("content query --uri content://com.android.contacts/groups")
+    phone.shell(f"content delete --uri {uri} --where \"number='+15550002'\"")
+    assert phone.shell(f"content query --uri {uri}") == "No result found.\n"
+
+
+def test_app_state_survives_a_snapshot_round_trip():
+    phone = SimPhone()
+    phone.launch(PKG)
+    phone.snapshot_save("before")
+    tap_on(phone, text="Adam Kowalski")
+    tap_on(phone, text="More options")
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="Delete")
+    assert "Adam Kowalski" not in phone.shell("content query --uri content://contacts/phones")
+    phone.snapshot_load("before")
+    assert "Adam Kowalski" in phone.shell("content query --uri content://contacts/phones")
+
+
+# --- tasks ------------------------------------------------------------------------------------------
+
+def test_task_names_templates_and_budgets_match_the_benchmarks(realdata):
+    meta = {t["task_name"]: t for t in json.loads(
+        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
+    for name in AW_NAMES:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == meta[name]["task_template"], name
+        assert cls.difficulty == meta[name]["difficulty"], name
+        assert cls.suites == ("sim", "android_world")
+        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
+    lab = {t["task_id"]: t for t in yaml.safe_load(
+        (realdata / "tasks" / "androidlab" / "contacts.yaml").read_text())["tasks"]}
+    for name in LAB_NAMES:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == lab[name]["task"], name
+        assert cls.suites == ("sim", "androidlab")
+        assert cls.answer_task == (lab[name]["metric_type"] == "query_detect"), name
+    assert set(AW_NAMES) <= set(list_tasks("android_world"))
+    assert set(LAB_NAMES) <= set(list_tasks("androidlab"))
+    assert set(NAMES) <= set(list_tasks("sim"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_expert_solves_task_on_five_seeds(name):
+    for seed in range(5):
+        task = TASK_REGISTRY[name](seed=seed)
+        result = run_expert(task, SimDevice(seed=seed))
+        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
+        assert result.steps <= task.max_steps
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
+    task = TASK_REGISTRY[name](seed=3)
+    device = SimDevice()
+    device.shell("input keyevent 3")
+    task.initialize(device)
+    assert task.is_successful(device, None) == 0.0
+    query = "content query --uri content://com.android.contacts/data/phones --projection display_name:number:label"
+    first = device.shell(query)
+    device.execute(Click(540, 1200))  # disturb the screen, then set up again
+    task.initialize(device)
+    assert device.shell(query) == first
+    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+
+
+def test_phone_number_answers_are_compared_on_digits():
+    assert number_answer_matches("+1 650-555-0178", "+16505550178")
+    assert number_answer_matches("It is (650) 555-0178.", "+16505550178")
+    assert not number_answer_matches("650-555-0179", "+16505550178")
+    assert not number_answer_matches(None, "+16505550178")
+    task = TASK_REGISTRY["contacts_12"]()
+    device = SimDevice()
+    task.initialize(device)
+    assert task.is_successful(device, "ABC's number is +1 650 555 0178") == 1.0
+    assert task.is_successful(device, "AAA") == 0.0
+
+
+def test_draft_task_fails_once_the_draft_is_saved():
+    task = TASK_REGISTRY["ContactsNewContactDraft"](seed=1)
+    device = SimDevice()
+    result = run_expert(task, device)
+    assert result.success == 1.0
+    device.execute(Click(*next(e.center for e in compress_xml(device.observe().xml).elements if e.text == "Save")))
+    assert task.is_successful(device) == 0.0
+
+
+def random_policy(rng: random.Random):
+    """Uniform over: tap a clickable element, scroll, back, type random text, finish (rarely)."""
+
+    def policy(ui):
+        r = rng.random()
+        if r < 0.04:
+            return Finished("".join(rng.choice("0123456789") for _ in range(10)))
+        if r < 0.14:
+            return Scroll(rng.choice(["up", "down"]))
+        if r < 0.2:
+            return PressBack()
+        if r < 0.28:
+            return Type("".join(rng.choice("abcdefgh 0123456789") for _ in range(rng.randint(3, 12))))
+        targets = [e for e in ui.elements if e.clickable] or list(ui.elements)
+        x, y = rng.choice(targets).center
+        return Click(int(x), int(y))
+
+    return policy
+
+
+RANDOM_STEPS = 15  # step cap per random episode, to keep the test fast
+
+
+def test_random_agent_rarely_succeeds():
+    wins = runs = 0
+    for name in NAMES:
+        for episode in range(10):
+            task = TASK_REGISTRY[name](seed=episode)
+            result = run_policy(task, SimDevice(), random_policy(random.Random(episode * 7919 + len(name))),
+                                max_steps=min(task.max_steps, RANDOM_STEPS))
+            wins += result.success == 1.0
+            runs += 1
+    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"

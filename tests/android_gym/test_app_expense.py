@@ -1,0 +1,231 @@
+"""The simulated Pro Expense and its tasks: home, logs, entry form, selection delete, provider, experts, random agents."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from android_gym.agents import RandomAgent
+from android_gym.sim import SimPhone
+from android_gym.sim.device import SimDevice
+from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.sim import expense as expense_tasks
+from android_gym.tasks.sim.calendar import parse_content_rows
+from android_gym.tasks.sim.crossapp import expenses_csv, parse_expenses_csv
+from android_gym.tasks.sim.expense import read_expenses, row_key
+from android_gym.xml import compress_xml
+
+PKG = "com.arduia.expense"
+URI = "content://com.arduia.expense/expenses"
+COLS = ["expense_id", "name", "amount", "category", "note"]
+NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == expense_tasks.__name__)
+
+
+def ui_of(phone: SimPhone):
+    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+
+
+def tap_on(phone: SimPhone, text: str = "", rid: str = "", long: bool = False) -> None:
+    """Tap (or long-press) the topmost element showing ``text`` (text or content-desc) and/or with id ``rid``."""
+    for e in reversed(ui_of(phone).elements):
+        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
+            (phone.long_press if long else phone.tap)(*e.center)
+            return
+    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
+
+
+def type_in(phone: SimPhone, rid: str, text: str) -> None:
+    tap_on(phone, rid=rid)
+    phone.type_text(text)
+
+
+def texts(phone: SimPhone) -> list[str]:
+    return [e.text for e in ui_of(phone).elements if e.text]
+
+
+def rows(phone: SimPhone, where: str = "") -> list[dict]:
+    cmd = f"content query --uri {URI} --projection {':'.join(COLS)}"
+    if where:
+        cmd += f" --where \"{where}\""
+    return parse_content_rows(phone.shell(cmd), COLS)
+
+
+# --- the app -------------------------------------------------------------------------------------------------
+
+
+def test_home_shows_month_total_and_recent_then_logs_and_statistics():
+    phone = SimPhone()
+    phone.launch(PKG)
+    shown = texts(phone)
+    assert "October expense" in shown and "$2,027.53" in shown  # income is not an expense
+    names = [e.text for e in ui_of(phone).elements if e.resource_id.endswith(":id/tv_name")]
+    assert names == ["Restaurant Meal", "Stationery", "Charity", "Medications", "Textbooks"]
+    tap_on(phone, text="More")
+    assert "Expense Logs" in texts(phone) and "Oct 14, 2023" in texts(phone)
+    phone.swipe(540, 2000, 540, 400, 300)
+    phone.swipe(540, 2000, 540, 400, 300)
+    assert "Rent Payment" in texts(phone)  # the oldest, at the bottom of the long list
+    phone.back()
+    tap_on(phone, text="Open navigation drawer")
+    tap_on(phone, text="Statistics")
+    assert texts(phone)[:3] == ["Statistics", "Income", "$4,200.00"]
+
+
+def test_add_expense_through_the_form_with_validation():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Add expense")
+    tap_on(phone, text="Save")
+    assert "Please enter a name" in texts(phone)
+    type_in(phone, "edt_name", "Bus ticket")
+    type_in(phone, "edt_amount", "2.5x")
+    tap_on(phone, text="Save")
+    assert "Please enter a valid amount" in texts(phone)
+    tap_on(phone, rid="edt_amount", long=True)
+    phone.type_text("2.75")
+    tap_on(phone, text="Category")
+    tap_on(phone, text="Transportation")
+    type_in(phone, "edt_note", "Airport shuttle")
+    tap_on(phone, text="Save")
+    assert "Expense saved" in texts(phone) and "Bus ticket" in texts(phone)
+    row = rows(phone, "name = 'Bus ticket'")[0]
+    assert (row["amount"], row["category"], row["note"]) == ("275", "7", "Airport shuttle")
+
+
+def test_detail_edit_and_delete_with_confirmation():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Charity")
+    assert "Donation" in texts(phone) and "Food bank" in texts(phone) and "$25.00" in texts(phone)
+    tap_on(phone, text="Edit")
+    tap_on(phone, rid="edt_amount", long=True)
+    phone.type_text("30")
+    tap_on(phone, text="Update")
+    assert rows(phone, "name = 'Charity'")[0]["amount"] == "3000"
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="Cancel")
+    assert rows(phone, "name = 'Charity'")
+    tap_on(phone, text="Delete")
+    tap_on(phone, rid="button1")
+    assert rows(phone, "name = 'Charity'") == [] and "Deleted" in texts(phone)
+
+
+def test_multi_select_delete_in_the_logs():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="More")
+    tap_on(phone, text="Stationery", long=True)
+    assert "1 selected" in texts(phone)
+    tap_on(phone, text="Medications")
+    tap_on(phone, text="Stationery")  # tapping again unselects
+    tap_on(phone, text="Charity")
+    tap_on(phone, text="Delete")
+    assert "Are you sure you want to delete 2 expenses?" in texts(phone)
+    tap_on(phone, rid="button1")
+    left = {r["name"] for r in rows(phone)}
+    assert "Stationery" in left and not {"Medications", "Charity"} & left and len(left) == 12
+    assert "Expense Logs" in texts(phone)
+
+
+def test_provider_insert_update_delete_and_errors():
+    phone = SimPhone()
+    phone.shell(f"content delete --uri {URI}")
+    assert phone.shell(f"content query --uri {URI}").strip() == "No result found."
+    phone.shell(f"content insert --uri {URI} --bind name:s:'Tea, green' --bind amount:l:450 "
+                "--bind category:s:Food --bind created_date:l:1696150000000")
+    row = rows(phone)[0]
+    assert (row["name"], row["amount"], row["category"]) == ("Tea, green", "450", "3")
+    phone.shell(f"content update --uri {URI} --bind note:s:Matcha --where \"amount < 1000\"")
+    assert rows(phone)[0]["note"] == "Matcha"
+    assert "unknown expense column" in phone.shell(f"content insert --uri {URI} --bind name:s:A --bind price:l:1")
+    assert "needs name and amount" in phone.shell(f"content insert --uri {URI} --bind name:s:A")
+    assert "unknown expense category" in phone.shell(
+        f"content insert --uri {URI} --bind name:s:A --bind amount:l:1 --bind category:s:Pets")
+    assert "unknown Pro Expense uri" in phone.shell("content query --uri content://com.arduia.expense/budgets")
+    phone.shell(f"content delete --uri {URI} --where \"name LIKE 'Tea%'\"")
+    assert rows(phone) == []
+
+
+def test_csv_note_round_trip():
+    data = [{"name": "Taxi Fare", "cents": 1234, "category": "Transportation", "note": "Late night. Reimbursable."}]
+    text = expenses_csv(data)
+    assert text.splitlines()[0] == "name, amount, category, note"
+    assert parse_expenses_csv(text) == data
+
+
+# --- tasks -----------------------------------------------------------------------------------------------
+
+
+def test_task_names_templates_and_budgets_match_androidworld(realdata):
+    meta = {t["task_name"]: t for t in json.loads(
+        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
+    for name in NAMES + ["ExpenseAddMultipleFromMarkor"]:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == meta[name]["task_template"], name
+        assert cls.difficulty == meta[name]["difficulty"], name
+        assert cls.suites == ("sim", "android_world")
+        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
+    assert set(NAMES) <= set(list_tasks("android_world"))
+    assert len(NAMES) == 5
+
+
+@pytest.mark.parametrize("name", NAMES + ["ExpenseAddMultipleFromMarkor"])
+def test_expert_solves_task_on_five_seeds(name):
+    for seed in range(5):
+        task = TASK_REGISTRY[name](seed=seed)
+        result = run_expert(task, SimDevice(seed=seed))
+        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
+        assert result.steps <= task.max_steps
+
+
+@pytest.mark.parametrize("name", NAMES + ["ExpenseAddMultipleFromMarkor"])
+def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
+    task = TASK_REGISTRY[name](seed=4)
+    device = SimDevice()
+    task.initialize(device)
+    assert task.is_successful(device) == 0.0
+    first = sorted(row_key(r) for r in read_expenses(device))
+    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+    task.initialize(device)
+    assert sorted(row_key(r) for r in read_expenses(device)) == first
+    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+
+
+def test_deleting_both_duplicates_or_everything_fails():
+    task = TASK_REGISTRY["ExpenseDeleteDuplicates"](seed=2)
+    device = SimDevice()
+    task.initialize(device)
+    name = task.params["targets_present"][0]["name"]
+    device.shell(f"content delete --uri {URI} --where \"name = '{name}'\"")
+    assert task.is_successful(device) == 0.0
+    multi = TASK_REGISTRY["ExpenseDeleteMultiple"](seed=2)
+    multi.initialize(device)
+    device.shell(f"content delete --uri {URI}")
+    assert multi.is_successful(device) == 0.0
+
+
+def test_added_expense_must_match_amount_and_category():
+    task = TASK_REGISTRY["ExpenseAddSingle"](seed=1)
+    device = SimDevice()
+    task.initialize(device)
+    t = task.params["targets"][0]
+    base = f"content insert --uri {URI} --bind name:s:'{t['name'].upper()}' --bind note:s:'{t['note']}!' "
+    device.shell(base + f"--bind amount:l:{t['cents'] + 1} --bind category:s:'{t['category']}'")
+    assert task.is_successful(device) == 0.0
+    device.shell(f"content delete --uri {URI} --where \"amount = {t['cents'] + 1}\"")
+    device.shell(base + f"--bind amount:l:{t['cents']} --bind category:s:'{t['category']}'")
+    assert task.is_successful(device) == 1.0  # case and punctuation of name and note do not matter
+
+
+def test_random_agent_rarely_succeeds():
+    wins = runs = 0
+    for name in NAMES:
+        for episode in range(10):
+            task = TASK_REGISTRY[name](seed=episode)
+            agent = RandomAgent(seed=episode * 7919 + len(name))
+            result = run_policy(task, SimDevice(), agent, max_steps=min(task.max_steps, 20))
+            wins += result.success == 1.0
+            runs += 1
+    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"

@@ -1,0 +1,266 @@
+"""The simulated Markor and its tasks: file browser over /sdcard, editor, dialogs, experts and random agents."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from android_gym.agents import RandomAgent
+from android_gym.sim import SimPhone
+from android_gym.sim.device import SimDevice
+from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.sim import crossapp as cross_tasks
+from android_gym.tasks.sim import markor as markor_tasks
+from android_gym.tasks.sim.markor import MARKOR_DIR, list_dir, normalize_note, read_note
+from android_gym.xml import compress_xml
+
+PKG = "net.gsantner.markor"
+NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == markor_tasks.__name__)
+
+
+def ui_of(phone: SimPhone):
+    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+
+
+def tap_on(phone: SimPhone, text: str = "", rid: str = "", long: bool = False) -> None:
+    """Tap (or long-press) the topmost element showing ``text`` (text or content-desc) and/or with id ``rid``."""
+    for e in reversed(ui_of(phone).elements):
+        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
+            (phone.long_press if long else phone.tap)(*e.center)
+            return
+    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
+
+
+def texts(phone: SimPhone) -> list[str]:
+    return [e.text for e in ui_of(phone).elements if e.text]
+
+
+def listed(phone: SimPhone) -> list[str]:
+    return [e.text for e in ui_of(phone).elements if e.resource_id.endswith(":id/ui__filesystem_item__title")]
+
+
+def notebook(device) -> dict[str, str | None]:
+    """Every path under the notebook (folders map to None) with its content, read through the shell."""
+    out: dict[str, str | None] = {}
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        for name, is_dir in (list_dir(device, f"{MARKOR_DIR}/{rel}".rstrip("/")) or {}).items():
+            path = f"{rel}/{name}".strip("/")
+            out[path] = None if is_dir else read_note(device, f"{MARKOR_DIR}/{path}")
+            if is_dir:
+                pending.append(path)
+    return out
+
+
+# --- the app -------------------------------------------------------------------------------------------------
+
+
+def test_browser_lists_folders_first_with_times_and_navigates():
+    phone = SimPhone()
+    phone.launch(PKG)
+    assert listed(phone)[:7] == ["Journal", "Recipes", "Work", "grocery_list.md", "ideas.txt", "meeting_notes.md",
+                                 "packing_list.txt"]
+    phone.swipe(540, 2000, 540, 800, 300)
+    assert listed(phone)[-1] == "workout_plan.txt"  # the notebook is longer than the screen
+    phone.swipe(540, 800, 540, 2000, 300)
+    assert "/storage/emulated/0/Documents/Markor" in texts(phone)
+    assert "Oct 14, 2023 10:34 AM \u00b7 55 B" in texts(phone) and "2 items" in texts(phone)
+    tap_on(phone, text="Journal")
+    assert listed(phone) == ["..", "2023-10-13.md", "2023-10-14.md"]
+    phone.back()  # Back goes up a folder before leaving the app
+    assert "Journal" in listed(phone) and phone.foreground == PKG
+    tap_on(phone, text="Work")
+    tap_on(phone, text="Navigate up")
+    tap_on(phone, text="Sort by")
+    tap_on(phone, text="Date modified")
+    assert listed(phone)[3:7] == ["meeting_notes.md", "grocery_list.md", "packing_list.txt", "recipes_to_try.md"]
+
+
+def test_new_note_gets_the_extension_and_the_editor_saves():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Create a new file or folder")
+    assert phone.keyboard_shown and "New file" in texts(phone)
+    phone.type_text("shopping")
+    tap_on(phone, text="OK")
+    assert "shopping.md" in texts(phone)  # the editor's title
+    phone.type_text("eggs")
+    tap_on(phone, text="Save")
+    assert phone.shell(f"cat {MARKOR_DIR}/shopping.md") == "eggs"
+    phone.type_text("\nmilk")
+    phone.back()  # hides the keyboard
+    phone.back()  # leaves the editor, saving (Markor autosaves)
+    assert phone.shell(f"cat {MARKOR_DIR}/shopping.md") == "eggs\nmilk"
+    tap_on(phone, text="Create a new file or folder")
+    phone.type_text("plan.txt")
+    tap_on(phone, text="OK")
+    assert read_note(phone, f"{MARKOR_DIR}/plan.txt") == ""  # an existing extension is kept
+    phone.back()
+    phone.back()
+    tap_on(phone, text="Create a new file or folder")
+    phone.type_text("plan.txt")
+    tap_on(phone, text="OK")
+    assert "File already exists" in texts(phone)
+
+
+def test_create_folder_and_reject_empty_or_taken_names():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Create a new file or folder")
+    tap_on(phone, text="Folder")
+    assert "Please enter a name" in texts(phone)
+    phone.type_text("Travel")
+    tap_on(phone, text="Folder")
+    assert list_dir(phone)["Travel"] is True
+    assert listed(phone)[:4] == ["Journal", "Recipes", "Travel", "Work"]
+    tap_on(phone, text="Create a new file or folder")
+    phone.type_text("Travel")
+    tap_on(phone, text="Folder")
+    assert "Folder already exists" in texts(phone)
+
+
+def test_delete_confirm_cancel_and_select_all():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="ideas.txt", long=True)
+    assert "1 selected" in texts(phone)
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="Cancel")
+    assert "ideas.txt" in list_dir(phone)
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="OK")
+    assert "ideas.txt" not in list_dir(phone) and "ideas.txt" not in listed(phone)
+    tap_on(phone, text="Work", long=True)
+    tap_on(phone, text="Select all")
+    assert "11 selected" in texts(phone)
+    tap_on(phone, text="Delete")
+    tap_on(phone, text="OK")
+    assert list_dir(phone) == {} and "This folder is empty" in texts(phone)
+
+
+def test_move_and_rename_selected_notes():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="ideas.txt", long=True)
+    tap_on(phone, text="reading_list.md")
+    tap_on(phone, text="Move")
+    assert "Move to" in texts(phone)
+    tap_on(phone, text="Work")
+    tap_on(phone, text="Move here")
+    assert set(list_dir(phone, f"{MARKOR_DIR}/Work")) == {"okr_q4.md", "ideas.txt", "reading_list.md"}
+    assert read_note(phone, f"{MARKOR_DIR}/Work/ideas.txt").startswith("App idea")
+    tap_on(phone, text="grocery_list.md", long=True)
+    tap_on(phone, text="Move")
+    tap_on(phone, text="Move here")  # already in this folder
+    assert "The items are already in this folder" in texts(phone)
+    tap_on(phone, text="Cancel")
+    tap_on(phone, text="Rename")
+    phone.long_press(*next(e.center for e in ui_of(phone).elements if e.resource_id.endswith(":id/new_name")))
+    phone.type_text("groceries.md")
+    tap_on(phone, text="OK")
+    assert "groceries.md" in list_dir(phone) and "grocery_list.md" not in list_dir(phone)
+
+
+def test_editor_select_all_replace_and_paste():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="ideas.txt")
+    assert phone.current_activity() == f"{PKG}/.activity.DocumentActivity"
+    tap_on(phone, rid="document__fragment__edit__highlighting_editor", long=True)
+    phone.type_text("Replaced")
+    phone.set_clipboard(" and pasted")
+    tap_on(phone, rid="document__fragment__edit__highlighting_editor", long=True)
+    tap_on(phone, text="Paste")  # the selection goes: long-press then Paste replaces it
+    tap_on(phone, text="Save")
+    assert read_note(phone, f"{MARKOR_DIR}/ideas.txt") == " and pasted"
+
+
+def test_files_written_through_the_shell_show_up():
+    phone = SimPhone()
+    phone.shell(f"rm -rf {MARKOR_DIR}")
+    phone.launch(PKG)
+    assert "This folder is empty" in texts(phone)
+    phone.shell(f"mkdir -p {MARKOR_DIR}/Inbox && echo 'first line' > {MARKOR_DIR}/Inbox/from_shell.md")
+    tap_on(phone, text="Inbox")
+    tap_on(phone, text="from_shell.md")
+    assert "first line\n" in texts(phone)
+
+
+# --- tasks -----------------------------------------------------------------------------------------------
+
+
+def test_task_names_templates_and_budgets_match_androidworld(realdata):
+    meta = {t["task_name"]: t for t in json.loads(
+        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
+    for name in NAMES + ["MarkorCreateNoteAndSms"]:
+        cls = TASK_REGISTRY[name]
+        assert cls.template == meta[name]["task_template"], name
+        assert cls.difficulty == meta[name]["difficulty"], name
+        assert cls.suites == ("sim", "android_world")
+        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
+    assert set(NAMES) <= set(list_tasks("android_world"))
+    assert len(NAMES) == 10
+
+
+def test_note_comparison_rules():
+    assert normalize_note("a  \nb\n\n") == "a\nb"
+    assert normalize_note("\nheader\n\nbody\n") == "header\n\nbody"
+    assert normalize_note(None) == ""
+
+
+@pytest.mark.parametrize("name", NAMES + ["MarkorCreateNoteAndSms"])
+def test_expert_solves_task_on_five_seeds(name):
+    for seed in range(5):
+        task = TASK_REGISTRY[name](seed=seed)
+        result = run_expert(task, SimDevice(seed=seed))
+        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
+        assert result.steps <= task.max_steps
+
+
+@pytest.mark.parametrize("name", NAMES + ["MarkorCreateNoteAndSms"])
+def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
+    task = TASK_REGISTRY[name](seed=4)
+    device = SimDevice()
+    task.initialize(device)
+    assert task.is_successful(device) == 0.0
+    first = notebook(device)
+    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+    task.initialize(device)
+    assert notebook(device) == first
+    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+
+
+def test_newest_note_is_the_last_written_and_shows_so():
+    task = TASK_REGISTRY["MarkorDeleteNewestNote"](seed=3)
+    device = SimDevice()
+    task.initialize(device)
+    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+    tap_on(device.phone, text="Sort by")
+    tap_on(device.phone, text="Date modified")
+    assert listed(device.phone)[0] == task.newest()
+    device.shell(f"rm {MARKOR_DIR}/{list(task.start_notes())[0]}")  # deleting another note fails the task
+    assert task.is_successful(device) == 0.0
+
+
+def test_note_and_sms_scores_half_for_the_note_alone():
+    task = TASK_REGISTRY["MarkorCreateNoteAndSms"](seed=1)
+    device = SimDevice()
+    task.initialize(device)
+    device.shell(f"echo '{task.params['text']}' > {MARKOR_DIR}/{task.params['file_name']}")
+    assert task.is_successful(device) == 0.5
+    assert cross_tasks.MarkorCreateNoteAndSms.app_names == ("markor", "simple sms messenger")
+
+
+def test_random_agent_rarely_succeeds():
+    wins = runs = 0
+    for name in NAMES:
+        for episode in range(10):
+            task = TASK_REGISTRY[name](seed=episode)
+            agent = RandomAgent(seed=episode * 7919 + len(name))
+            result = run_policy(task, SimDevice(), agent, max_steps=min(task.max_steps, 20))
+            wins += result.success == 1.0
+            runs += 1
+    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
