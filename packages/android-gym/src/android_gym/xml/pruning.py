@@ -1,0 +1,301 @@
+"""Which nodes of a dump survive compression, and where they are visible.
+
+Rules (AndroidLab's, with its weaknesses fixed):
+
+* A node becomes an element when its visible bounds are non-empty and it is clickable, long-clickable,
+  scrollable, checkable, checked, editable, focusable, focused, selected or a password field, or has
+  text, content-desc or hint. Other nodes are dropped and their children move up to the nearest element.
+* Visible bounds are the node's bounds clipped to its ancestors and the screen. A node whose visible
+  bounds are empty is hidden with its whole subtree (off-screen, or outside its parent), as is a node
+  the dump marks invisible (``visible-to-user="false"``, Appium's ``displayed="false"``); a node with
+  missing or zero-size bounds is not an element but does not hide its children. With
+  ``keep_offscreen`` nothing is clipped or hidden and every node with valid bounds counts, at its raw
+  bounds.
+* Occlusion: a node is drawn over everything drawn before it that is not its ancestor, in dump order,
+  or ``drawing-order`` where the dump has it (so a later sibling subtree such as a dialog, a popup or
+  the soft keyboard is on top). An element is occluded, and dropped, when a node drawn after it covers
+  its visible bounds completely and that node's subtree shows something (a node in it has text,
+  content-desc or hint). Empty containers and bare decorations (a background image, a transparent
+  touch catcher) are see-through, so they never hide real controls; partly covered elements stay.
+* Invariant: every clickable, editable, scrollable or checkable node that is on screen and not
+  occluded survives, with its visible bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from android_gym.xml.tree import (
+    F_CLICKABLE,
+    F_DESC,
+    F_DISPLAYED,
+    F_DRAWING_ORDER,
+    F_HINT,
+    F_PASSWORD,
+    F_RID,
+    F_TEXT,
+    F_VISIBLE,
+    FALSE_VALUES,
+    TRUE_VALUES,
+    Bounds,
+    UITree,
+)
+
+__all__ = ["Selection", "select_elements"]
+
+_TRUE = TRUE_VALUES
+_FALSE = FALSE_VALUES
+
+
+class Selection(NamedTuple):
+    """The surviving nodes of one dump, position by position (dump order)."""
+
+    nodes: list[int]
+    """Node indices into the tree."""
+    bounds: list[Bounds]
+    """Visible bounds of each."""
+    parents: list[int]
+    """Position (in this selection) of the nearest surviving ancestor; -1 at the top."""
+    depths: list[int]
+    """How many surviving ancestors each has."""
+    ancestry: list[str]
+    """The resource-id/class chain above each node, for ids."""
+    paint_ranks: list[int] | None
+    """Rank of each in drawing order, or None when drawing order is dump order."""
+
+
+def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen: bool = False) -> Selection:
+    """Pick the nodes that survive compression, in dump order (rules in the module docstring)."""
+    rows, bounds, kids, parents, ends = tree.rows, tree.bounds, tree.child_lists, tree.parents, tree.ends
+    classes, editable = tree.classes, tree.editable
+    n = len(rows)
+    clip_on = not keep_offscreen
+    labelled = [bool(r[F_TEXT].strip() or r[F_DESC].strip() or r[F_HINT].strip()) for r in rows]
+    acts = [not _TRUE.isdisjoint(r[F_CLICKABLE : F_PASSWORD + 1]) for r in rows]
+    # shows[i]: some node in i's subtree has a label (only such subtrees can occlude).
+    # span[i]: bounding box of the valid rects in i's subtree (where the subtree can draw at most).
+    shows = labelled[:]
+    span: list[Bounds | None] = [b if b is not None and b[2] > b[0] and b[3] > b[1] else None for b in bounds]
+    for i in range(n - 1, 0, -1):
+        p = parents[i]
+        if p >= 0:
+            if shows[i]:
+                shows[p] = True
+            si = span[i]
+            if si is not None:
+                sp = span[p]
+                if sp is None:
+                    span[p] = si
+                elif not (sp[0] <= si[0] and sp[1] <= si[1] and sp[2] >= si[2] and sp[3] >= si[3]):
+                    span[p] = (min(sp[0], si[0]), min(sp[1], si[1]), max(sp[2], si[2]), max(sp[3], si[3]))
+    invisible = (
+        {i for i, r in enumerate(rows) if r[F_VISIBLE] in _FALSE or r[F_DISPLAYED] in _FALSE}
+        if clip_on
+        else None
+    )
+    vis: list[Bounds | None] = [None] * n  # visible rect; None for nodes without valid bounds
+    clip_in: list[Bounds | None] = [None] * n  # clip handed down to a node without valid bounds
+    occ: list[list[Bounds]] = [_NO_RECTS] * n  # rects drawn over the node's area by later nodes
+    anc: list[str] = [""] * n
+    epar = [-1] * n
+    edep = [0] * n
+    skip = bytearray(n)
+    reordered = [False]
+
+    def area(c: int, v: Bounds | None, clip: Bounds | None) -> Bounds | None:
+        """Where node c's subtree can draw: its visible rect when clipping, else its subtree's span."""
+        if clip_on and v is not None:
+            return v
+        s = span[c]
+        if s is None or clip is None:
+            return s
+        s = (max(s[0], clip[0]), max(s[1], clip[1]), min(s[2], clip[2]), min(s[3], clip[3]))
+        return s if s[2] > s[0] and s[3] > s[1] else None
+
+    def drawn_rects(c: int, v: Bounds | None, clip: Bounds | None) -> list[Bounds]:
+        """Rects that node c's subtree draws over what came before (only parts that show something)."""
+        if clip_on and v is not None:
+            return [v]  # everything below is clipped inside v
+        out = []
+        # Without clipping every shown rect counts; with it, the top-most valid ones hold the rest.
+        todo = list(kids[c]) if clip_on else list(range(c, ends[c]))
+        while todo:
+            j = todo.pop()
+            if not shows[j]:
+                continue
+            b = bounds[j]
+            if b is None or b[2] <= b[0] or b[3] <= b[1]:
+                if clip_on:
+                    todo.extend(kids[j])
+                continue
+            if clip is not None:
+                b = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
+                if b[2] <= b[0] or b[3] <= b[1]:
+                    continue
+            out.append(b)
+        return out
+
+    def group(cs: list[int], clip: Bounds | None, above: list[Bounds], a: str, ep: int, ed: int) -> None:
+        """Hand the children ``cs`` of one node their visible rects, clip, occluders and ancestry."""
+        if len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
+            ordered = sorted(cs, key=lambda c: (_int_or(rows[c][F_DRAWING_ORDER], -1), c))
+            if ordered != cs:
+                reordered[0] = True
+                cs = ordered
+        boxes: list[Bounds | None] = []
+        for c in cs:
+            anc[c] = a
+            epar[c] = ep
+            edep[c] = ed
+            if invisible and c in invisible:
+                skip[c] = 1  # the dump says it is not shown
+                boxes.append(None)
+                continue
+            b = bounds[c]
+            if b is None or b[2] <= b[0] or b[3] <= b[1]:
+                clip_in[c] = clip
+                boxes.append(area(c, None, clip))
+                continue
+            if clip is not None:
+                b = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
+                if b[2] <= b[0] or b[3] <= b[1]:
+                    skip[c] = 1
+                    boxes.append(None)
+                    continue
+            vis[c] = b
+            boxes.append(b if clip_on else span[c])
+        if len(cs) == 1:
+            box = boxes[0]
+            if above and box is not None:
+                x1, y1, x2, y2 = box
+                occ[cs[0]] = [o for o in above if o[0] < x2 and o[2] > x1 and o[1] < y2 and o[3] > y1]
+            return
+        extra = _later_overlaps(cs, boxes, shows, lambda c: drawn_rects(c, vis[c], clip))
+        for i, c in enumerate(cs):
+            box = boxes[i]
+            if box is None:  # hidden, or nothing inside can draw
+                continue
+            more = extra[i]
+            cand = above + more if more else above
+            if cand:
+                x1, y1, x2, y2 = box
+                occ[c] = [o for o in cand if o[0] < x2 and o[2] > x1 and o[1] < y2 and o[3] > y1]
+
+    root_clip: Bounds | None = (0, 0, screen[0], screen[1]) if (screen is not None and clip_on) else None
+    group(tree.roots, root_clip, _NO_RECTS, "", -1, 0)
+    picked: list[int] = []
+    picked_vis: list[Bounds] = []
+    picked_par: list[int] = []
+    picked_dep: list[int] = []
+    picked_anc: list[str] = []
+    i = 0
+    while i < n:
+        if skip[i]:
+            i = ends[i]
+            continue
+        cs = kids[i]
+        r = vis[i]
+        if r is None:  # no valid bounds: draws nothing, children get the clip and occluders above it
+            if cs:
+                group(cs, clip_in[i], occ[i], f"{anc[i]}/{rows[i][F_RID] or classes[i]}", epar[i], edep[i])
+            i += 1
+            continue
+        above = occ[i]
+        if above:
+            x1, y1, x2, y2 = r
+            hidden = False
+            for o in above:
+                if o[0] <= x1 and o[1] <= y1 and o[2] >= x2 and o[3] >= y2:
+                    hidden = True
+                    break
+            if hidden:
+                if clip_on:  # descendants are clipped to this node, so they are covered too
+                    i = ends[i]
+                    continue
+                if cs:
+                    group(cs, None, above, f"{anc[i]}/{rows[i][F_RID] or classes[i]}", epar[i], edep[i])
+                i += 1
+                continue
+        if acts[i] or labelled[i] or editable[i]:
+            picked.append(i)
+            picked_vis.append(r)
+            picked_par.append(epar[i])
+            picked_dep.append(edep[i])
+            picked_anc.append(anc[i])
+            ep, ed = len(picked) - 1, edep[i] + 1
+        else:
+            ep, ed = epar[i], edep[i]
+        if cs:
+            group(cs, r if clip_on else None, above, f"{anc[i]}/{rows[i][F_RID] or classes[i]}", ep, ed)
+        i += 1
+    ranks = _paint_ranks(tree, picked) if reordered[0] else None
+    return Selection(picked, picked_vis, picked_par, picked_dep, picked_anc, ranks)
+
+
+_NO_RECTS: list[Bounds] = []
+
+
+def _later_overlaps(
+    cs: list[int],
+    boxes: list[Bounds | None],
+    shows: list[bool],
+    drawn: Callable[[int], list[Bounds]],
+) -> list[list[Bounds] | None]:
+    """For siblings ``cs`` in drawing order with drawing areas ``boxes``: the rects each one gets
+    drawn over it by later siblings that show something (None where there are none)."""
+    k = len(cs)
+    extra: list[list[Bounds] | None] = [None] * k
+    live = [j for j in range(k) if boxes[j] is not None]
+    if len(live) < 2:
+        return extra
+    # Sweep top to bottom: only overlapping pairs matter, and the rows of a list never overlap.
+    live.sort(key=lambda j: boxes[j][1])  # type: ignore[index]
+    cache: dict[int, list[Bounds]] = {}
+    for pos, ia in enumerate(live):
+        ax1, _, ax2, ay2 = boxes[ia]  # type: ignore[misc]
+        for ib in live[pos + 1 :]:
+            v = boxes[ib]
+            if v[1] >= ay2:  # type: ignore[index]
+                break
+            if v[0] < ax2 and v[2] > ax1:  # type: ignore[index]
+                lo, hi = (ia, ib) if ia < ib else (ib, ia)
+                if shows[cs[hi]]:
+                    rects = cache.get(hi)
+                    if rects is None:
+                        rects = cache[hi] = drawn(cs[hi])
+                    if rects:
+                        if extra[lo] is None:
+                            extra[lo] = list(rects)
+                        else:
+                            extra[lo].extend(rects)  # type: ignore[union-attr]
+    return extra
+
+
+def _int_or(value: str, default: int) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return default
+
+
+def _paint_ranks(tree: UITree, picked: list[int]) -> list[int]:
+    """Each picked node's rank in drawing order (siblings sorted by drawing-order, then dump order)."""
+    rows, parents = tree.rows, tree.parents
+    pos_in_parent: dict[int, int] = {}
+    for kids in [tree.roots, *tree.child_lists]:
+        for pos, c in enumerate(kids):
+            pos_in_parent[c] = pos
+
+    def key(i: int) -> tuple[tuple[int, int], ...]:
+        path = []
+        while i >= 0:
+            path.append((_int_or(rows[i][F_DRAWING_ORDER], -1), pos_in_parent[i]))
+            i = parents[i]
+        return tuple(reversed(path))
+
+    order = sorted(range(len(picked)), key=lambda p: key(picked[p]))
+    ranks = [0] * len(picked)
+    for rank, p in enumerate(order):
+        ranks[p] = rank
+    return ranks

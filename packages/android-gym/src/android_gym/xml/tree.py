@@ -1,0 +1,439 @@
+"""Parsing uiautomator hierarchy dumps into a typed tree (`parse_ui` -> `UITree` of `UINode`).
+
+Accepts what real tools emit: plain ``uiautomator dump`` output (``<hierarchy><node .../>``), the Appium
+variant (class names as element tags), single-quoted attributes, entities and newlines in text,
+extra attributes (kept in ``UINode.attrs``, never interpreted unless listed here), multi-window dumps,
+partial dumps without a ``<hierarchy>`` root, and junk printed around the XML (``UI hierchary dumped
+to: ...``, shell warnings). Anything that is not well-formed XML raises `XMLParseError` with the line
+and column; DTD entity declarations are refused (no dump has them, and they enable entity bombs).
+
+Speed: the dump is read with the C expat parser into per-node attribute lists, and the fields the
+compressor needs are pulled out with one ``itemgetter`` call per node; `UINode` objects are only built
+when ``UITree.nodes`` is first used. On a parse error lxml re-reads the text for a precise message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+from xml.parsers import expat
+
+__all__ = ["Bounds", "UINode", "UITree", "XMLParseError", "parse_bounds", "parse_ui"]
+
+Bounds = tuple[int, int, int, int]
+"""A rectangle as ``(x1, y1, x2, y2)`` screen pixels, x2/y2 exclusive like Android's ``Rect``."""
+
+# The attributes read into fixed row positions (see the F_* constants); everything else stays in attrs.
+FIELDS: tuple[str, ...] = (
+    "bounds", "class", "text", "content-desc", "hint", "resource-id", "package",
+    "clickable", "long-clickable", "scrollable", "checkable", "checked", "focusable", "focused",
+    "selected", "password", "enabled", "editable", "drawing-order", "NAF", "visible-to-user", "displayed",
+)  # fmt: skip
+(F_BOUNDS, F_CLASS, F_TEXT, F_DESC, F_HINT, F_RID, F_PKG, F_CLICKABLE, F_LONG_CLICKABLE, F_SCROLLABLE,
+ F_CHECKABLE, F_CHECKED, F_FOCUSABLE, F_FOCUSED, F_SELECTED, F_PASSWORD, F_ENABLED, F_EDITABLE,
+ F_DRAWING_ORDER, F_NAF, F_VISIBLE, F_DISPLAYED) = range(len(FIELDS))  # fmt: skip
+
+_BOUNDS_RE = re.compile(r"\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]")
+_ALL_BOUNDS_RE = re.compile(r"(?:\[-?\d+,-?\d+\]\[-?\d+,-?\d+\])*")
+_BRACKETS_TO_COMMAS = str.maketrans({"[": None, "]": ","})
+_START_RE = re.compile(rb"<(?:\?xml|!--|!DOCTYPE|[A-Za-z_])")
+_ROOT_TAG_RE = re.compile(
+    rb"\s*(?:<\?xml[^>]*\?>)?\s*(?:(?:<!--.*?-->|<!DOCTYPE[^>]*>)\s*)*<([A-Za-z_][\w.\-:$]*)", re.S
+)
+_DECL_RE = re.compile(rb"\s*<\?xml[^>]*\?>")
+# Characters XML 1.0 forbids (C0 controls except tab/newline/return), raw or as character references.
+_BAD_CHARS_RE = re.compile(
+    rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|&#(?:0*(?:[0-8]|1[1-2]|1[4-9]|2\d|3[01])|[xX]0*(?:[0-8]|[bBcCeEfF]|1[0-9a-fA-F]));"
+)
+_EDITABLE_CLASS_RE = re.compile(r"(?:EditText|AutoCompleteTextView|SearchAutoComplete)$")
+TRUE_VALUES = frozenset(("true", "True", "TRUE", "1"))
+"""Attribute values read as true."""
+_TRUE = TRUE_VALUES
+FALSE_VALUES = frozenset(("false", "False", "FALSE", "0"))
+"""Attribute values read as false."""
+_FALSE = FALSE_VALUES
+
+
+class XMLParseError(ValueError):
+    """A hierarchy dump is not well-formed XML (or holds no XML at all); the message gives line and column."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        self.reason = message
+        self.line = line
+        self.column = column
+        where = f" (line {line}, column {column})" if line is not None else ""
+        super().__init__(f"malformed UI hierarchy XML: {message}{where}")
+
+
+@dataclass(slots=True)
+class UINode:
+    """One view of the hierarchy with the attributes agents use; ``attrs`` keeps every raw attribute.
+
+    ``index`` is the node's position in `UITree.nodes` (document pre-order); ``index_path`` is the
+    chain of child positions from the top (position in the dump, not the ``index`` attribute, which
+    skips invisible children). ``bounds`` is None when the node has no parseable bounds. ``end`` is one
+    past the last node of its subtree (pre-order keeps a subtree contiguous). ``visible`` is False only
+    when the dump says so (``visible-to-user="false"`` or Appium's ``displayed="false"``).
+    """
+
+    index: int
+    index_path: tuple[int, ...]
+    parent: int | None
+    children: list[int]
+    end: int
+    depth: int
+    class_name: str
+    package: str
+    resource_id: str
+    text: str
+    content_desc: str
+    hint: str
+    bounds: Bounds | None
+    checkable: bool
+    checked: bool
+    clickable: bool
+    enabled: bool
+    focusable: bool
+    focused: bool
+    scrollable: bool
+    long_clickable: bool
+    password: bool
+    selected: bool
+    editable: bool
+    naf: bool
+    drawing_order: int | None
+    visible: bool
+    attrs: dict[str, str]
+
+    @property
+    def short_class(self) -> str:
+        """The last dotted segment of the class name (``android.widget.Switch`` -> ``Switch``)."""
+        return self.class_name.rpartition(".")[2]
+
+    @property
+    def label(self) -> str:
+        """Text and content-desc merged (each once), what a user would read for this node."""
+        if self.text and self.content_desc and self.text != self.content_desc:
+            return f"{self.text} {self.content_desc}"
+        return self.text or self.content_desc
+
+
+class UITree:
+    """A parsed dump (made by `parse_ui`): nodes in document pre-order plus dump-level facts.
+
+    ``screen_size`` is ``(width, height)`` from the union of the top-level nodes' bounds (else from
+    Appium's ``<hierarchy width= height=>``, else None); ``rotation`` is ``<hierarchy rotation=...>`` (0 when absent); ``attrs``
+    holds the ``<hierarchy>`` attributes. The per-node columns (``parents``, ``rows``, ``bounds`` ...)
+    are what the compressor reads; ``nodes`` gives the same data as `UINode` objects.
+    """
+
+    __slots__ = (
+        "roots", "rotation", "screen_size", "attrs", "parents", "child_lists", "ends", "rows", "bounds",
+        "classes", "editable", "_raw", "_nodes",
+    )  # fmt: skip
+
+    def __init__(self, tags: list[str], raw: list[list[str]], rows: list[tuple[str, ...]], parents: list[int],
+                 attrs: dict[str, str]):  # fmt: skip
+        n = len(rows)
+        self.attrs = attrs
+        self.parents = parents
+        self.rows = rows
+        self._raw = raw
+        self._nodes: list[UINode] | None = None
+        child_lists: list[list[int]] = [[] for _ in range(n)]
+        roots: list[int] = []
+        for i, p in enumerate(parents):
+            if p < 0:
+                roots.append(i)
+            else:
+                child_lists[p].append(i)
+        ends = list(range(1, n + 1))
+        for i in range(n - 1, 0, -1):
+            p = parents[i]
+            if p >= 0 and ends[i] > ends[p]:
+                ends[p] = ends[i]
+        self.roots = roots
+        self.child_lists = child_lists
+        self.ends = ends
+        self.classes = [r[F_CLASS] or ("" if t == "node" else t) for r, t in zip(rows, tags)]
+        editable_cache: dict[str, bool] = {}
+        editable = []
+        for r, cls in zip(rows, self.classes):
+            e = editable_cache.get(cls)
+            if e is None:
+                e = editable_cache[cls] = _EDITABLE_CLASS_RE.search(cls) is not None
+            editable.append(e or r[F_EDITABLE] in _TRUE)
+        self.editable = editable
+        self.bounds = _parse_all_bounds([r[F_BOUNDS] for r in rows])
+        self.rotation = _int_or_none(attrs.get("rotation")) or 0
+        w = h = 0
+        for i in roots:
+            b = self.bounds[i]
+            if b is not None and b[2] > b[0] and b[3] > b[1]:
+                w = max(w, b[2])
+                h = max(h, b[3])
+        if not (w > 0 and h > 0):  # no top-level bounds: Appium's <hierarchy width= height=> may say
+            w, h = _int_or_none(attrs.get("width")) or 0, _int_or_none(attrs.get("height")) or 0
+        self.screen_size: tuple[int, int] | None = (w, h) if w > 0 and h > 0 else None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[UINode]:
+        return iter(self.nodes)
+
+    def __getitem__(self, index: int) -> UINode:
+        return self.nodes[index]
+
+    def __repr__(self) -> str:
+        return f"UITree(nodes={len(self.rows)}, roots={len(self.roots)}, screen_size={self.screen_size})"
+
+    @property
+    def nodes(self) -> list[UINode]:
+        """All nodes as `UINode` objects, in document pre-order (built on first use)."""
+        if self._nodes is None:
+            self._nodes = self._build_nodes()
+        return self._nodes
+
+    def children(self, node: UINode) -> list[UINode]:
+        """The node's direct children, in dump order."""
+        nodes = self.nodes
+        return [nodes[i] for i in node.children]
+
+    def parent(self, node: UINode) -> UINode | None:
+        """The node's parent, or None for a top-level node."""
+        return None if node.parent is None else self.nodes[node.parent]
+
+    def ancestors(self, node: UINode) -> Iterator[UINode]:
+        """The node's ancestors, nearest first."""
+        i = node.parent
+        while i is not None:
+            n = self.nodes[i]
+            yield n
+            i = n.parent
+
+    def subtree(self, node: UINode) -> list[UINode]:
+        """The node and all its descendants, in pre-order."""
+        return self.nodes[node.index : node.end]
+
+    def _build_nodes(self) -> list[UINode]:
+        out: list[UINode] = []
+        positions = [0] * len(self.rows)
+        for kids in [self.roots, *self.child_lists]:
+            for pos, c in enumerate(kids):
+                positions[c] = pos
+        for i, (r, raw) in enumerate(zip(self.rows, self._raw)):
+            p = self.parents[i]
+            parent_node = out[p] if p >= 0 else None
+            path = (*parent_node.index_path, positions[i]) if parent_node is not None else (positions[i],)
+            out.append(
+                UINode(
+                    index=i,
+                    index_path=path,
+                    parent=p if p >= 0 else None,
+                    children=list(self.child_lists[i]),
+                    end=self.ends[i],
+                    depth=parent_node.depth + 1 if parent_node is not None else 0,
+                    class_name=self.classes[i],
+                    package=r[F_PKG],
+                    resource_id=r[F_RID],
+                    text=r[F_TEXT],
+                    content_desc=r[F_DESC],
+                    hint=r[F_HINT],
+                    bounds=self.bounds[i],
+                    checkable=r[F_CHECKABLE] in _TRUE,
+                    checked=r[F_CHECKED] in _TRUE,
+                    clickable=r[F_CLICKABLE] in _TRUE,
+                    enabled=r[F_ENABLED] not in _FALSE,
+                    focusable=r[F_FOCUSABLE] in _TRUE,
+                    focused=r[F_FOCUSED] in _TRUE,
+                    scrollable=r[F_SCROLLABLE] in _TRUE,
+                    long_clickable=r[F_LONG_CLICKABLE] in _TRUE,
+                    password=r[F_PASSWORD] in _TRUE,
+                    selected=r[F_SELECTED] in _TRUE,
+                    editable=self.editable[i],
+                    naf=r[F_NAF] in _TRUE,
+                    drawing_order=_int_or_none(r[F_DRAWING_ORDER]),
+                    visible=r[F_VISIBLE] not in _FALSE and r[F_DISPLAYED] not in _FALSE,
+                    attrs=dict(zip(raw[0:-1:2], raw[1::2])),
+                )
+            )
+        return out
+
+
+def parse_bounds(value: str | None) -> Bounds | None:
+    """Read ``[x1,y1][x2,y2]`` into a tuple; None when absent or not in that shape."""
+    if not value:
+        return None
+    m = _BOUNDS_RE.search(value)
+    if m is None:
+        return None
+    return (int(m[1]), int(m[2]), int(m[3]), int(m[4]))
+
+
+def _parse_all_bounds(raw: list[str]) -> list[Bounds | None]:
+    """Bounds of every node; one regex over all of them when they are all in the usual compact shape."""
+    joined = "".join(raw)
+    if all(raw) and _ALL_BOUNDS_RE.fullmatch(joined):
+        nums = list(map(int, joined.translate(_BRACKETS_TO_COMMAS).split(",")[:-1]))
+        if len(nums) == 4 * len(raw):  # every value held exactly one rectangle
+            it = iter(nums)
+            return list(zip(it, it, it, it))
+    return [parse_bounds(v) for v in raw]
+
+
+def _int_or_none(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def _to_bytes(xml: str | bytes) -> tuple[bytes, bool]:
+    """The dump as bytes, and whether they were re-encoded to UTF-8 here (then the declared encoding is moot)."""
+    if isinstance(xml, str):
+        return xml.encode("utf-8", "surrogatepass"), True
+    if isinstance(xml, (bytes, bytearray, memoryview)):
+        data = bytes(xml)
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a byte-order mark
+            return data.decode("utf-16").encode("utf-8", "surrogatepass"), True
+        return data, False
+    raise TypeError(f"parse_ui expects str or bytes, got {type(xml).__name__}")
+
+
+def _strip_junk(data: bytes) -> tuple[bytes, int]:
+    """Cut the XML document out of surrounding text; returns it and how many lines were cut before it."""
+    head = data[:64].lstrip()
+    if head.startswith((b"<?xml", b"<hierarchy", b"<node")) and data.rstrip().endswith(b">"):
+        start = 0
+    else:
+        m = _START_RE.search(data)
+        if m is None:
+            raise XMLParseError("no XML element found in the input" + _preview(data))
+        start = m.start()
+    tag_m = _ROOT_TAG_RE.match(data, start)
+    end = len(data)
+    if tag_m is not None:
+        close = b"</" + tag_m.group(1) + b">"
+        pos = data.rfind(close)
+        if pos >= start:
+            end = pos + len(close)
+        else:
+            last = data.rfind(b">")
+            if last >= start:
+                end = last + 1
+    if start == 0 and end == len(data):
+        return data, 0
+    return data[start:end], data.count(b"\n", 0, start)
+
+
+def _preview(data: bytes) -> str:
+    text = data[:60].decode("utf-8", "replace").strip()
+    return f": {text!r}" if text else " (empty input)"
+
+
+class _Collector:
+    """expat callbacks that record, per element, its tag, attribute list, the needed fields and parent."""
+
+    def __init__(self) -> None:
+        self.tags: list[str] = []
+        self.raw: list[list[str]] = []
+        self.rows: list[tuple[str, ...]] = []
+        self.parents: list[int] = []
+        self.hierarchy_attrs: dict[str, str] = {}
+
+    def run(self, doc: bytes) -> None:
+        p = expat.ParserCreate()
+        p.ordered_attributes = True
+        p.buffer_text = True
+        tags, raw, rows, parents = self.tags, self.raw, self.rows, self.parents
+        tags_append, raw_append, rows_append, parents_append = (
+            tags.append,
+            raw.append,
+            rows.append,
+            parents.append,
+        )
+        stack = [-1]
+        stack_append, stack_pop = stack.append, stack.pop
+        cache: list[Any] = [None, None]  # attribute-name list seen last, and its itemgetter
+
+        def start(name: str, a: list[str]) -> None:
+            keys = a[0::2]
+            if keys != cache[0]:
+                cache[0] = keys
+                pos = {k: 2 * j + 1 for j, k in enumerate(keys)}
+                cache[1] = itemgetter(*(pos.get(f, -1) for f in FIELDS))
+            a.append("")  # what a missing attribute (position -1) reads as
+            idx = len(tags)
+            tags_append(name)
+            raw_append(a)
+            rows_append(cache[1](a))
+            parents_append(stack[-1])
+            stack_append(idx)
+
+        def end(name: str) -> None:
+            stack_pop()
+
+        def first(name: str, a: list[str]) -> None:
+            p.StartElementHandler = start
+            if name == "hierarchy":
+                self.hierarchy_attrs = dict(zip(a[0::2], a[1::2]))
+                stack_append(-1)
+            else:
+                start(name, a)
+
+        def refuse_entities(*_: object) -> None:
+            raise XMLParseError("entity declarations are not allowed in a UI dump")
+
+        p.StartElementHandler = first
+        p.EndElementHandler = end
+        p.EntityDeclHandler = refuse_entities
+        p.Parse(doc, True)
+
+
+def _parse_error(doc: bytes, err: expat.ExpatError, lines_cut: int) -> XMLParseError:
+    """A precise error for a document expat refused: lxml's wording where it agrees, expat's otherwise."""
+    from lxml import etree  # only needed on this path; keeps the import of this module light
+
+    try:
+        etree.fromstring(doc, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    except etree.XMLSyntaxError as lx:
+        if lx.position and lx.position[0]:
+            msg = re.sub(r",? line \d+, column \d+$", "", (lx.msg or str(lx)).strip())
+            return XMLParseError(msg, lx.position[0] + lines_cut, lx.position[1])
+    except Exception:  # noqa: S110 - lxml is only asked for a nicer message; expat's is the fallback
+        pass
+    return XMLParseError(expat.errors.messages[err.code], err.lineno + lines_cut, err.offset + 1)
+
+
+def parse_ui(xml: str | bytes) -> UITree:
+    """Parse a uiautomator (or Appium) hierarchy dump into a `UITree`.
+
+    Raises `XMLParseError` (a ValueError) naming line and column when the XML is malformed, and
+    TypeError for input that is neither str nor bytes.
+    """
+    data, from_str = _to_bytes(xml)
+    doc, lines_cut = _strip_junk(data)
+    if from_str:
+        m = _DECL_RE.match(doc)
+        if m is not None:  # the text is UTF-8 now whatever the declaration says
+            doc = doc[: m.start()] + b"\n" * doc.count(b"\n", 0, m.end()) + doc[m.end() :]
+    col = _Collector()
+    try:
+        col.run(doc)
+    except expat.ExpatError as err:
+        # Real dumps sometimes carry control characters that XML 1.0 forbids; retry without them.
+        cleaned = _BAD_CHARS_RE.sub(b"", doc)
+        if cleaned == doc:
+            raise _parse_error(doc, err, lines_cut) from None
+        col = _Collector()
+        try:
+            col.run(cleaned)
+        except expat.ExpatError:
+            raise _parse_error(doc, err, lines_cut) from None
+    return UITree(col.tags, col.raw, col.rows, col.parents, col.hierarchy_attrs)
