@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# Tiny models on a 2-core machine: more torch threads than cores spin-wait and slow tests ~30x
+# when anything else runs (measured); set before torch is first imported.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REALDATA = Path(os.environ.get("ANDROID_COACH_REALDATA", REPO_ROOT.parent / "shared" / "realdata"))
 
