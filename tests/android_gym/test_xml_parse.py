@@ -166,6 +166,22 @@ def test_str_and_bytes_and_other_encodings_agree():
     assert [n.text for n in d.nodes] == texts
 
 
+def test_multibyte_encodings_expat_lacks_are_decoded():
+    raw = load("non_ascii.xml").decode("utf-8")
+    gbk = (
+        raw.replace("encoding='UTF-8'", "encoding='GBK'")
+        .replace("مرحبا بالعالم", "你好")
+        .replace("Привет 👋🏽 café", "世界")
+    )
+    gbk = gbk.replace("发送 👨‍👩‍👧", "发送")
+    tree = parse_ui(gbk.encode("gbk"))
+    assert [n.text for n in tree.nodes[1:3]] == ["你好", "世界"] and tree.nodes[3].content_desc == "发送"
+    with pytest.raises(XMLParseError, match="unknown encoding 'x-nope'"):
+        parse_ui(raw.replace("encoding='UTF-8'", "encoding='x-nope'").encode())
+    with pytest.raises(XMLParseError, match="not valid GBK"):
+        parse_ui(gbk.encode("gbk") + b"\xff\xff")
+
+
 def test_control_characters_are_dropped_not_fatal():
     xml = load("single_node.xml").decode().replace("Only node", "Only\x07 node&#1;")
     tree = parse_ui(xml)

@@ -5,7 +5,8 @@ Usage: python tools/bench/xml_compress.py [--realdata DIR] [--repeats N] [--node
 Prints one JSON object: for every dump its node and element counts, characters before and after
 (each style), and median milliseconds over N repeats (wall clock and CPU time) for parsing alone,
 for compression to text, and for compression plus building the element objects; then the generated
-dump's medians.
+dump's medians. ``baseline_median_ms_bare_lxml_parse`` (lxml building its tree from the same bytes,
+nothing else) puts the numbers in proportion to the machine.
 Real dumps are read from ``<repo>/../shared/realdata/android_xml`` unless ``--realdata`` says otherwise.
 """
 
@@ -19,6 +20,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from lxml import etree
 
 from android_gym.xml import compress_xml, parse_ui, synthetic_dump
 
@@ -45,6 +48,8 @@ def measure(name: str, xml: str, repeats: int) -> dict:
     parse_wall, parse_cpu = median_ms(lambda: parse_ui(xml), repeats)
     text_wall, text_cpu = median_ms(lambda: compress_xml(xml), repeats)
     full_wall, full_cpu = median_ms(lambda: compress_xml(xml).elements, repeats)
+    data = xml.encode("utf-8")
+    lxml_wall, _ = median_ms(lambda: etree.fromstring(data), repeats)
     return {
         "dump": name,
         "nodes": len(parse_ui(xml)),
@@ -60,6 +65,7 @@ def measure(name: str, xml: str, repeats: int) -> dict:
         "median_cpu_ms_parse": parse_cpu,
         "median_cpu_ms_compress": text_cpu,
         "median_cpu_ms_compress_with_elements": full_cpu,
+        "baseline_median_ms_bare_lxml_parse": lxml_wall,
     }
 
 
@@ -95,6 +101,9 @@ def main(argv: list[str] | None = None) -> dict:
         ],
         f"generated_{args.nodes}_median_ms_parse": generated["median_ms_parse"],
         f"generated_{args.nodes}_median_cpu_ms_compress": generated["median_cpu_ms_compress"],
+        f"generated_{args.nodes}_baseline_median_ms_bare_lxml_parse": generated[
+            "baseline_median_ms_bare_lxml_parse"
+        ],
     }
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return report

@@ -26,12 +26,30 @@ from android_gym.envs import AndroidEnv, UnicodeText, register_envs
 from android_gym.screen import Screen
 from android_gym.tasks import Task, list_tasks
 from android_gym.trajectory import Step, Trajectory
+from android_gym.xml import (
+    CompressedUI,
+    UIElement,
+    UINode,
+    UITree,
+    UnknownElementError,
+    XMLParseError,
+    compress_xml,
+    parse_ui,
+)
 
 __version__ = "0.1.0"
 
 register_envs()
 
 __all__ = [
+    "CompressedUI",
+    "UIElement",
+    "UINode",
+    "UITree",
+    "UnknownElementError",
+    "XMLParseError",
+    "compress_xml",
+    "parse_ui",
     "Action",
     "AndroidEnv",
     "ActionFormatError",

@@ -44,6 +44,10 @@ _ROOT_TAG_RE = re.compile(
     rb"\s*(?:<\?xml[^>]*\?>)?\s*(?:(?:<!--.*?-->|<!DOCTYPE[^>]*>)\s*)*<([A-Za-z_][\w.\-:$]*)", re.S
 )
 _DECL_RE = re.compile(rb"\s*<\?xml[^>]*\?>")
+_ENCODING_RE = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_EXPAT_ENCODINGS = frozenset(
+    ("utf-8", "utf8", "utf-16", "utf16", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1")
+)
 # Characters XML 1.0 forbids (C0 controls except tab/newline/return), raw or as character references.
 _BAD_CHARS_RE = re.compile(
     rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|&#(?:0*(?:[0-8]|1[1-2]|1[4-9]|2\d|3[01])|[xX]0*(?:[0-8]|[bBcCeEfF]|1[0-9a-fA-F]));"
@@ -302,6 +306,18 @@ def _to_bytes(xml: str | bytes) -> tuple[bytes, bool]:
         data = bytes(xml)
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a byte-order mark
             return data.decode("utf-16").encode("utf-8", "surrogatepass"), True
+        m = _ENCODING_RE.match(data)
+        if m is not None and m.group(1).decode().lower() not in _EXPAT_ENCODINGS:
+            # expat reads only UTF-8/16, ASCII and Latin-1; let Python decode the rest (GBK, Shift_JIS ...).
+            name = m.group(1).decode()
+            try:
+                return data.decode(name).encode("utf-8", "surrogatepass"), True
+            except LookupError:
+                raise XMLParseError(f"unknown encoding {name!r} in the XML declaration") from None
+            except UnicodeDecodeError as err:
+                raise XMLParseError(
+                    f"the bytes are not valid {name}: {err.reason} at byte {err.start}"
+                ) from None
         return data, False
     raise TypeError(f"parse_ui expects str or bytes, got {type(xml).__name__}")
 
