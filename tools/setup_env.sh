@@ -16,6 +16,6 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q -r tools/requirements-dev.txt \
-  -e packages/android-gym -e packages/coach-reward -e packages/coach-rl 2>&1 | grep -v "^WARNING: Location" || true
+  -e "packages/android-gym[adb,androidlab]" -e packages/coach-reward -e packages/coach-rl 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -c "import android_gym, coach_reward, coach_rl, torch; assert torch.__version__.startswith('2.13')"
 echo "$want" > "$stamp"

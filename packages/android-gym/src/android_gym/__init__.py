@@ -22,8 +22,11 @@ from android_gym.actions import (
     parse_actions,
     smart_resize,
 )
+from android_gym.adbd import SimAdbd
+from android_gym.drivers import AdbDevice, EmulatorPool
 from android_gym.envs import AndroidEnv, UnicodeText, register_envs
 from android_gym.screen import Screen
+from android_gym.sim import SimDevice, SimPhone
 from android_gym.tasks import Task, list_tasks
 from android_gym.trajectory import Step, Trajectory
 from android_gym.xml import (
@@ -42,6 +45,11 @@ __version__ = "0.1.0"
 register_envs()
 
 __all__ = [
+    "AdbDevice",
+    "EmulatorPool",
+    "SimAdbd",
+    "SimDevice",
+    "SimPhone",
     "CompressedUI",
     "UIElement",
     "UINode",

@@ -1,4 +1,4 @@
-"""``android-gym``: list tasks, play a task with the expert or a random agent, record the episode."""
+"""``android-gym``: list tasks, play a task with the expert or a random agent, record the episode, serve a simulated adbd."""
 
 from __future__ import annotations
 
@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--record", default=None, help="save screenshots as an animated .gif, or PNG frames into a folder")
     play.set_defaults(func=_cmd_play)
+
+    from android_gym.adbd.cli import add_sim_adbd_parser
+
+    add_sim_adbd_parser(sub)
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,8 +26,9 @@ class AndroidEnv(gym.Env):
     An Android phone and a task on it: the agent reads the task instruction and the screen (a
     compressed UI tree, optionally the screenshot) and answers with one action per step, as text in
     any format android-gym parses (UI-TARS, AndroidLab, AndroidWorld JSON), as an ``Action`` or as its
-    dict. The phone is the embedded simulated phone (``device="sim"``, the default), or a real device
-    or emulator given by its adb serial (the driver lands in a later release).
+    dict. The phone is the embedded simulated phone (``device="sim"``, the default), a real device
+    or emulator given by its adb serial (``"emulator-5554"``, ``"127.0.0.1:5555"``: an
+    :class:`~android_gym.drivers.AdbDevice`), or any ``Device`` object (e.g. from an ``EmulatorPool``).
 
     ## Action Space
     ``UnicodeText(8192)``: the model's raw output. ``Action`` objects and their ``to_dict()`` dicts
@@ -46,7 +48,9 @@ class AndroidEnv(gym.Env):
     ## Starting State
     ``reset`` picks a task (the ``task`` argument, ``options["task"]``, or uniformly from the suite),
     draws its parameters from the seed (AndroidWorld's per-instance seed rule), restores the phone to
-    its clean state and runs the task's set-up through the device shell.
+    its clean state (the snapshot saved when the env was made; devices without whole-device
+    snapshots, i.e. no emulator console, skip this and rely on the task's set-up) and runs the
+    task's set-up through the device shell.
 
     ## Episode End
     ``terminated``: the agent emitted ``finished`` (with an optional answer). ``truncated``: the step
@@ -95,7 +99,16 @@ class AndroidEnv(gym.Env):
         self.max_ui_chars = int(max_ui_chars)
         self.render_mode = render_mode
         self.device: Device = self._make_device(device, screen_size, latency, faults)
-        self.device.snapshot_save(_CLEAN_SNAPSHOT)
+        # A device without whole-device snapshots (a phone over USB or adb-over-network: no emulator
+        # console) keeps no clean state; each task's initialize() then sets up what it needs.
+        self._clean_snapshot = bool(getattr(self.device, "supports_snapshots", True))
+        if self._clean_snapshot:
+            try:
+                self.device.snapshot_save(_CLEAN_SNAPSHOT)
+            except DeviceError as exc:  # e.g. an emulator started with -read-only refusing snapshot saves
+                warnings.warn(f"device {self.device.serial}: cannot save a clean snapshot ({exc}); episodes "
+                              "start from each task's own set-up instead", RuntimeWarning, stacklevel=2)
+                self._clean_snapshot = False
         width, height = self.device.screen_size
 
         observation = {
@@ -141,10 +154,9 @@ class AndroidEnv(gym.Env):
 
             width, height = screen_size
             return SimDevice(SimPhone(width=width, height=height, latency=latency, faults=faults))
-        raise NotImplementedError(
-            f"device {device!r}: real devices and emulators need the adb driver, which is not in this "
-            "release of android-gym yet; use device='sim' for the embedded simulated phone"
-        )
+        from android_gym.drivers.adb import AdbDevice
+
+        return AdbDevice(device)  # an adb serial: "emulator-5554", "127.0.0.1:5555", a USB serial
 
     # --- Gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -169,7 +181,8 @@ class AndroidEnv(gym.Env):
         for attempt in range(_RESET_ATTEMPTS):
             try:
                 self._recover_device()
-                self.device.snapshot_load(_CLEAN_SNAPSHOT)
+                if self._clean_snapshot:
+                    self.device.snapshot_load(_CLEAN_SNAPSHOT)
                 self.task.initialize(self.device)
                 self._observe()
                 break

@@ -210,8 +210,8 @@ class Shell:
         elif sub == "text":
             if not rest:
                 raise ShellExit("Error: input text needs a string", 1)
-            raw = " ".join(rest)
-            text = raw.replace("\\%", "\0").replace("%s", " ").replace("\0", "%")
+            # Android's Input command turns each "%s" into a space and nothing else (no escapes).
+            text = " ".join(rest).replace("%s", " ")
             p.type_text(text)
         elif sub == "keyevent":
             codes = [a for a in rest if not a.startswith("--")]
