@@ -11,15 +11,10 @@ from android_gym.agents import RandomAgent
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.device_state import answers_match, normalize_answer, parse_rows, to_ms
 from android_gym.tasks.runner import run_expert, run_policy
 from android_gym.tasks.sim import calendar as cal_tasks
-from android_gym.tasks.sim.calendar import (
-    answers_match,
-    normalize_answer,
-    parse_content_rows,
-    reworded_date,
-    to_ms,
-)
+from android_gym.tasks.sim.calendar import reworded_date
 from android_gym.xml import compress_xml
 
 PKG = "com.simplemobiletools.calendar.pro"
@@ -54,7 +49,7 @@ def events(phone: SimPhone, where: str = "") -> list[dict]:
     cmd = f"content query --uri {URI} --projection {':'.join(COLS)}"
     if where:
         cmd += f" --where \"{where}\""
-    return parse_content_rows(phone.shell(cmd), COLS)
+    return parse_rows(phone.shell(cmd), COLS)
 
 
 # --- the app -------------------------------------------------------------------------------------------------

@@ -12,16 +12,16 @@ from android_gym.actions import Click, Finished, PressBack, Scroll, Type
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.device_state import parse_rows
 from android_gym.tasks.runner import run_expert, run_policy
 from android_gym.tasks.sim import clock as clock_tasks
-from android_gym.tasks.sim.contacts import parse_rows
 from android_gym.xml import compress_xml
 
 PKG = "com.google.android.deskclock"
 ALARMS = "content://com.google.android.deskclock/alarms"
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == clock_tasks.__name__)
 AW_NAMES = ["ClockStopWatchPausedVerify", "ClockStopWatchRunning", "ClockTimerEntry"]
-LAB_NAMES = ["clock_1", "clock_7", "clock_9", "clock_18", "clock_27"]
+LAB_NAMES = ["clock_1", "clock_7", "clock_9", "clock_10", "clock_13", "clock_18", "clock_26", "clock_27"]
 
 
 def ui_of(phone: SimPhone):

@@ -12,15 +12,16 @@ from android_gym.actions import Click, Finished, PressBack, Scroll, Type
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.device_state import parse_rows
 from android_gym.tasks.runner import run_expert, run_policy
 from android_gym.tasks.sim import contacts as contacts_tasks
-from android_gym.tasks.sim.contacts import number_answer_matches, parse_rows
+from android_gym.tasks.sim.contacts import number_answer_matches
 from android_gym.xml import compress_xml
 
 PKG = "com.google.android.contacts"
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == contacts_tasks.__name__)
 AW_NAMES = ["ContactsAddContact", "ContactsNewContactDraft"]
-LAB_NAMES = ["contacts_1", "contacts_11", "contacts_12"]
+LAB_NAMES = ["contacts_1", "contacts_4", "contacts_11", "contacts_12"]
 
 
 def ui_of(phone: SimPhone):

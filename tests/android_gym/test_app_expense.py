@@ -10,9 +10,9 @@ from android_gym.agents import RandomAgent
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.device_state import parse_rows
 from android_gym.tasks.runner import run_expert, run_policy
 from android_gym.tasks.sim import expense as expense_tasks
-from android_gym.tasks.sim.calendar import parse_content_rows
 from android_gym.tasks.sim.crossapp import expenses_csv, parse_expenses_csv
 from android_gym.tasks.sim.expense import read_expenses, row_key
 from android_gym.xml import compress_xml
@@ -49,7 +49,7 @@ def rows(phone: SimPhone, where: str = "") -> list[dict]:
     cmd = f"content query --uri {URI} --projection {':'.join(COLS)}"
     if where:
         cmd += f" --where \"{where}\""
-    return parse_content_rows(phone.shell(cmd), COLS)
+    return parse_rows(phone.shell(cmd), COLS)
 
 
 # --- the app -------------------------------------------------------------------------------------------------

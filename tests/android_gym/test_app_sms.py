@@ -11,9 +11,9 @@ from android_gym.actions import Click, Finished, PressBack, Scroll, Type
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.device_state import parse_rows
 from android_gym.tasks.runner import run_expert, run_policy
 from android_gym.tasks.sim import sms as sms_tasks
-from android_gym.tasks.sim.contacts import parse_rows
 from android_gym.tasks.sim.sms import normalise_body
 from android_gym.xml import compress_xml
 

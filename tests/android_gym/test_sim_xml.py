@@ -10,7 +10,7 @@ from lxml import etree
 from android_gym.sim import App, Button, Column, Dialog, SimPhone, Text, View
 
 ATTRS = ["index", "text", "resource-id", "class", "package", "content-desc", "checkable", "checked", "clickable",
-         "enabled", "focusable", "focused", "scrollable", "long-clickable", "password", "selected", "bounds"]
+         "enabled", "focusable", "focused", "scrollable", "long-clickable", "password", "selected", "bounds", "hint"]
 BOUNDS = re.compile(r"^\[(\d+),(\d+)\]\[(\d+),(\d+)\]$")
 
 
@@ -134,3 +134,19 @@ def test_compressor_reads_the_dump():
     texts = {e.text for e in ui.elements}
     assert {"Network & internet", "Display"} <= texts
     assert any(e.scrollable for e in ui.elements)
+
+
+def test_text_fields_carry_their_hint_and_other_nodes_an_empty_one():
+    from android_gym.xml import compress_xml, parse_ui
+
+    phone = SimPhone()
+    phone.launch("com.android.settings")
+    phone.app("com.android.settings").push("search")
+    nodes = parse_ui(phone.dump()).nodes
+    field = next(n for n in nodes if n.resource_id.endswith(":id/search_src_text"))
+    assert (field.text, field.hint) == ("Search settings", "Search settings")  # empty: the hint shows as text
+    phone.type_text("wifi")
+    ui = compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+    field = next(e for e in ui.elements if e.resource_id.endswith(":id/search_src_text"))
+    assert (field.text, field.hint) == ("wifi", "Search settings")
+    assert all(n.hint == "" for n in parse_ui(phone.dump()).nodes if "EditText" not in n.class_name)

@@ -3,7 +3,9 @@
 A window is a root :class:`~android_gym.sim.view.View` with a package and a clip rectangle. Nodes
 outside their parent's (clipped) bounds are dropped, the rest are reported with bounds clipped to
 the parent, as Android reports visible bounds. The XML matches ``uiautomator dump`` on Android 13:
-one line, attributes in the dumper's order, ``&#10;`` for newlines.
+one line, attributes in the dumper's order, ``&#10;`` for newlines. ``hint`` (a text field's hint,
+"" on other nodes) comes right after ``bounds``, where AndroidX UiAutomator's dumper writes it
+(API 26+); an empty field also reports its hint as ``text``, as Android's accessibility tree does.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def to_xml(entries: list[Entry]) -> str:
             f'checkable="{b[v.checkable]}" checked="{b[v.checked]}" clickable="{b[v.clickable]}" '
             f'enabled="{b[v.enabled]}" focusable="{b[v.focusable]}" focused="{b[v.focused]}" '
             f'scrollable="{b[v.scrollable]}" long-clickable="{b[v.long_clickable]}" password="{b[v.password]}" '
-            f'selected="{b[v.selected]}" bounds="[{x1},{y1}][{x2},{y2}]"'
+            f'selected="{b[v.selected]}" bounds="[{x1},{y1}][{x2},{y2}]" hint="{v.hint.translate(esc) if v.hint else ""}"'
         )
         if k + 1 < n and entries[k + 1].depth > d:
             append(">")

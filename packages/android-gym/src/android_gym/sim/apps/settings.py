@@ -1,8 +1,17 @@
 """The Settings app (com.android.settings): reads and writes the phone's system settings.
 
-Main list (longer than the screen) -> Network & internet -> Internet (Wi-Fi switch, networks),
-Connected devices -> Bluetooth switch, Display -> Brightness level / Dark theme, Sound, Battery,
-Apps, About phone, and a search page.
+Main list (longer than the screen) -> Network & internet -> Internet (Wi-Fi switch, networks,
+Network preferences), Airplane mode, Private DNS dialog; Connected devices -> Bluetooth switch and
+device name (rename dialog); Display -> Brightness level / Dark theme; Sound & vibration -> volume
+sliders and Vibration & haptics; Battery (percentage in the status bar); Apps; System -> Languages &
+input, Date & time; About phone; and a search page.
+
+Settings written (``settings get`` reads them): global ``wifi_on``, ``wifi_wakeup_enabled``,
+``airplane_mode_on``, ``private_dns_mode`` (off | opportunistic | hostname) and
+``private_dns_specifier``, ``bluetooth_on``; secure ``bluetooth_name``, ``ui_night_mode``; system
+``screen_brightness``, ``status_bar_show_battery_percent``, ``vibrate_when_ringing``,
+``haptic_feedback_enabled`` and ``volume_<stream>_speaker`` for the music, ring and alarm streams
+(0-25, 0-7 and 1-7, as on a Pixel emulator).
 """
 
 from __future__ import annotations
@@ -10,11 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from android_gym.sim.app import App, register_app
+from android_gym.sim.shell import GETPROP
 from android_gym.sim.view import (
     Column,
+    Dialog,
     EditText,
     ImageButton,
     ListItem,
+    RadioButton,
     ScrollList,
     SeekBar,
     Switch,
@@ -50,6 +62,20 @@ MAIN_ITEMS: tuple[tuple[str, str, str], ...] = (
 
 WIFI_NETWORKS = ("AndroidWifi", "HomeNet-5G", "CoffeeShop Guest", "Office-Secure")
 BUILD_NUMBER = "TQ3A.230805.001"
+NEGATIVE_POSITIVE = ("android:id/button2", "android:id/button1")  # AlertDialog ids of (Cancel, OK)
+
+# Volume sliders of Sound & vibration: (title, stream, default level, min, max).
+VOLUMES: tuple[tuple[str, str, int, int, int], ...] = (
+    ("Media volume", "music", 7, 0, 25),
+    ("Call volume", "voice", 5, 1, 7),
+    ("Ring & notification volume", "ring", 5, 0, 7),
+    ("Alarm volume", "alarm", 6, 1, 7),
+)
+# Private DNS modes: (setting value, radio label).
+DNS_MODES: tuple[tuple[str, str], ...] = (
+    ("off", "Off"), ("opportunistic", "Automatic"), ("hostname", "Private DNS provider hostname"))
+LOCALE_NAMES: dict[str, str] = {"en-US": "English (United States)", "en-GB": "English (United Kingdom)",
+                                "es-US": "Espa\u00f1ol (Estados Unidos)", "zh-CN": "\u4e2d\u6587 (\u4e2d\u56fd)"}
 
 
 @register_app
@@ -74,13 +100,20 @@ class SettingsApp(App):
         "apps": ".Settings$AppDashboardActivity",
         "about": ".Settings$MyDeviceInfoActivity",
         "search": ".search.SearchActivity",
+        "network_prefs": ".Settings$ConfigureWifiSettingsActivity",
+        "vibration": ".Settings$VibrationSettingsActivity",
+        "languages_input": ".Settings$LanguageAndInputSettingsActivity",
     }
 
     def setup(self) -> None:
         self.query = ""
+        self.draft = ""
+        self.dns_choice = ""
 
     def on_open(self) -> None:
         self.query = ""
+        self.draft = ""
+        self.dns_choice = ""
 
     # ``am start -a <action>`` targets, as Settings declares them.
     INTENT_PAGES: dict[str, str] = {
@@ -154,9 +187,55 @@ class SettingsApp(App):
             ListItem("Hotspot & tethering", "Off", None, icon="H"),
             ListItem("Data Saver", "Off", None, icon="D"),
             ListItem("VPN", "None", None, icon="V"),
-            ListItem("Private DNS", "Automatic", None, icon="P"),
+            ListItem("Private DNS", self._dns_summary(), self._open_dns_dialog, icon="P"),
         ]
         return self._page("Network & internet", items, "network:list")
+
+    # --- private DNS -------------------------------------------------------------------------------
+    def _dns_summary(self) -> str:
+        mode = self._get("global", "private_dns_mode", "opportunistic")
+        if mode == "hostname":
+            return self._get("global", "private_dns_specifier", "")
+        return dict(DNS_MODES).get(mode, "Automatic")
+
+    def _open_dns_dialog(self) -> None:
+        self.dns_choice = self._get("global", "private_dns_mode", "opportunistic")
+        self.draft = self._get("global", "private_dns_specifier", "")
+        self.show_dialog("private_dns")
+
+    def _choose_dns(self, mode: str) -> None:
+        self.dns_choice = mode
+        if mode == "hostname":
+            self.focus("dns_hostname")
+        else:
+            self.phone.set_focus(None)
+
+    def _set_draft(self, value: str) -> None:
+        self.draft = value
+
+    def dialog_private_dns(self) -> View:
+        """Private DNS: Off, Automatic, or a provider hostname typed into the field under its radio button."""
+        options: list[View] = [RadioButton(self.dns_choice == mode, lambda m=mode: self._choose_dns(m), text=label,
+                                           resource_id="private_dns_mode_" + mode) for mode, label in DNS_MODES]
+        options.append(EditText(self.draft, self._set_draft, hint="Enter hostname of DNS provider",
+                                 key="dns_hostname", resource_id="private_dns_mode_provider_hostname",
+                                 enabled=self.dns_choice == "hostname", on_submit=self._save_dns))
+        return Dialog("Private DNS", Column(*options, resource_id="private_dns_radio_group", padding=(16, 0)),
+                      [("Cancel", self._close_edit), ("Save", self._save_dns)], button_ids=NEGATIVE_POSITIVE)
+
+    def _save_dns(self) -> None:
+        host = self.draft.strip()
+        if self.dns_choice == "hostname" and not host:
+            self.toast("Enter a hostname")
+            return
+        self.phone.settings_put("global", "private_dns_mode", self.dns_choice)
+        if self.dns_choice == "hostname":
+            self.phone.settings_put("global", "private_dns_specifier", host)
+        self._close_edit()
+
+    def _close_edit(self) -> None:
+        self.phone.set_focus(None)
+        self.close_dialog()
 
     def build_internet(self) -> View:
         wifi = self._get("global", "wifi_on") == "1"
@@ -169,8 +248,28 @@ class SettingsApp(App):
         else:
             items.append(Text("To see available networks, turn Wi\u2011Fi on", resource_id="empty_view",
                               padding=(24, 16), color="#444746"))
-        items.append(ListItem("Network preferences", "Wi\u2011Fi turns back on automatically", None))
+        wakeup = self._get("global", "wifi_wakeup_enabled", "1") == "1"
+        items.append(ListItem("Network preferences", "Wi\u2011Fi turns back on automatically" if wakeup else
+                              "Wi\u2011Fi doesn\u2019t turn back on automatically", lambda: self.push("network_prefs")))
         return self._page("Internet", items, "internet:list")
+
+    def build_network_prefs(self) -> View:
+        """Internet > Network preferences: "Turn on Wi-Fi automatically" (global ``wifi_wakeup_enabled``)."""
+        items = [
+            self._switch_row("Turn on Wi\u2011Fi automatically",
+                             self._get("global", "wifi_wakeup_enabled", "1") == "1",
+                             lambda: self._toggle_default_on("global", "wifi_wakeup_enabled"),
+                             "Wi\u2011Fi will turn back on near high\u2011quality saved networks, like your home "
+                             "network"),
+            self._switch_row("Notify for public networks", False, None,
+                             "Notify when a high\u2011quality public network is available"),
+            ListItem("Install certificates", "", None),
+            ListItem("Wi\u2011Fi Direct", "", None),
+        ]
+        return self._page("Network preferences", items, "network_prefs:list")
+
+    def _toggle_default_on(self, ns: str, key: str) -> None:
+        self.phone.settings_put(ns, key, "0" if self._get(ns, key, "1") == "1" else "1")
 
     def build_connected(self, title: str = "Connected devices") -> View:
         bt = self._get("global", "bluetooth_on") == "1"
@@ -187,10 +286,28 @@ class SettingsApp(App):
         items: list[View] = [self._switch_row("Use Bluetooth", bt, lambda: self._toggle("global", "bluetooth_on"))]
         if bt:
             items.append(ListItem("Pair new device", "", None, icon="+"))
-            items.append(ListItem("Device name", self._get("secure", "bluetooth_name", "Pixel 6"), None))
+            items.append(ListItem("Device name", self._get("secure", "bluetooth_name", "Pixel 6"),
+                                  self._open_rename, resource_id="bluetooth_device_name"))
         items.append(Text("When Bluetooth is turned on, your device can communicate with other nearby "
                           "Bluetooth devices.", resource_id="footer", size=14, color="#444746", padding=(24, 16)))
         return self._page("Bluetooth", items, "bluetooth:list")
+
+    def _open_rename(self) -> None:
+        self.draft = self._get("secure", "bluetooth_name", "Pixel 6")
+        self.show_dialog("rename_device")
+        self.focus("device_name")
+
+    def dialog_rename_device(self) -> View:
+        """"Rename this device": the Bluetooth name in a text field."""
+        return Dialog("Rename this device", EditText(self.draft, self._set_draft, key="device_name",
+                                                     resource_id="edittext", on_submit=self._rename),
+                      [("Cancel", self._close_edit), ("Rename", self._rename)], button_ids=NEGATIVE_POSITIVE)
+
+    def _rename(self) -> None:
+        name = self.draft.strip()
+        if name:
+            self.phone.settings_put("secure", "bluetooth_name", name)
+        self._close_edit()
 
     def build_display(self, title: str = "Display") -> View:
         level = int(self._get("system", "screen_brightness", "102"))
@@ -219,16 +336,45 @@ class SettingsApp(App):
         dark = self._get("secure", "ui_night_mode", "1") == "2"
         self.phone.settings_put("secure", "ui_night_mode", "1" if dark else "2")
 
+    def volume(self, stream: str) -> int:
+        """A stream's level: ``volume_<stream>_speaker``, else the older ``volume_<stream>``, else the default."""
+        default = next(d for _, s, d, _, _ in VOLUMES if s == stream)
+        value = self.phone.settings_get("system", f"volume_{stream}_speaker")
+        if value is None:
+            value = self.phone.settings_get("system", f"volume_{stream}")
+        try:
+            return int(value) if value is not None else default
+        except ValueError:
+            return default
+
+    def _set_volume(self, stream: str, low: int, high: int, fraction: float) -> None:
+        level = max(low, min(high, round(fraction * high)))
+        self.phone.settings_put("system", f"volume_{stream}_speaker", str(level))
+
     def build_sound(self, title: str = "Sound & vibration") -> View:
-        items = [
-            ListItem("Media volume", self._get("system", "volume_music", "7"), None),
-            ListItem("Call volume", "5", None),
-            ListItem("Ring & notification volume", self._get("system", "volume_ring", "5"), None),
-            ListItem("Alarm volume", self._get("system", "volume_alarm", "6"), None),
+        items: list[View] = []
+        for label, stream, _, low, high in VOLUMES:
+            items.append(Text(label, resource_id="android:id/title", size=16, padding=(24, 8)))
+            items.append(SeekBar(self.volume(stream), high,
+                                 lambda f, s=stream, lo=low, hi=high: self._set_volume(s, lo, hi, f),
+                                 resource_id="seekbar", content_desc=label))
+        items += [
             ListItem("Do Not Disturb", "Off", None),
-            self._switch_row("Vibrate for calls", True, None),
+            ListItem("Vibration & haptics", "On", lambda: self.push("vibration")),
         ]
         return self._page("Sound & vibration", items, "sound:list")
+
+    def build_vibration(self) -> View:
+        """Sound & vibration > Vibration & haptics: Ring vibration (system ``vibrate_when_ringing``), Touch feedback."""
+        items = [
+            self._switch_row("Use vibration & haptics", True, None),
+            self._switch_row("Ring vibration", self._get("system", "vibrate_when_ringing", "1") == "1",
+                             lambda: self._toggle_default_on("system", "vibrate_when_ringing")),
+            self._switch_row("Notification vibration", True, None),
+            self._switch_row("Touch feedback", self._get("system", "haptic_feedback_enabled", "1") == "1",
+                             lambda: self._toggle_default_on("system", "haptic_feedback_enabled")),
+        ]
+        return self._page("Vibration & haptics", items, "vibration:list")
 
     def build_battery(self, title: str = "Battery") -> View:
         items = [
@@ -236,7 +382,10 @@ class SettingsApp(App):
             ListItem("Battery usage", "View usage since last full charge", None),
             ListItem("Battery Saver", "Off", None),
             ListItem("Adaptive Battery", "On", None),
-            self._switch_row("Battery percentage", True, None),
+            self._switch_row("Battery percentage",
+                             self._get("system", "status_bar_show_battery_percent") == "1",
+                             lambda: self._toggle("system", "status_bar_show_battery_percent"),
+                             "Show battery percentage in status bar"),
         ]
         return self._page("Battery", items, "battery:list")
 
@@ -303,10 +452,25 @@ class SettingsApp(App):
         return self._page("Storage", items, "storage:list")
 
     def build_system(self, title: str = "System") -> View:
-        items = [ListItem("Languages & input", "Gboard", None), ListItem("Gestures", "", None),
+        items = [ListItem("Languages & input", "Gboard", lambda: self.push("languages_input")),
+                 ListItem("Gestures", "", None),
                  ListItem("Date & time", "GMT+00:00 Greenwich Mean Time", None),
                  ListItem("Backup", "Off", None), ListItem("Reset options", "", None)]
         return self._page("System", items, "system:list")
+
+    def build_languages_input(self) -> View:
+        """System > Languages & input: the phone's language (``persist.sys.locale``) and keyboards."""
+        locale = GETPROP.get("persist.sys.locale", "en-US")
+        items = [
+            ListItem("Languages", LOCALE_NAMES.get(locale, locale), None),
+            Text("Keyboards", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
+            ListItem("On-screen keyboard", "Gboard", None),
+            ListItem("Physical keyboard", "Not connected", None),
+            Text("Tools", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
+            ListItem("Spell checker", "Gboard spell checker", None),
+            ListItem("Text-to-speech output", "", None),
+        ]
+        return self._page("Languages & input", items, "languages_input:list")
 
     def build_stub(self, title: str = "Settings") -> View:
         return self._page(title, [Text("Nothing to configure here.", padding=(24, 16), color="#444746")],
@@ -340,7 +504,8 @@ class SettingsApp(App):
         self.query = value
 
     def push(self, name: str, **args: Any) -> None:
-        if name in ("internet", "bluetooth", "android_version", "search", "app_info"):
+        if name in ("internet", "bluetooth", "android_version", "search", "app_info", "network_prefs", "vibration",
+                    "languages_input"):
             args.pop("title", None)
         super().push(name, **args)
         if name == "search":

@@ -15,13 +15,21 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import re
-import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from android_gym.actions import Finished, LongPress, OpenApp, Scroll
-from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
+from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.device_state import (
+    answers_match,
+    content_delete,
+    content_insert,
+    content_query,
+    force_stop,
+    go_home,
+    normalize_answer,
+    to_ms,
+)
 from android_gym.tasks.expert import (
     ExpertStuck,
     find,
@@ -32,15 +40,14 @@ from android_gym.tasks.expert import (
     tap_text,
     type_into,
 )
-from android_gym.tasks.sim.settings import SUITES_AW, go_home
+from android_gym.tasks.suites import SUITES_AW
 
 CALENDAR_PACKAGE = "com.simplemobiletools.calendar.pro"
 CALENDAR_APP = "Simple Calendar Pro"
 EVENTS_URI = "content://com.android.calendar/events"
-EVENT_FIELDS = ("_id", "title", "description", "eventLocation", "dtstart", "dtend")
+EVENT_FIELDS = ("_id", "title", "dtstart", "dtend", "allDay", "rrule", "eventLocation", "description")
 DEVICE_NOW = dt.datetime(2023, 10, 15, 15, 34)
 """AndroidWorld's frozen device time (its ``device_constants.DT``), which the simulated phone also starts at."""
-_EPOCH = dt.datetime(1970, 1, 1)
 
 EVENT_TITLES = (
     "Sprint planning", "Lunch with Priya", "Design review", "Dentist check-up", "Yoga class", "Book club",
@@ -66,76 +73,12 @@ EVENT_LOCATIONS = (
 DURATIONS_MIN = (15, 30, 45, 60, 90, 120)
 
 
-# --- shell helpers (also used by other task modules) ---------------------------------------------------
-
-
-def parse_content_rows(output: str, columns: Sequence[str]) -> list[dict[str, str | None]]:
-    """Rows of ``content query --projection a:b:...`` output as dicts of strings (None for NULL).
-
-    Android prints ``Row: 0 a=1, b=x, c=...`` with no quoting, so values may hold ", "; knowing the
-    projection's columns in order makes the split exact. "No result found." gives [].
-    """
-    rows: list[dict[str, str | None]] = []
-    for line in output.splitlines():
-        m = re.match(r"Row: \d+ (.*)$", line)
-        if m is None:
-            if rows and line and not line.startswith("No result"):
-                last = columns[-1]
-                rows[-1][last] = (rows[-1][last] or "") + "\n" + line  # a value with a newline
-            continue
-        body = m.group(1)
-        row: dict[str, str | None] = {}
-        pos = 0
-        for i, col in enumerate(columns):
-            prefix = f"{col}="
-            if not body.startswith(prefix, pos):
-                raise TaskError(f"unexpected content row {line!r}: expected column {col!r} at {body[pos:]!r}")
-            start = pos + len(prefix)
-            if i + 1 < len(columns):
-                end = body.find(f", {columns[i + 1]}=", start)
-                if end < 0:
-                    raise TaskError(f"unexpected content row {line!r}: column {columns[i + 1]!r} missing")
-                pos = end + 2
-            else:
-                end = len(body)
-            value = body[start:end]
-            row[col] = None if value == "NULL" else value
-        rows.append(row)
-    return rows
-
-
-def content_query(device: Any, uri: str, columns: Sequence[str], where: str | None = None) -> list[dict[str, Any]]:
-    """``content query`` through the device shell, parsed with the projection ``columns``."""
-    cmd = f"content query --uri {uri} --projection {':'.join(columns)}"
-    if where:
-        cmd += f" --where {shlex.quote(where)}"
-    out = device.shell(cmd)
-    if "Error" in out and "Row:" not in out:
-        raise TaskError(f"content query on {uri} failed: {out.strip()}")
-    return parse_content_rows(out, columns)
-
-
-def content_insert(device: Any, uri: str, binds: Iterable[tuple[str, str, Any]]) -> None:
-    """``content insert --uri U --bind name:type:value ...`` with each bind shell-quoted."""
-    args = " ".join(f"--bind {shlex.quote(f'{name}:{kind}:{value}')}" for name, kind, value in binds)
-    out = device.shell(f"content insert --uri {uri} {args}")
-    if out.strip():
-        raise TaskError(f"content insert on {uri} failed: {out.strip()}")
-
-
-def to_ms(when: dt.datetime) -> int:
-    """Epoch milliseconds of a wall-clock time read as UTC (the provider's convention)."""
-    return int((when - _EPOCH).total_seconds() * 1000)
-
-
-def from_ms(ms: int | str) -> dt.datetime:
-    """The wall-clock time of provider epoch milliseconds."""
-    return _EPOCH + dt.timedelta(milliseconds=int(ms))
+# --- shell helpers ------------------------------------------------------------------------------------------
 
 
 def clear_events(device: Any) -> None:
     """Delete every calendar event."""
-    device.shell(f"content delete --uri {EVENTS_URI}")
+    content_delete(device, EVENTS_URI)
 
 
 def insert_event(device: Any, event: dict[str, Any]) -> None:
@@ -150,7 +93,7 @@ def insert_event(device: Any, event: dict[str, Any]) -> None:
 
 
 def read_events(device: Any) -> list[dict[str, Any]]:
-    """Every event as a dict with int ``dtstart``/``dtend``."""
+    """Every event (:data:`EVENT_FIELDS`) as a dict with int ``dtstart``/``dtend`` and "" for missing text."""
     rows = content_query(device, EVENTS_URI, EVENT_FIELDS)
     for r in rows:
         r["dtstart"] = int(r["dtstart"] or 0)
@@ -162,31 +105,36 @@ def read_events(device: Any) -> list[dict[str, Any]]:
 
 def reset_calendar(device: Any, events: Iterable[dict[str, Any]]) -> None:
     """Start state: the calendar app stopped, the home screen, exactly ``events`` in the provider."""
-    go_home(device, stop=(CALENDAR_PACKAGE,))
+    go_home(device, CALENDAR_PACKAGE)
     clear_events(device)
     for event in events:
         insert_event(device, event)
 
 
-def normalize_answer(text: str) -> str:
-    """Lower case, runs of non-alphanumeric characters made one space, trimmed (the answer rule)."""
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
-
-
-def answers_match(answer: str | None, expected: Sequence[str]) -> bool:
-    """True when the comma-separated ``answer`` names exactly the ``expected`` values (any order)."""
-    if answer is None:
-        return False
-    given = sorted(normalize_answer(part) for part in answer.split(",") if normalize_answer(part))
-    return given == sorted(normalize_answer(e) for e in expected)
-
-
-def _key(event: dict[str, Any]) -> tuple[str, int, int]:
+def event_key(event: dict[str, Any]) -> tuple[str, int, int]:
+    """Identity of a task's event dict: (title, dtstart ms, dtend ms)."""
     return (event["title"], to_ms(event["start"]), to_ms(event["start"] + dt.timedelta(minutes=event["minutes"])))
 
 
-def _row_key(row: dict[str, Any]) -> tuple[str, int, int]:
+def row_key(row: dict[str, Any]) -> tuple[str, int, int]:
+    """Identity of a provider row from :func:`read_events`, in the shape of :func:`event_key`."""
     return (row["title"], row["dtstart"], row["dtend"])
+
+
+def added_events(device: Any, before: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The provider rows that are not among the ``before`` events; None when one of those is gone or changed."""
+    rows = read_events(device)
+    remaining = [row_key(r) for r in rows]
+    for key in (event_key(e) for e in before):
+        if key not in remaining:
+            return None
+        remaining.remove(key)
+    added = []
+    for r in rows:
+        if row_key(r) in remaining:
+            remaining.remove(row_key(r))
+            added.append(r)
+    return added
 
 
 # --- parameters ------------------------------------------------------------------------------------------
@@ -335,7 +283,8 @@ def add_event_expert(ui: Any, title: str, description: str, start: dt.datetime, 
     ui = yield OpenApp(CALENDAR_APP)
     ui = yield from tap_text(ui, "New Event", scroll=False)
     ui = yield from type_into(ui, title, resource_id="event_title")
-    ui = yield from type_into(ui, description, resource_id="event_description")
+    if description:
+        ui = yield from type_into(ui, description, resource_id="event_description")
     if _shown_date(ui, "event_start_date") != start.date():
         ui = yield from pick_date(ui, "event_start_date", start.date())
     ui = yield from pick_time(ui, "event_start_time", start.time())
@@ -360,7 +309,7 @@ class _CalendarTask(Task):
         return _events(self.params.get("events", []))
 
     def teardown(self, device: Any) -> None:
-        device.shell(f"am force-stop {CALENDAR_PACKAGE}")
+        force_stop(device, CALENDAR_PACKAGE)
 
 
 class _AddEventTask(_CalendarTask):
@@ -387,17 +336,11 @@ class _AddEventTask(_CalendarTask):
         return dt.datetime(p["year"], p["month"], p["day"], p["hour"]), int(p["duration_mins"])
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        rows = read_events(device)
+        added = added_events(device, self.start_events())
         start, minutes = self._target()
-        noise = [_key(e) for e in self.start_events()]
-        remaining = [_row_key(r) for r in rows]
-        for key in noise:
-            if key not in remaining:
-                return 0.0
-            remaining.remove(key)
-        if len(rows) != len(noise) + 1:
+        if added is None or len(added) != 1:
             return 0.0
-        new = next(r for r in rows if _row_key(r) in remaining)
+        new = added[0]
         ok = (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
               and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
               and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes)))
@@ -445,11 +388,11 @@ class _DeleteTask(_CalendarTask):
         return self.targets() + _events(self.params["events"])
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        remaining = [_row_key(r) for r in read_events(device)]
-        for key in (_key(e) for e in self.targets()):
+        remaining = [row_key(r) for r in read_events(device)]
+        for key in (event_key(e) for e in self.targets()):
             if key in remaining:
                 return 0.0
-        expected = sorted(_key(e) for e in _events(self.params["events"]))
+        expected = sorted(event_key(e) for e in _events(self.params["events"]))
         return 1.0 if sorted(remaining) == expected else 0.0
 
 
@@ -683,10 +626,7 @@ __all__ = [
     "SimpleCalendarEventsOnDate",
     "SimpleCalendarLocationOfEvent",
     "SimpleCalendarNextEvent",
-    "answers_match",
-    "content_insert",
-    "content_query",
-    "normalize_answer",
-    "parse_content_rows",
+    "read_events",
+    "reset_calendar",
     "reworded_date",
 ]

@@ -12,10 +12,19 @@ activity): a running stopwatch shows "Pause" and "Lap", a paused one "Start" and
 from __future__ import annotations
 
 import random
-from typing import Any
+import re
+from typing import Any, ClassVar
 
 from android_gym.actions import OpenApp, Scroll
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.device_state import (
+    content_delete,
+    content_insert,
+    content_query,
+    foreground_activity,
+    go_home,
+    screen_nodes,
+)
 from android_gym.tasks.expert import (
     ExpertStuck,
     find_all,
@@ -28,7 +37,7 @@ from android_gym.tasks.expert import (
     text_is,
     type_into,
 )
-from android_gym.tasks.sim.contacts import foreground_activity, go_home, query_rows, quote, screen_nodes
+from android_gym.tasks.suites import SUITES_AW, SUITES_LAB
 
 CLOCK_PKG = "com.google.android.deskclock"
 AUTHORITY = "content://com.google.android.deskclock"
@@ -51,22 +60,22 @@ def time_text(hour: int, minutes: int) -> str:
 
 def alarm_rows(device: Any) -> list[dict[str, Any]]:
     """Every alarm from the provider, with ints for hour/minutes/enabled/daysofweek."""
-    rows = query_rows(device, ALARMS_URI, ALARM_COLUMNS)
-    return [{"hour": int(r["hour"]), "minutes": int(r["minutes"]), "enabled": r["enabled"] == "1",
-             "days": int(r["daysofweek"]), "label": r["label"]} for r in rows]
+    rows = content_query(device, ALARMS_URI, ALARM_COLUMNS)
+    return [{"hour": int(r["hour"] or 0), "minutes": int(r["minutes"] or 0), "enabled": r["enabled"] == "1",
+             "days": int(r["daysofweek"] or 0), "label": r["label"] or ""} for r in rows]
 
 
 def reset_clock(device: Any, alarms: list[Alarm]) -> None:
     """Replace the alarms, clear timers, reset the stopwatch, force-stop Clock and go home."""
-    device.shell(f"content delete --uri {ALARMS_URI}")
+    content_delete(device, ALARMS_URI)
     for hour, minutes, enabled, days, label in alarms:
-        cmd = (f"content insert --uri {ALARMS_URI} --bind hour:i:{hour} --bind minutes:i:{minutes} "
-               f"--bind enabled:i:{int(enabled)} --bind daysofweek:i:{days}")
+        binds = [("hour", "i", hour), ("minutes", "i", minutes), ("enabled", "i", int(enabled)),
+                 ("daysofweek", "i", days)]
         if label:
-            cmd += f" --bind label:s:{quote(label)}"
-        device.shell(cmd)
-    device.shell(f"content delete --uri {AUTHORITY}/timers")
-    device.shell(f"content delete --uri {AUTHORITY}/stopwatch")
+            binds.append(("label", "s", label))
+        content_insert(device, ALARMS_URI, binds)
+    content_delete(device, f"{AUTHORITY}/timers")
+    content_delete(device, f"{AUTHORITY}/stopwatch")
     go_home(device, CLOCK_PKG)
 
 
@@ -160,7 +169,7 @@ class ClockStopWatchPausedVerify(_ClockTask):
     template = "Pause the stopwatch."
     difficulty = "easy"
     complexity = 1.0
-    suites = ("sim", "android_world")
+    suites = SUITES_AW
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         if not _is_deskclock(device):
@@ -186,7 +195,7 @@ class ClockStopWatchRunning(_ClockTask):
     template = "Run the stopwatch."
     difficulty = "easy"
     complexity = 1.0
-    suites = ("sim", "android_world")
+    suites = SUITES_AW
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         if not _is_deskclock(device):
@@ -223,7 +232,7 @@ class ClockTimerEntry(_ClockTask):
     template = "Create a timer with {hours} hours, {minutes} minutes, and {seconds} seconds. Do not start the timer."
     difficulty = "easy"
     complexity = 2.0
-    suites = ("sim", "android_world")
+    suites = SUITES_AW
 
     @classmethod
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
@@ -339,7 +348,7 @@ LAB_ALARMS: list[Alarm] = [
 
 
 class _LabClock(_ClockTask):
-    suites = ("sim", "androidlab")
+    suites = SUITES_LAB
 
     def alarms(self) -> list[Alarm]:
         return list(LAB_ALARMS)
@@ -383,30 +392,131 @@ class ClockLab7(_LabClock):
         yield from finish()
 
 
-@register_task
-class ClockLab9(_LabClock):
-    """AndroidLab clock_9: the 4 PM alarm off, the others unchanged."""
+class _LabTurnOffOne(_LabClock):
+    """Switch off the alarm at ``when`` (hour, minutes); the others keep their state."""
 
-    name = "clock_9"
-    template = "Turn off the alarm at 4PM"
     difficulty = "easy"
     complexity = 1.5
+    when: ClassVar[tuple[int, int]] = (0, 0)
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         state = {(r["hour"], r["minutes"]): r["enabled"] for r in alarm_rows(device)}
-        expected = {(h, m): (e and (h, m) != (16, 0)) for h, m, e, _, _ in LAB_ALARMS}
+        expected = {(h, m): (e and (h, m) != self.when) for h, m, e, _, _ in LAB_ALARMS}
         return float(state == expected)
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from _open_tab(ui, "alarm")
+        shown = time_text(*self.when)
 
-        def at_four(switch: Any, ui_now: Any) -> bool:
-            clocks = [e for e in ui_now.elements if id_is("digital_clock")(e)
-                      and abs(e.center[1] - switch.center[1]) < (e.bounds[3] - e.bounds[1])]
-            return any(text_is("4:00 PM")(c) for c in clocks)
+        def at_time(switch: Any, ui_now: Any) -> bool:
+            clock = _clock_of(switch, ui_now)
+            return clock is not None and text_is(shown)(clock)
 
-        ui = yield from _switch_off(ui, at_four)
+        ui = yield from _switch_off(ui, at_time)
         yield from finish()
+
+
+def _clock_of(switch: Any, ui: Any) -> Any | None:
+    """The alarm time (``digital_clock``) on the same card row as an on/off ``switch``."""
+    return next((e for e in ui.elements if id_is("digital_clock")(e)
+                 and abs(e.center[1] - switch.center[1]) < (e.bounds[3] - e.bounds[1])), None)
+
+
+def _read_alarms(ui: Any, max_scrolls: int = 6):
+    """Scroll through the Alarm tab and collect {shown time: switched on}; returns (ui, that dict)."""
+    seen: dict[str, bool] = {}
+    for _ in range(max_scrolls):
+        before = len(seen)
+        for switch in (e for e in ui.elements if id_is("onoff")(e)):
+            clock = _clock_of(switch, ui)
+            if clock is not None:
+                seen[clock.text] = bool(switch.checked)
+        if seen and len(seen) == before:
+            return ui, seen
+        lst = next((e for e in ui.elements if e.scrollable), None)
+        if lst is None:
+            return ui, seen
+        ui = yield Scroll("down", *lst.center)
+    return ui, seen
+
+
+def _clock_minutes(text: str) -> int | None:
+    """Minutes after midnight of a time such as "7:30 AM", "7 am" or "19:30"; None when there is none."""
+    m = re.search(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*([ap])\.?\s*m\b", text, re.IGNORECASE)
+    if m is not None:
+        hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "p" else 0)
+        return hour * 60 + int(m.group(2) or 0) if int(m.group(1)) <= 12 else None
+    m = re.search(r"\b(\d{1,2})[:.](\d{2})\b", text)
+    if m is not None and int(m.group(1)) < 24:
+        return int(m.group(1)) * 60 + int(m.group(2))
+    return None
+
+
+@register_task
+class ClockLab9(_LabTurnOffOne):
+    """AndroidLab clock_9: the 4 PM alarm off, the others unchanged."""
+
+    name = "clock_9"
+    template = "Turn off the alarm at 4PM"
+    when = (16, 0)
+
+
+@register_task
+class ClockLab26(_LabTurnOffOne):
+    """AndroidLab clock_26: the 7:30 AM alarm off, the others unchanged."""
+
+    name = "clock_26"
+    template = "Close my 7:30AM alarm"
+    when = (7, 30)
+
+
+@register_task
+class ClockLab10(_LabClock):
+    """AndroidLab clock_10 (question): the earliest alarm that is on, read from the provider; any time format."""
+
+    name = "clock_10"
+    template = "What is my earliest alarm which is open?"
+    difficulty = "easy"
+    complexity = 1.5
+    answer_task = True
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        on = [r["hour"] * 60 + r["minutes"] for r in alarm_rows(device) if r["enabled"]]
+        given = _clock_minutes(answer or "")
+        return float(bool(on) and given == min(on))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui, alarms = yield from _read_alarms(ui)
+        on = [t for t, enabled in alarms.items() if enabled and _clock_minutes(t) is not None]
+        if not on:
+            raise ExpertStuck("no alarm is on")
+        yield from finish(min(on, key=lambda t: _clock_minutes(t) or 0))
+
+
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+@register_task
+class ClockLab13(_LabClock):
+    """AndroidLab clock_13 (question): how many alarms are on, counted in the provider; digits or words."""
+
+    name = "clock_13"
+    template = "How many alarms have been turned on?"
+    difficulty = "easy"
+    complexity = 1.5
+    answer_task = True
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        count = sum(1 for r in alarm_rows(device) if r["enabled"])
+        words = re.findall(r"[a-z]+|\d+", (answer or "").lower())
+        said = [int(w) if w.isdigit() else NUMBER_WORDS.index(w) for w in words if w.isdigit() or w in NUMBER_WORDS]
+        return float(said[:1] == [count])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui, alarms = yield from _read_alarms(ui)
+        yield from finish(str(sum(alarms.values())))
 
 
 @register_task
@@ -419,7 +529,7 @@ class ClockLab18(_LabClock):
     complexity = 2.0
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        timers = query_rows(device, f"{AUTHORITY}/timers", ["_id"])
+        timers = content_query(device, f"{AUTHORITY}/timers", ["_id"])
         return float(not timers and _timer_entered(device, 1, 15, 0))
 
     def expert(self, ui: Any) -> ExpertGenerator:

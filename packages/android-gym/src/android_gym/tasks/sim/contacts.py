@@ -5,10 +5,6 @@ Set-up and checks go through the shell only: ``content delete|insert|query`` on
 projection ``display_name:number``, so does this module), ``uiautomator dump`` + ``cat`` for tasks
 that AndroidWorld scores from the screen, ``dumpsys window`` for the foreground app.
 
-This module also holds the small shell helpers the Clock and SMS task modules share
-(:func:`query_rows`, :func:`device_time_ms`, :func:`foreground_package`, :func:`screen_nodes`,
-:func:`go_home`).
-
 Answers of question tasks about phone numbers are compared on digits only; a leading country code
 may be left out (the last ten digits must then match).
 """
@@ -17,11 +13,18 @@ from __future__ import annotations
 
 import random
 import re
-import shlex
 from typing import Any
 
 from android_gym.actions import OpenApp, Type
-from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
+from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.device_state import (
+    content_delete,
+    content_insert,
+    content_query,
+    foreground_package,
+    go_home,
+    screen_nodes,
+)
 from android_gym.tasks.expert import (
     ExpertStuck,
     finish,
@@ -33,6 +36,7 @@ from android_gym.tasks.expert import (
     text_is,
     type_into,
 )
+from android_gym.tasks.suites import SUITES_AW, SUITES_LAB
 
 CONTACTS_PKG = "com.google.android.contacts"
 PHONES_URI = "content://com.android.contacts/data/phones"
@@ -52,96 +56,6 @@ FAMILY_NAMES = (
     "Nguyen", "Okonkwo", "Ortiz", "Park", "Quinn", "Reyes", "Sato", "Schmidt", "Silva", "Tanaka",
     "Usman", "Varga", "Weber", "Yilmaz", "Zhou",
 )
-
-
-# --- shell helpers shared by the simulated task modules ---------------------------------------------
-
-def quote(value: str) -> str:
-    """Quote one argument for the device shell (``sh``)."""
-    return shlex.quote(str(value))
-
-
-_ROW_START = re.compile(r"^Row: \d+ ", re.MULTILINE)
-
-
-def parse_rows(output: str, columns: list[str]) -> list[dict[str, str]]:
-    """Rows of ``content query`` output printed with ``--projection`` ``columns`` (in that order).
-
-    Values may contain ", " (message bodies): each value runs up to ", <next column>=", and the last
-    column takes the rest of its row, so put free-text columns last.
-    """
-    if output.startswith("No result found"):
-        return []
-    if output.startswith("Error") or "Exception" in output.split("\n", 1)[0]:
-        raise TaskError(f"content query failed: {output.strip()}")
-    starts = [m.end() for m in _ROW_START.finditer(output)]
-    row_ends = [m.start() for m in _ROW_START.finditer(output)][1:] + [len(output)]
-    rows = []
-    for start, end in zip(starts, row_ends):
-        text = output[start:end].rstrip("\n")
-        row: dict[str, str] = {}
-        pos = 0
-        for i, col in enumerate(columns):
-            prefix = f"{col}="
-            if not text.startswith(prefix, pos):
-                raise TaskError(f"unexpected content row {text!r}: expected column {col!r} at {pos}")
-            pos += len(prefix)
-            if i + 1 < len(columns):
-                nxt = text.find(f", {columns[i + 1]}=", pos)
-                if nxt < 0:
-                    raise TaskError(f"unexpected content row {text!r}: no column {columns[i + 1]!r}")
-                row[col] = text[pos:nxt]
-                pos = nxt + 2
-            else:
-                row[col] = text[pos:]
-        rows.append(row)
-    return rows
-
-
-def query_rows(device: Any, uri: str, columns: list[str], where: str | None = None) -> list[dict[str, str]]:
-    """``content query`` through the device shell, parsed into dicts of strings (``NULL`` kept as text)."""
-    cmd = f"content query --uri {quote(uri)} --projection {':'.join(columns)}"
-    if where:
-        cmd += f" --where {quote(where)}"
-    return parse_rows(device.shell(cmd), columns)
-
-
-def device_time_ms(device: Any) -> int:
-    """The device clock in epoch milliseconds (``date +%s``)."""
-    out = device.shell("date +%s").strip()
-    if not out.isdigit():
-        raise TaskError(f"`date +%s` gave {out!r}, not a number")
-    return int(out) * 1000
-
-
-_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ ([\w.]+)/([\w.$]+)\}")
-
-
-def foreground_activity(device: Any) -> tuple[str, str]:
-    """(package, activity) of the focused window, from ``dumpsys window``; ("", "") when unknown."""
-    m = _FOCUS.search(device.shell("dumpsys window"))
-    return (m.group(1), m.group(2)) if m else ("", "")
-
-
-def foreground_package(device: Any) -> str:
-    """The package of the focused window."""
-    return foreground_activity(device)[0]
-
-
-def screen_nodes(device: Any) -> list[Any]:
-    """Every node of the current screen, from ``uiautomator dump`` and ``cat`` of the dump file."""
-    from android_gym.xml import parse_ui
-
-    path = "/sdcard/window_dump.xml"
-    device.shell(f"uiautomator dump {path}")
-    return list(parse_ui(device.shell(f"cat {path}")).nodes)
-
-
-def go_home(device: Any, *packages: str) -> None:
-    """Force-stop ``packages`` (they cold-start next time) and show the home screen."""
-    for pkg in packages:
-        device.shell(f"am force-stop {pkg}")
-    device.shell("input keyevent 3")
 
 
 def random_phone_number(rng: random.Random) -> str:
@@ -179,21 +93,27 @@ def same_number(a: str, b: str) -> bool:
 
 def list_contacts(device: Any) -> list[tuple[str, str]]:
     """(display_name, number digits) of every phone number, read the way AndroidWorld reads them."""
-    return [(r["display_name"], digits(r["number"]))
-            for r in query_rows(device, LEGACY_PHONES_URI, ["display_name", "number"])]
+    return [(r["display_name"] or "", digits(r["number"] or ""))
+            for r in content_query(device, LEGACY_PHONES_URI, ["display_name", "number"])]
 
 
 def phone_rows(device: Any) -> list[dict[str, str]]:
-    """Every phone row: display_name, number and label."""
-    return query_rows(device, PHONES_URI, ["contact_id", "display_name", "label", "number"])
+    """Every phone row: contact_id, display_name, label and number (NULL read as "")."""
+    return [{k: v or "" for k, v in r.items()}
+            for r in content_query(device, PHONES_URI, ["contact_id", "display_name", "label", "number"])]
+
+
+def contact_names(device: Any) -> list[str]:
+    """Display names of every contact, sorted."""
+    return sorted(r["display_name"] or "" for r in content_query(device, CONTACTS_URI, ["display_name"]))
 
 
 def set_contacts(device: Any, roster: list[tuple[str, str, str]]) -> None:
     """Replace every contact with ``roster`` of (display name, number, label)."""
-    device.shell(f"content delete --uri {CONTACTS_URI}")
+    content_delete(device, CONTACTS_URI)
     for name, number, label in roster:
-        device.shell(f"content insert --uri {PHONES_URI} --bind display_name:s:{quote(name)} "
-                     f"--bind number:s:{quote(number)} --bind label:s:{quote(label)}")
+        content_insert(device, PHONES_URI, [("display_name", "s", name), ("number", "s", number),
+                                            ("label", "s", label)])
 
 
 def random_roster(rng: random.Random, n: int, exclude: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
@@ -212,6 +132,15 @@ def _open_contact(ui: Any, name: str):
     ui, element = yield from scroll_to(ui, lambda e: text_is(name)(e) and not id_is("open_search_bar_text_view")(e))
     ui = yield tap(element)
     return ui
+
+
+def _delete_contact(ui: Any, name: str):
+    """Open Contacts, then the contact ``name``: More options > Delete, and confirm."""
+    ui = yield OpenApp("Contacts")
+    ui = yield from _open_contact(ui, name)
+    ui = yield from tap_text(ui, "More options")
+    ui = yield from tap_text(ui, "Delete")
+    return (yield from tap_text(ui, "Delete"))
 
 
 def _fill_new_contact(ui: Any, first: str, last: str, phone: str):
@@ -254,7 +183,7 @@ class ContactsAddContact(_ContactsTask):
     template = "Create a new contact for {name}. Their number is {number}."
     difficulty = "easy"
     complexity = 2.0
-    suites = ("sim", "android_world")
+    suites = SUITES_AW
 
     @classmethod
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
@@ -281,7 +210,7 @@ class ContactsNewContactDraft(_ContactsTask):
                 "{last}, Phone: {phone}, Phone Label: {phone_label}. Do NOT hit save.")
     difficulty = "easy"
     complexity = 2.0
-    suites = ("sim", "android_world")
+    suites = SUITES_AW
 
     @classmethod
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
@@ -297,13 +226,13 @@ class ContactsNewContactDraft(_ContactsTask):
         if foreground_package(device) != CONTACTS_PKG:
             return 0.0
         found = {"first": False, "last": False, "phone": False, "label": False}
-        for node in screen_nodes(device):
-            rid, text = node.resource_id, node.text.strip()
-            if rid.endswith(":id/first_name_edit") and text.lower() == p["first"].lower():
+        for node in screen_nodes(device):  # fields found by their hint, as AndroidWorld finds them
+            hint, text = node.hint, node.text.strip()
+            if hint == "First name" and text.lower() == p["first"].lower():
                 found["first"] = True
-            elif rid.endswith(":id/last_name_edit") and text.lower() == p["last"].lower():
+            elif hint == "Last name" and text.lower() == p["last"].lower():
                 found["last"] = True
-            elif rid.endswith(":id/phone_edit") and digits(text) == digits(p["phone"]):
+            elif hint == "Phone" and digits(text) == digits(p["phone"]):
                 found["phone"] = True
             elif text == p["phone_label"] and node.content_desc == f"{p['phone_label']} Phone":
                 found["label"] = True
@@ -333,16 +262,11 @@ class ContactsDeleteContact(_ContactsTask):
         return {"name": rng.choice(roster)[0], "roster": roster}
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        names = sorted(r["display_name"] for r in query_rows(device, CONTACTS_URI, ["display_name"]))
         expected = sorted(n for n, _, _ in self.roster() if n != self.params["name"])
-        return float(names == expected)
+        return float(contact_names(device) == expected)
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield OpenApp("Contacts")
-        ui = yield from _open_contact(ui, self.params["name"])
-        ui = yield from tap_text(ui, "More options")
-        ui = yield from tap_text(ui, "Delete")
-        ui = yield from tap_text(ui, "Delete")
+        yield from _delete_contact(ui, self.params["name"])
         yield from finish()
 
 
@@ -420,7 +344,7 @@ ANDROIDLAB_ROSTER: list[tuple[str, str, str]] = [
 
 
 class _AndroidLabContacts(_ContactsTask):
-    suites = ("sim", "androidlab")
+    suites = SUITES_LAB
 
     def roster(self) -> list[tuple[str, str, str]]:
         return list(ANDROIDLAB_ROSTER)
@@ -456,15 +380,36 @@ class ContactsLab11(_AndroidLabContacts):
     complexity = 1.5
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        names = sorted(r["display_name"] for r in query_rows(device, CONTACTS_URI, ["display_name"]))
-        return float(names == sorted(n for n, _, _ in ANDROIDLAB_ROSTER if n != "AAA"))
+        return float(contact_names(device) == sorted(n for n, _, _ in ANDROIDLAB_ROSTER if n != "AAA"))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        yield from _delete_contact(ui, "AAA")
+        yield from finish()
+
+
+@register_task
+class ContactsLab4(_AndroidLabContacts):
+    """AndroidLab contacts_4: a new contact "Chen" whose company is Tsinghua University (the roster stays)."""
+
+    name = "contacts_4"
+    template = "Add a contacts named Chen, whose company is Tsinghua University"
+    difficulty = "medium"
+    complexity = 2.0
+    COMPANY = "Tsinghua University"
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        rows = content_query(device, CONTACTS_URI, ["display_name", "company"])
+        names = sorted(r["display_name"] or "" for r in rows)
+        chen = [r for r in rows if (r["display_name"] or "").strip().lower() == "chen"]
+        return float(names == sorted([*(n for n, _, _ in ANDROIDLAB_ROSTER), "Chen"]) and len(chen) == 1
+                     and " ".join((chen[0]["company"] or "").split()).lower() == self.COMPANY.lower())
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Contacts")
-        ui = yield from _open_contact(ui, "AAA")
-        ui = yield from tap_text(ui, "More options")
-        ui = yield from tap_text(ui, "Delete")
-        ui = yield from tap_text(ui, "Delete")
+        ui = yield from tap_text(ui, "Create contact")
+        ui = yield from type_into(ui, "Chen", resource_id="first_name_edit")
+        ui = yield from type_into(ui, self.COMPANY, resource_id="company_edit")
+        ui = yield from tap_text(ui, "Save")
         yield from finish()
 
 
@@ -489,18 +434,13 @@ class ContactsLab12(_AndroidLabContacts):
 
 __all__ = [
     "CONTACTS_PKG",
-    "device_time_ms",
+    "contact_names",
     "digits",
-    "foreground_activity",
-    "foreground_package",
-    "go_home",
     "list_contacts",
-    "parse_rows",
-    "query_rows",
-    "quote",
+    "number_answer_matches",
+    "phone_rows",
     "random_names",
     "random_phone_number",
     "same_number",
-    "screen_nodes",
     "set_contacts",
 ]

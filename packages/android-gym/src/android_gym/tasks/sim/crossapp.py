@@ -14,6 +14,7 @@ from typing import Any
 
 from android_gym.actions import Finished, OpenApp
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.device_state import force_stop
 from android_gym.tasks.expert import ExpertStuck, tap_text, type_into
 from android_gym.tasks.sim.contacts import random_phone_number
 from android_gym.tasks.sim.expense import (
@@ -37,8 +38,8 @@ from android_gym.tasks.sim.markor import (
     reset_markor,
 )
 from android_gym.tasks.sim.sms import SMS_PKG, reset_sms, was_sent
+from android_gym.tasks.suites import SUITES_AW
 
-SUITES_AW = ("sim", "android_world")
 EXPENSES_FILE = "my_expenses.txt"
 REIMBURSABLE = "Reimbursable."
 
@@ -72,8 +73,7 @@ class MarkorCreateNoteAndSms(Task):
         return (float(note_ok) + float(sms_ok)) / 2.0
 
     def teardown(self, device: Any) -> None:
-        device.shell(f"am force-stop {MARKOR_PACKAGE}")
-        device.shell(f"am force-stop {SMS_PKG}")
+        force_stop(device, MARKOR_PACKAGE, SMS_PKG)
 
     def expert(self, ui: Any) -> ExpertGenerator:
         p = self.params
@@ -139,8 +139,7 @@ class ExpenseAddMultipleFromMarkor(Task):
         return 1.0 if unchanged_plus(device, self.params["noise"], targets, alt) else 0.0
 
     def teardown(self, device: Any) -> None:
-        device.shell(f"am force-stop {MARKOR_PACKAGE}")
-        device.shell(f"am force-stop {EXPENSE_PACKAGE}")
+        force_stop(device, MARKOR_PACKAGE, EXPENSE_PACKAGE)
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Markor")

@@ -4,7 +4,7 @@ Set-up and checks go through the app's provider only (``content delete|insert|qu
 content://com.arduia.expense/expenses``; ``amount`` in cents, ``category`` an id, dates epoch ms),
 standing in for AndroidWorld's reads of the app's ``accounting.db``. Every task starts from an
 expense list holding only its own rows; the rows the task does not target must survive unchanged.
-New rows match on name and note after :func:`~android_gym.tasks.sim.calendar.normalize_answer`
+New rows match on name and note after :func:`~android_gym.tasks.device_state.normalize_answer`
 (case and punctuation aside), exact amount in cents and category.
 
 Unlike AndroidWorld's delete tasks (whose list holds only the targets), the delete tasks here add
@@ -19,6 +19,15 @@ from typing import Any, ClassVar
 
 from android_gym.actions import Finished, LongPress, OpenApp, Scroll
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.device_state import (
+    content_delete,
+    content_insert,
+    content_query,
+    force_stop,
+    go_home,
+    normalize_answer,
+    to_ms,
+)
 from android_gym.tasks.expert import (
     ExpertStuck,
     find,
@@ -31,8 +40,7 @@ from android_gym.tasks.expert import (
     tap_where,
     type_into,
 )
-from android_gym.tasks.sim.calendar import content_insert, content_query, normalize_answer, to_ms
-from android_gym.tasks.sim.settings import SUITES_AW, go_home
+from android_gym.tasks.suites import SUITES_AW
 
 EXPENSE_PACKAGE = "com.arduia.expense"
 EXPENSE_APP = "Pro Expense"
@@ -67,7 +75,7 @@ NOTES = ("Paid by card", "Monthly expense", "Split with roommate", "Urgent", "Bo
 
 def clear_expenses(device: Any) -> None:
     """Delete every expense."""
-    device.shell(f"content delete --uri {EXPENSES_URI}")
+    content_delete(device, EXPENSES_URI)
 
 
 def insert_expense(device: Any, row: dict[str, Any]) -> None:
@@ -92,7 +100,7 @@ def read_expenses(device: Any) -> list[dict[str, Any]]:
 
 def reset_expenses(device: Any, rows: list[dict[str, Any]]) -> None:
     """Start state: Pro Expense stopped, the home screen, exactly ``rows`` in the provider."""
-    go_home(device, stop=(EXPENSE_PACKAGE,))
+    go_home(device, EXPENSE_PACKAGE)
     clear_expenses(device)
     for row in rows:
         insert_expense(device, row)
@@ -267,7 +275,7 @@ class _ExpenseTask(Task):
         reset_expenses(device, [rows[i] for i in order])
 
     def teardown(self, device: Any) -> None:
-        device.shell(f"am force-stop {EXPENSE_PACKAGE}")
+        force_stop(device, EXPENSE_PACKAGE)
 
 
 class _AddExpenses(_ExpenseTask):

@@ -12,16 +12,15 @@ Clipboard set-up uses AndroidWorld's Clipper convention (``am broadcast -a clipp
 
 from __future__ import annotations
 
-import datetime as _dt
 import datetime as dt
 import random
 import re
-import shlex
 import string
-from typing import Any
+from typing import Any, ClassVar
 
 from android_gym.actions import Finished, LongPress, OpenApp, Type
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
+from android_gym.tasks.device_state import force_stop, go_home, quote, set_clipboard
 from android_gym.tasks.expert import (
     ExpertStuck,
     find,
@@ -33,7 +32,7 @@ from android_gym.tasks.expert import (
     text_is,
     type_into,
 )
-from android_gym.tasks.sim.settings import SUITES_AW, go_home
+from android_gym.tasks.suites import SUITES_AW
 
 MARKOR_PACKAGE = "net.gsantner.markor"
 MARKOR_DIR = "/sdcard/Documents/Markor"
@@ -80,14 +79,14 @@ def note_path(name: str, folder: str = "") -> str:
 
 def write_note(device: Any, path: str, content: str) -> None:
     """Create or overwrite a file with ``content`` (plus the newline ``echo`` adds, as AndroidWorld's files have)."""
-    out = device.shell(f"echo {shlex.quote(content)} > {shlex.quote(path)}")
+    out = device.shell(f"echo {quote(content)} > {quote(path)}")
     if out.strip():
         raise TaskError(f"could not write {path}: {out.strip()}")
 
 
 def read_note(device: Any, path: str) -> str | None:
     """The file's text, or None when it does not exist (or is a folder)."""
-    out = device.shell(f"cat {shlex.quote(path)}")
+    out = device.shell(f"cat {quote(path)}")
     if out.startswith("cat: ") and ("No such file" in out or "Is a directory" in out):
         return None
     return out
@@ -95,7 +94,7 @@ def read_note(device: Any, path: str) -> str | None:
 
 def list_dir(device: Any, path: str = MARKOR_DIR) -> dict[str, bool] | None:
     """{name: is_folder} from ``ls -l path``; None when the folder does not exist."""
-    out = device.shell(f"ls -l {shlex.quote(path)}")
+    out = device.shell(f"ls -l {quote(path)}")
     if "No such file" in out:
         return None
     entries: dict[str, bool] = {}
@@ -106,7 +105,7 @@ def list_dir(device: Any, path: str = MARKOR_DIR) -> dict[str, bool] | None:
     return entries
 
 
-_NOTES_EPOCH = _dt.datetime(2023, 10, 14, 9, 0, 0)  # a day before the phone's frozen "now"
+_NOTES_EPOCH = dt.datetime(2023, 10, 14, 9, 0, 0)  # a day before the phone's frozen "now"
 
 
 def reset_markor(device: Any, notes: dict[str, str] | None = None, folders: tuple[str, ...] = (),
@@ -116,17 +115,17 @@ def reset_markor(device: Any, notes: dict[str, str] | None = None, folders: tupl
     ``notes`` maps paths relative to the notebook to contents, written in order; ``spacing_s``
     (one per note) spaces their modification times (``touch -d``) so the last written is the newest.
     """
-    go_home(device, stop=(MARKOR_PACKAGE,))
+    go_home(device, MARKOR_PACKAGE)
     device.shell(f"rm -rf {MARKOR_DIR} && mkdir -p {MARKOR_DIR}")
     for folder in folders:
-        device.shell(f"mkdir -p {shlex.quote(note_path(folder))}")
+        device.shell(f"mkdir -p {quote(note_path(folder))}")
     elapsed = 0
     for i, (rel, content) in enumerate((notes or {}).items()):
         write_note(device, note_path(rel), content)
         if spacing_s:
             elapsed += spacing_s[i]
-            stamp = (_NOTES_EPOCH + _dt.timedelta(seconds=elapsed)).strftime("%Y-%m-%d %H:%M:%S")
-            device.shell(f"touch -d {shlex.quote(stamp)} {shlex.quote(note_path(rel))}")
+            stamp = (_NOTES_EPOCH + dt.timedelta(seconds=elapsed)).strftime("%Y-%m-%d %H:%M:%S")
+            device.shell(f"touch -d {quote(stamp)} {quote(note_path(rel))}")
 
 
 def normalize_note(text: str | None) -> str:
@@ -242,7 +241,7 @@ class _MarkorTask(Task):
         reset_markor(device, self.start_notes(), self.start_folders(), self.params.get("spacing_s"))
 
     def teardown(self, device: Any) -> None:
-        device.shell(f"am force-stop {MARKOR_PACKAGE}")
+        force_stop(device, MARKOR_PACKAGE)
 
     def notes_intact(self, device: Any, skip: frozenset[str] | set[str] = frozenset()) -> bool:
         """Every starting note except ``skip`` still exists with its content."""
@@ -439,8 +438,26 @@ def _edit_params(rng: random.Random) -> dict[str, Any]:
     return {"file_name": file_name, "original_content": original, "notes": notes}
 
 
+class _PrependTask(_EditNoteTask):
+    """Put ``header`` above a note's text with ``separator`` between them."""
+
+    separator: ClassVar[str] = "\n"
+    exact: ClassVar[bool] = False  # False: blank lines and inner spacing are ignored, as AndroidWorld matches fuzzily
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        content = read_note(device, note_path(self.params["file_name"]))
+        if content is None:
+            return 0.0
+        expected = self.params["header"] + self.separator + self.params["original_content"]
+        same = normalize_note if self.exact else loose_lines
+        return 1.0 if same(content) == same(expected) else 0.0
+
+    def new_text(self, original: str) -> str:
+        return self.params["header"] + self.separator + original
+
+
 @register_task
-class MarkorEditNote(_EditNoteTask):
+class MarkorEditNote(_PrependTask):
     """Add a line at the top of a note (blank lines are ignored in the check, as AndroidWorld matches fuzzily)."""
 
     name = "MarkorEditNote"
@@ -452,37 +469,23 @@ class MarkorEditNote(_EditNoteTask):
         params["header"] = rng.choice([s for s in SENTENCES if s != params["original_content"]])
         return params
 
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        content = read_note(device, note_path(self.params["file_name"]))
-        expected = self.params["header"] + "\n" + self.params["original_content"]
-        return 1.0 if content is not None and loose_lines(content) == loose_lines(expected) else 0.0
-
-    def new_text(self, original: str) -> str:
-        return self.params["header"] + "\n" + original
-
 
 @register_task
-class MarkorAddNoteHeader(_EditNoteTask):
+class MarkorAddNoteHeader(_PrependTask):
     """Add a header line and a blank line above a note's text (checked exactly, line ends aside)."""
 
     name = "MarkorAddNoteHeader"
     template = ("Update the Markor note {file_name} by adding the following text, along with a new blank line "
                 "before the existing content: \"{header}\".")
     difficulty = "medium"
+    separator = "\n\n"
+    exact = True
 
     @classmethod
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
         params = _edit_params(rng)
         params["header"] = random_string(rng, 20)
         return params
-
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        content = read_note(device, note_path(self.params["file_name"]))
-        expected = self.params["header"] + "\n\n" + self.params["original_content"]
-        return 1.0 if content is not None and normalize_note(content) == normalize_note(expected) else 0.0
-
-    def new_text(self, original: str) -> str:
-        return self.params["header"] + "\n\n" + original
 
 
 @register_task
@@ -548,15 +551,6 @@ class MarkorMoveNote(_MarkorTask):
         ui = yield from tap_text(ui, p["destination_folder"], scroll=False)
         yield from tap_text(ui, "Move here", scroll=False)
         yield Finished()
-
-
-def set_clipboard(device: Any, text: str) -> None:
-    """Put ``text`` on the clipboard with AndroidWorld's Clipper broadcast and verify it; TaskError when it fails."""
-    device.shell(f"am broadcast -a clipper.set -e text {shlex.quote(text)}")
-    out = device.shell("am broadcast -a clipper.get")
-    m = re.search(r'data="(.*)"', out, re.DOTALL)
-    if m is None or m.group(1) != text:
-        raise TaskError("the clipboard could not be set through the shell (am broadcast -a clipper.set)")
 
 
 @register_task

@@ -14,40 +14,12 @@ from typing import Any, ClassVar
 
 from android_gym.actions import Click, Finished, OpenApp, PressBack
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
+from android_gym.tasks.device_state import getprop, go_home, read_setting, write_setting
 from android_gym.tasks.expert import ExpertStuck, find, scroll_to, tap, tap_text, text_is
+from android_gym.tasks.suites import SUITES_AW, SUITES_SIM
 
 SETTINGS_PACKAGE = "com.android.settings"
 WIFI_LABEL = "Wi\u2011Fi"  # Android writes Wi-Fi with a non-breaking hyphen
-SUITES_AW = ("sim", "android_world")
-
-
-# --- shell helpers shared by the system tasks -----------------------------------------------------
-
-
-def read_setting(device: Any, namespace: str, key: str) -> str:
-    """``settings get NAMESPACE KEY`` through the device shell, stripped ("null" when unset)."""
-    return device.shell(f"settings get {namespace} {key}").strip()
-
-
-def write_setting(device: Any, namespace: str, key: str, value: str | int) -> None:
-    """``settings put NAMESPACE KEY VALUE`` through the device shell."""
-    device.shell(f"settings put {namespace} {key} {value}")
-
-
-_FOCUS_RE = re.compile(r"mCurrentFocus=Window\{\S+ \S+ ([\w.]+)/")
-
-
-def foreground_package(device: Any) -> str | None:
-    """Package of the focused window, parsed from ``dumpsys window`` (None when it cannot be read)."""
-    m = _FOCUS_RE.search(device.shell("dumpsys window"))
-    return m.group(1) if m else None
-
-
-def go_home(device: Any, stop: tuple[str, ...] = (SETTINGS_PACKAGE,)) -> None:
-    """Start from the home screen with ``stop`` apps force-stopped (fresh UI state)."""
-    for package in stop:
-        device.shell(f"am force-stop {package}")
-    device.shell("input keyevent 3")
 
 
 # --- expert helpers ------------------------------------------------------------------------------
@@ -84,15 +56,19 @@ def set_switch(ui: Any, label: str, on: bool):
     return ui
 
 
+WIFI_PATH = ("Network & internet", "Internet")
+BLUETOOTH_PATH = ("Connected devices", "Bluetooth")
+
+
 def toggle_wifi_expert(ui: Any, on: bool):
     """Settings > Network & internet > Internet > Wi-Fi switch."""
-    ui = yield from open_settings_page(ui, "Network & internet", "Internet")
+    ui = yield from open_settings_page(ui, *WIFI_PATH)
     return (yield from set_switch(ui, WIFI_LABEL, on))
 
 
 def toggle_bluetooth_expert(ui: Any, on: bool):
-    """Settings > Connected devices > Connection preferences > Bluetooth > Use Bluetooth."""
-    ui = yield from open_settings_page(ui, "Connected devices", "Bluetooth")
+    """Settings > Connected devices > Bluetooth > Use Bluetooth."""
+    ui = yield from open_settings_page(ui, *BLUETOOTH_PATH)
     return (yield from set_switch(ui, "Use Bluetooth", on))
 
 
@@ -109,17 +85,26 @@ def _on_off(rng: random.Random) -> str:
     return "on" if rng.choice([True, False]) else "off"
 
 
-# --- Wi-Fi -----------------------------------------------------------------------------------------
+# --- switch-backed settings ---------------------------------------------------------------------------
 
 
-class _WifiToggle(Task):
-    """Turn Wi-Fi on or off (AndroidWorld: ``settings get global wifi_on``; "on" is 1 or 2)."""
+class SwitchSettingTask(Task):
+    """Turn a setting that a Settings switch controls on or off, checked with ``settings get``.
 
-    template = "Turn wifi {on_or_off}."
+    Subclasses name the ``setting`` (namespace, key), the values the switch writes, the pages that
+    lead to it and its row label. The setting starts opposite to the goal unless ``start_on`` says
+    otherwise (the ``*Verify`` variants start in the goal state); ``fixed`` pins the goal.
+    """
+
     difficulty = "easy"
     complexity = 1.0
     app_names = ("settings",)
-    suites = SUITES_AW
+    setting: ClassVar[tuple[str, str]] = ("global", "")
+    on_value: ClassVar[str] = "1"
+    off_value: ClassVar[str] = "0"
+    also_on: ClassVar[tuple[str, ...]] = ()
+    page_path: ClassVar[tuple[str, ...]] = ()
+    switch_label: ClassVar[str] = ""
     start_on: ClassVar[bool | None] = None
     fixed: ClassVar[str | None] = None
 
@@ -127,24 +112,39 @@ class _WifiToggle(Task):
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
         return {"on_or_off": cls.fixed or _on_off(rng)}
 
+    def target_on(self) -> bool:
+        """Whether the goal is to turn the setting on."""
+        return (self.fixed or self.params["on_or_off"]) == "on"
+
     def initialize(self, device: Any) -> None:
-        go_home(device)
-        start = self.start_on if self.start_on is not None else self.params["on_or_off"] != "on"
-        write_setting(device, "global", "wifi_on", 1 if start else 0)
+        go_home(device, SETTINGS_PACKAGE)
+        start = self.start_on if self.start_on is not None else not self.target_on()
+        write_setting(device, *self.setting, self.on_value if start else self.off_value)
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        status = read_setting(device, "global", "wifi_on")
-        if self.params["on_or_off"] == "on":
-            return 1.0 if status in ("1", "2") else 0.0
-        return 1.0 if status == "0" else 0.0
+        value = read_setting(device, *self.setting)
+        wanted = (self.on_value, *self.also_on) if self.target_on() else (self.off_value,)
+        return 1.0 if value in wanted else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        yield from toggle_wifi_expert(ui, self.params["on_or_off"] == "on")
+        ui = yield from open_settings_page(ui, *self.page_path)
+        yield from set_switch(ui, self.switch_label, self.target_on())
         yield Finished()
 
 
+class WifiToggleTask(SwitchSettingTask):
+    """Turn Wi-Fi on or off (AndroidWorld: ``settings get global wifi_on``; "on" is 1 or 2)."""
+
+    template = "Turn wifi {on_or_off}."
+    suites = SUITES_AW
+    setting = ("global", "wifi_on")
+    also_on = ("2",)
+    page_path = WIFI_PATH
+    switch_label = WIFI_LABEL
+
+
 @register_task
-class SystemWifiTurnOn(_WifiToggle):
+class SystemWifiTurnOn(WifiToggleTask):
     """Wi-Fi starts off; turn it on."""
 
     name = "SystemWifiTurnOn"
@@ -153,7 +153,7 @@ class SystemWifiTurnOn(_WifiToggle):
 
 
 @register_task
-class SystemWifiTurnOff(_WifiToggle):
+class SystemWifiTurnOff(WifiToggleTask):
     """Wi-Fi starts on; turn it off."""
 
     name = "SystemWifiTurnOff"
@@ -162,7 +162,7 @@ class SystemWifiTurnOff(_WifiToggle):
 
 
 @register_task
-class SystemWifiTurnOnVerify(_WifiToggle):
+class SystemWifiTurnOnVerify(WifiToggleTask):
     """Wi-Fi is already on; the agent must check and leave it on."""
 
     name = "SystemWifiTurnOnVerify"
@@ -171,7 +171,7 @@ class SystemWifiTurnOnVerify(_WifiToggle):
 
 
 @register_task
-class SystemWifiTurnOffVerify(_WifiToggle):
+class SystemWifiTurnOffVerify(WifiToggleTask):
     """Wi-Fi is already off; the agent must check and leave it off."""
 
     name = "SystemWifiTurnOffVerify"
@@ -179,40 +179,18 @@ class SystemWifiTurnOffVerify(_WifiToggle):
     fixed = "off"
 
 
-# --- Bluetooth -------------------------------------------------------------------------------------
-
-
-class _BluetoothToggle(Task):
+class BluetoothToggleTask(SwitchSettingTask):
     """Turn Bluetooth on or off (``settings get global bluetooth_on`` is 1 or 0)."""
 
     template = "Turn bluetooth {on_or_off}."
-    difficulty = "easy"
-    complexity = 1.0
-    app_names = ("settings",)
     suites = SUITES_AW
-    start_on: ClassVar[bool | None] = None
-    fixed: ClassVar[str | None] = None
-
-    @classmethod
-    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
-        return {"on_or_off": cls.fixed or _on_off(rng)}
-
-    def initialize(self, device: Any) -> None:
-        go_home(device)
-        start = self.start_on if self.start_on is not None else self.params["on_or_off"] != "on"
-        write_setting(device, "global", "bluetooth_on", 1 if start else 0)
-
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        expected = "1" if self.params["on_or_off"] == "on" else "0"
-        return 1.0 if read_setting(device, "global", "bluetooth_on") == expected else 0.0
-
-    def expert(self, ui: Any) -> ExpertGenerator:
-        yield from toggle_bluetooth_expert(ui, self.params["on_or_off"] == "on")
-        yield Finished()
+    setting = ("global", "bluetooth_on")
+    page_path = BLUETOOTH_PATH
+    switch_label = "Use Bluetooth"
 
 
 @register_task
-class SystemBluetoothTurnOn(_BluetoothToggle):
+class SystemBluetoothTurnOn(BluetoothToggleTask):
     """Bluetooth starts off; turn it on."""
 
     name = "SystemBluetoothTurnOn"
@@ -221,7 +199,7 @@ class SystemBluetoothTurnOn(_BluetoothToggle):
 
 
 @register_task
-class SystemBluetoothTurnOff(_BluetoothToggle):
+class SystemBluetoothTurnOff(BluetoothToggleTask):
     """Bluetooth starts on; turn it off."""
 
     name = "SystemBluetoothTurnOff"
@@ -230,7 +208,7 @@ class SystemBluetoothTurnOff(_BluetoothToggle):
 
 
 @register_task
-class SystemBluetoothTurnOnVerify(_BluetoothToggle):
+class SystemBluetoothTurnOnVerify(BluetoothToggleTask):
     """Bluetooth is already on; verify."""
 
     name = "SystemBluetoothTurnOnVerify"
@@ -239,7 +217,7 @@ class SystemBluetoothTurnOnVerify(_BluetoothToggle):
 
 
 @register_task
-class SystemBluetoothTurnOffVerify(_BluetoothToggle):
+class SystemBluetoothTurnOffVerify(BluetoothToggleTask):
     """Bluetooth is already off; verify."""
 
     name = "SystemBluetoothTurnOffVerify"
@@ -266,7 +244,7 @@ class _BrightnessToggle(Task):
         return {"max_or_min": cls.fixed}
 
     def initialize(self, device: Any) -> None:
-        go_home(device)
+        go_home(device, SETTINGS_PACKAGE)
         write_setting(device, "system", "screen_brightness_mode", 0)
         write_setting(device, "system", "screen_brightness", 255 if self.start == "max" else 1)
 
@@ -335,7 +313,7 @@ class TurnOffWifiAndTurnOnBluetooth(Task):
     suites = SUITES_AW
 
     def initialize(self, device: Any) -> None:
-        go_home(device)
+        go_home(device, SETTINGS_PACKAGE)
         write_setting(device, "global", "wifi_on", 1)
         write_setting(device, "global", "bluetooth_on", 0)
 
@@ -366,7 +344,7 @@ class SimBrightnessPercent(Task):
     difficulty = "medium"
     complexity = 1.5
     app_names = ("settings",)
-    suites = ("sim",)
+    suites = SUITES_SIM
     TOLERANCE: ClassVar[int] = 3
 
     @classmethod
@@ -374,7 +352,7 @@ class SimBrightnessPercent(Task):
         return {"percent": rng.choice(range(10, 91, 5))}
 
     def initialize(self, device: Any) -> None:
-        go_home(device)
+        go_home(device, SETTINGS_PACKAGE)
         start = 255 if self.params["percent"] < 50 else 13
         write_setting(device, "system", "screen_brightness_mode", 0)
         write_setting(device, "system", "screen_brightness", start)
@@ -413,61 +391,39 @@ def _percent_summary(ui: Any) -> int | None:
 
 
 @register_task
-class SimDarkTheme(Task):
+class SimDarkTheme(SwitchSettingTask):
     """Turn the dark theme on or off (``settings get secure ui_night_mode``: 2 dark, 1 light)."""
 
     name = "SimDarkTheme"
     template = "Turn {on_or_off} the dark theme."
-    difficulty = "easy"
-    complexity = 1.0
-    app_names = ("settings",)
-    suites = ("sim",)
-
-    @classmethod
-    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
-        return {"on_or_off": _on_off(rng)}
-
-    def initialize(self, device: Any) -> None:
-        go_home(device)
-        write_setting(device, "secure", "ui_night_mode", 1 if self.params["on_or_off"] == "on" else 2)
-
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        want = "2" if self.params["on_or_off"] == "on" else "1"
-        return 1.0 if read_setting(device, "secure", "ui_night_mode") == want else 0.0
-
-    def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_settings_page(ui, "Display")
-        yield from set_switch(ui, "Dark theme", self.params["on_or_off"] == "on")
-        yield Finished()
+    suites = SUITES_SIM
+    setting = ("secure", "ui_night_mode")
+    on_value = "2"
+    off_value = "1"
+    page_path = ("Display",)
+    switch_label = "Dark theme"
 
 
 @register_task
-class SimAirplaneMode(Task):
+class SimAirplaneMode(SwitchSettingTask):
     """Turn airplane mode on or off (``settings get global airplane_mode_on``)."""
 
     name = "SimAirplaneMode"
     template = "Turn airplane mode {on_or_off}."
-    difficulty = "easy"
-    complexity = 1.0
-    app_names = ("settings",)
-    suites = ("sim",)
+    suites = SUITES_SIM
+    setting = ("global", "airplane_mode_on")
+    page_path = ("Network & internet",)
+    switch_label = "Airplane mode"
 
-    @classmethod
-    def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
-        return {"on_or_off": _on_off(rng)}
 
-    def initialize(self, device: Any) -> None:
-        go_home(device)
-        write_setting(device, "global", "airplane_mode_on", 0 if self.params["on_or_off"] == "on" else 1)
-
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        want = "1" if self.params["on_or_off"] == "on" else "0"
-        return 1.0 if read_setting(device, "global", "airplane_mode_on") == want else 0.0
-
-    def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_settings_page(ui, "Network & internet")
-        yield from set_switch(ui, "Airplane mode", self.params["on_or_off"] == "on")
-        yield Finished()
+def android_version_answered(device: Any, answer: str | None) -> bool:
+    """The answer names the version ``getprop ro.build.version.release`` reports (as a whole number token)."""
+    if not answer:
+        return False
+    version = getprop(device, "ro.build.version.release")
+    if not version:
+        raise TaskError("the device did not report ro.build.version.release")
+    return version in re.findall(r"\d+(?:\.\d+)*", answer)
 
 
 @register_task
@@ -479,20 +435,14 @@ class SimAndroidVersionQuestion(Task):
     difficulty = "easy"
     complexity = 1.0
     app_names = ("settings",)
-    suites = ("sim",)
+    suites = SUITES_SIM
     answer_task = True
 
     def initialize(self, device: Any) -> None:
-        go_home(device)
+        go_home(device, SETTINGS_PACKAGE)
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        if not answer:
-            return 0.0
-        version = device.shell("getprop ro.build.version.release").strip()
-        if not version:
-            raise TaskError("the device did not report ro.build.version.release")
-        words = re.findall(r"\d+(?:\.\d+)*", answer)
-        return 1.0 if version in words else 0.0
+        return 1.0 if android_version_answered(device, answer) else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from open_settings_page(ui, "About phone")

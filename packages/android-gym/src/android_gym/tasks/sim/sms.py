@@ -17,6 +17,16 @@ from typing import Any
 
 from android_gym.actions import LongPress, OpenApp
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
+from android_gym.tasks.device_state import (
+    content_delete,
+    content_insert,
+    content_query,
+    device_time_ms,
+    force_stop,
+    foreground_package,
+    go_home,
+    set_clipboard,
+)
 from android_gym.tasks.expert import (
     ExpertStuck,
     finish,
@@ -28,17 +38,8 @@ from android_gym.tasks.expert import (
     text_is,
     type_into,
 )
-from android_gym.tasks.sim.contacts import (
-    device_time_ms,
-    digits,
-    foreground_package,
-    go_home,
-    query_rows,
-    quote,
-    random_names,
-    random_phone_number,
-    set_contacts,
-)
+from android_gym.tasks.sim.contacts import digits, random_names, random_phone_number, set_contacts
+from android_gym.tasks.suites import SUITES_AW
 
 SMS_PKG = "com.simplemobiletools.smsmessenger"
 SMS_COLUMNS = ["_id", "address", "date", "type", "body"]
@@ -91,8 +92,8 @@ def normalise_body(text: str) -> str:
 def sms_rows(device: Any, box: str) -> list[dict[str, Any]]:
     """Messages of ``box`` ("inbox", "sent" or "" for all), newest first: address, date (int), type, body."""
     uri = "content://sms" + (f"/{box}" if box else "")
-    return [{"address": r["address"], "date": int(r["date"]), "type": int(r["type"]), "body": r["body"]}
-            for r in query_rows(device, uri, SMS_COLUMNS)]
+    return [{"address": r["address"] or "", "date": int(r["date"] or 0), "type": int(r["type"] or 0),
+             "body": r["body"] or ""} for r in content_query(device, uri, SMS_COLUMNS)]
 
 
 def was_sent(device: Any, number: str, body: str) -> bool:
@@ -104,14 +105,14 @@ def was_sent(device: Any, number: str, body: str) -> bool:
 
 def add_sms(device: Any, box: str, number: str, body: str, date_ms: int, read: bool = False) -> None:
     """Store a received ("inbox") or sent ("sent") message dated ``date_ms``."""
-    device.shell(f"content insert --uri content://sms/{box} --bind address:s:{quote(number)} "
-                 f"--bind body:s:{quote(body)} --bind date:l:{date_ms} --bind read:i:{int(read)}")
+    content_insert(device, f"content://sms/{box}", [("address", "s", number), ("body", "s", body),
+                                                    ("date", "l", date_ms), ("read", "i", int(read))])
 
 
 def reset_sms(device: Any) -> None:
     """Delete every message and force-stop the app."""
-    device.shell("content delete --uri content://sms")
-    device.shell(f"am force-stop {SMS_PKG}")
+    content_delete(device, "content://sms")
+    force_stop(device, SMS_PKG)
 
 
 def seed_threads(device: Any, threads: list[list[Any]], now_ms: int) -> None:
@@ -159,7 +160,7 @@ class _SmsTask(Task):
     """AndroidWorld's SimpleSMSSendSms contract: a message to ``number`` with ``message``, sent from the app."""
 
     app_names = ("simple sms messenger",)
-    suites = ("sim", "android_world")
+    suites = SUITES_AW
 
     @classmethod
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
@@ -301,7 +302,7 @@ class SimpleSmsSendClipboardContent(_SmsTask):
 
     def initialize(self, device: Any) -> None:
         super().initialize(device)
-        device.shell(f"am broadcast -a clipper.set -e text {quote(self.params['message'])}")
+        set_clipboard(device, self.params["message"])
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Simple SMS Messenger")

@@ -13,14 +13,9 @@ from typing import Any
 from android_gym.actions import Finished, OpenApp
 from android_gym.apps import resolve_package
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
-from android_gym.tasks.sim.settings import (
-    SUITES_AW,
-    foreground_package,
-    go_home,
-    read_setting,
-    toggle_wifi_expert,
-    write_setting,
-)
+from android_gym.tasks.device_state import foreground_package, go_home, read_setting, write_setting
+from android_gym.tasks.sim.settings import SETTINGS_PACKAGE, toggle_wifi_expert
+from android_gym.tasks.suites import SUITES_AW
 
 AW_OPEN_APP_NAMES = ("camera", "clock", "contacts", "settings", "dialer")
 
@@ -65,7 +60,7 @@ class OpenAppTaskEval(Task):
         return {"app_name": rng.choice(installed_app_names())}
 
     def initialize(self, device: Any) -> None:
-        go_home(device, stop=(_package_for(self.params["app_name"]),))
+        go_home(device, _package_for(self.params["app_name"]))
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         return 1.0 if foreground_package(device) == _package_for(self.params["app_name"]) else 0.0
@@ -91,7 +86,7 @@ class TurnOnWifiAndOpenApp(Task):
         return OpenAppTaskEval.generate_random_params(rng)
 
     def initialize(self, device: Any) -> None:
-        go_home(device, stop=tuple(sorted({"com.android.settings", _package_for(self.params["app_name"])})))
+        go_home(device, *sorted({SETTINGS_PACKAGE, _package_for(self.params["app_name"])}))
         write_setting(device, "global", "wifi_on", 0)
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:

@@ -1,0 +1,132 @@
+"""AndroidLab re-creations on the simulated phone: names and texts match its task list, experts solve them,
+doing nothing or acting at random does not, answers are checked against what the device reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from android_gym.agents import RandomAgent
+from android_gym.sim import SimPhone
+from android_gym.sim.device import SimDevice
+from android_gym.tasks.base import get_task_class, list_tasks
+from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.sim import calendar_androidlab, settings_androidlab
+from android_gym.tasks.suites import SUITES_LAB
+from android_gym.xml import compress_xml
+
+MODULES = (settings_androidlab.__name__, calendar_androidlab.__name__)
+NAMES = sorted(n for n in list_tasks("androidlab") if get_task_class(n).__module__ in MODULES)
+SETTINGS_PKG = "com.android.settings"
+
+
+def test_names_texts_and_budgets_match_androidlab(realdata):
+    lab_dir = realdata / "tasks" / "androidlab"
+    lab = {t["task_id"]: t for f in ("setting", "calendar", "clock", "contacts")
+           for t in yaml.safe_load((lab_dir / f"{f}.yaml").read_text())["tasks"]}
+    human_steps = json.loads((lab_dir / "ground_truth_length.json").read_text())
+    names = list_tasks("androidlab")
+    assert len(names) >= 30 and len(NAMES) >= 20
+    for name in names:
+        cls = get_task_class(name)
+        assert cls.template == lab[name]["task"], name
+        assert cls.suites == SUITES_LAB, name
+        assert cls.answer_task == (lab[name]["metric_type"] == "query_detect"), name
+        assert cls(seed=0).max_steps >= 2 * human_steps[name], name
+    for name in NAMES:
+        assert get_task_class(name)(seed=1).params == {}, name  # AndroidLab tasks have no parameters
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_expert_solves_it_and_the_start_state_does_not(name):
+    task = get_task_class(name)(seed=0)
+    device = SimDevice()
+    task.initialize(device)
+    assert task.is_successful(device, None) == 0.0
+    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+    result = run_expert(task, device)
+    assert result.success == 1.0, (name, [a.to_dict() for a in result.actions])
+    assert result.steps <= task.max_steps
+
+
+def test_random_agent_rarely_succeeds():
+    wins = runs = 0
+    for name in NAMES:
+        for episode in range(2):
+            task = get_task_class(name)(seed=episode)
+            result = run_policy(task, SimDevice(), RandomAgent(seed=episode * 7919 + len(name)),
+                                max_steps=min(task.max_steps, 10))
+            wins += result.success == 1.0
+            runs += 1
+    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
+
+
+@pytest.mark.parametrize("name,right,wrong", [
+    ("setting_14", ["UTC", "GMT+00:00 Greenwich Mean Time", "it is gmt", "UTC+0"], ["Pacific time", "", "GMT+1"]),
+    ("setting_16", ["English", "English (United States)"], ["French", "Englishman"]),
+    ("setting_17", ["13", "Android 13"], ["12", "Android 1.3"]),
+    ("clock_10", ["7:00 AM", "7 am", "07:00", "Your earliest is the 7:00 alarm on weekdays"], ["7:30 AM", "4 PM", "7"]),
+    ("clock_13", ["3", "three alarms", "There are 3 alarms on"], ["2", "five", "none"]),
+])
+def test_answers_are_checked_against_the_device(name, right, wrong):
+    task = get_task_class(name)(seed=0)
+    device = SimDevice()
+    task.initialize(device)
+    for answer in right:
+        assert task.is_successful(device, answer) == 1.0, answer
+    for answer in wrong + [None]:
+        assert task.is_successful(device, answer) == 0.0, answer
+
+
+def test_question_follows_the_device_state():
+    task = get_task_class("clock_10")(seed=0)
+    device = SimDevice()
+    task.initialize(device)
+    device.shell("content update --uri content://com.google.android.deskclock/alarms --bind enabled:i:0 "
+                 "--where \"hour=7\"")
+    assert task.is_successful(device, "7:00 AM") == 0.0
+    assert task.is_successful(device, "4:00 PM") == 1.0
+
+
+# --- the Settings features these tasks use ----------------------------------------------------------------
+
+
+def _tap(phone: SimPhone, text: str) -> None:
+    ui = compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+    element = next((e for e in reversed(ui.elements) if text in (e.text, e.content_desc)), None)
+    assert element is not None, f"{text!r} not on screen:\n{ui.text}"
+    phone.tap(*element.center)
+
+
+def test_private_dns_needs_a_hostname_and_saves_mode_and_host():
+    phone = SimPhone()
+    phone.launch(SETTINGS_PKG)
+    for text in ("Network & internet", "Private DNS", "Private DNS provider hostname", "Save"):
+        _tap(phone, text)
+    assert phone.settings_get("global", "private_dns_mode") is None  # empty hostname: not saved
+    phone.type_text("one.one.one.one")
+    _tap(phone, "Save")
+    assert (phone.settings_get("global", "private_dns_mode"), phone.settings_get("global", "private_dns_specifier")) \
+        == ("hostname", "one.one.one.one")
+    assert "one.one.one.one" in compress_xml(phone.dump()).text  # the row's summary
+    _tap(phone, "Private DNS")
+    _tap(phone, "Off")
+    _tap(phone, "Save")
+    assert phone.settings_get("global", "private_dns_mode") == "off"
+
+
+def test_volume_sliders_write_the_speaker_keys_within_each_stream_range():
+    phone = SimPhone()
+    phone.launch(SETTINGS_PKG)
+    _tap(phone, "Sound & vibration")
+    ui = compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+    bars = {e.content_desc: e.bounds for e in ui.elements if e.class_name == "android.widget.SeekBar"}
+    assert set(bars) >= {"Media volume", "Ring & notification volume", "Alarm volume"}
+    for desc, right_end in (("Alarm volume", False), ("Ring & notification volume", False), ("Media volume", True)):
+        x1, y1, x2, y2 = bars[desc]
+        phone.tap(x2 - 1 if right_end else x1, (y1 + y2) // 2)
+    assert phone.settings_get("system", "volume_alarm_speaker") == "1"  # the alarm stream never goes silent
+    assert phone.settings_get("system", "volume_ring_speaker") == "0"
+    assert phone.settings_get("system", "volume_music_speaker") == "25"
