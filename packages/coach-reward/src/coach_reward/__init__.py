@@ -21,6 +21,18 @@ from coach_reward.judgment import (
     parse_outcome_verdict_detailed,
 )
 from coach_reward.prm import PRMScore, ProcessRewardModel, StepInput, verdict_probability
+from coach_reward.probing import (
+    BackendProbeAgent,
+    Probe,
+    ProbeAborted,
+    ProbeResult,
+    ProbingVerifier,
+    parse_probes,
+    probe_claims,
+    rule_judgement,
+    scripted_evaluator,
+    trajectory_claims,
+)
 from coach_reward.prompts import (
     OUTCOME_SYSTEM_PROMPT,
     PRM_SYSTEM_PROMPT,
@@ -30,10 +42,49 @@ from coach_reward.prompts import (
 )
 from coach_reward.server import ChatCompletionServer, serve
 from coach_reward.tiny_models import build_tiny_causal_lm, build_tiny_tokenizer, build_tiny_vision_lm
+from coach_reward.trajectory_fit import FittedPrompt, fit_outcome_messages
+from coach_reward.verifiers import (
+    LAST_SCREEN_SYSTEM_PROMPT,
+    BackendJudge,
+    CompositeVerifier,
+    LastScreenshotJudge,
+    LLMJudgeVerifier,
+    MajorityVote,
+    OutcomeVerifier,
+    RuleVerifier,
+    Verdict,
+    VerificationError,
+    answer_probability,
+    final_view,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BackendProbeAgent",
+    "Probe",
+    "ProbeAborted",
+    "ProbeResult",
+    "ProbingVerifier",
+    "parse_probes",
+    "probe_claims",
+    "rule_judgement",
+    "scripted_evaluator",
+    "trajectory_claims",
+    "FittedPrompt",
+    "fit_outcome_messages",
+    "LAST_SCREEN_SYSTEM_PROMPT",
+    "BackendJudge",
+    "CompositeVerifier",
+    "LastScreenshotJudge",
+    "LLMJudgeVerifier",
+    "MajorityVote",
+    "OutcomeVerifier",
+    "RuleVerifier",
+    "VerificationError",
+    "Verdict",
+    "answer_probability",
+    "final_view",
     "OUTCOME_SYSTEM_PROMPT",
     "PRM_SYSTEM_PROMPT",
     "Backend",

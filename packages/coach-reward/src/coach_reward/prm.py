@@ -14,7 +14,6 @@ the agent's thought and action, reasons in ``<think>...</think>`` and ends with
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,12 +22,12 @@ from typing import Any, Literal
 from coach_reward.backends import Backend, BackendHTTPError, TokenLogprob
 from coach_reward.judgment import Judgment, parse_judgment_detailed
 from coach_reward.prompts import build_prm_messages
+from coach_reward.verdict_tokens import VerdictWords, verdict_token_probability
 
 __all__ = ["PRMScore", "ProcessRewardModel", "StepInput", "verdict_probability"]
 
 logger = logging.getLogger(__name__)
 
-_DECOR = " \t\r\n*_`\"'[(:："
 
 
 @dataclass(frozen=True)
@@ -58,50 +57,12 @@ class PRMScore:
     source: str
 
 
-def _value_part(candidate: str, prefix: str) -> str | None:
-    """The part of an alternative token that would be the verdict word, given the chosen token's lead-in."""
-    if not prefix.strip(_DECOR):
-        return candidate.lstrip(_DECOR)
-    if candidate.startswith(prefix):
-        return candidate[len(prefix):].lstrip(_DECOR)
-    return None
-
-
-def _word_class(value: str) -> bool | None:
-    v = value.lower()
-    if not v:
-        return None
-    for word, cls in (("true", True), ("false", False)):
-        if word.startswith(v) or (v.startswith(word) and not v[len(word):len(word) + 1].isalnum()):
-            return cls
-    return None
-
-
-def _locate(text: str, tokens: list[str], judgment: Judgment) -> tuple[int, str] | None:
-    """Index of the token holding the verdict word's first character, and the text of that token before it."""
-    assert judgment.span is not None
-    start = judgment.span[0]
-    if "".join(tokens) == text:
-        pos = 0
-        for i, tok in enumerate(tokens):
-            if pos <= start < pos + len(tok):
-                return i, text[pos:start]
-            pos += len(tok)
-        return None
-    # Token texts do not add up to the text (e.g. bytes of split characters): search from the end for the
-    # verdict word's first token right after a "judgment:" separator.
-    word = text[judgment.span[0]:judgment.span[1]].lower()
-    for i in range(len(tokens) - 1, -1, -1):
-        m = re.search(r"[A-Za-z]", tokens[i])
-        if not m:
-            continue
-        value = tokens[i][m.start():].lower()
-        if not (word.startswith(value) or value.startswith(word)):
-            continue
-        lead = "".join(tokens[max(0, i - 8):i]) + tokens[i][:m.start()]
-        if re.search(r"judge?ment[\s*_`]*[:：=][\s*_`\"'\[(]*$", lead, re.IGNORECASE):
-            return i, tokens[i][:m.start()]
-    return None
+_JUDGMENT_WORDS = VerdictWords(
+    lead=re.compile(r"judge?ment[\s*_`]*[:：=][\s*_`\"'\[(]*$", re.IGNORECASE),
+    positive=("true",),
+    negative=("false",),
+    names=("True", "False"),
+)
 
 
 def verdict_probability(
@@ -113,27 +74,7 @@ def verdict_probability(
     listed at that position.
     """
     judgment = judgment or parse_judgment_detailed(text)
-    if judgment.verdict is None or judgment.span is None:
-        return None, f"no verdict to score: {judgment.reason}"
-    tokens = [t.token for t in token_logprobs]
-    found = _locate(text, tokens, judgment)
-    if found is None:
-        return None, "the verdict token could not be located in the token log-probabilities"
-    index, prefix = found
-    entry = token_logprobs[index]
-    table = dict(entry.top_logprobs)
-    table[entry.token] = max(table.get(entry.token, -math.inf), entry.logprob)
-    mass = {True: 0.0, False: 0.0}
-    for candidate, logprob in table.items():
-        value = _value_part(candidate, prefix)
-        cls = _word_class(value) if value is not None else None
-        if cls is not None and logprob > -math.inf:
-            mass[cls] += math.exp(logprob)
-    total = mass[True] + mass[False]
-    if total <= 0.0:
-        return None, f"no True/False alternatives among the top log-probabilities at token {index}"
-    p = mass[True] / total
-    return p, f"P(True)={mass[True]:.4g}, P(False)={mass[False]:.4g} at token {index} ({entry.token!r})"
+    return verdict_token_probability(text, token_logprobs, judgment, _JUDGMENT_WORDS)
 
 
 PromptBuilder = Callable[[StepInput], list[dict[str, Any]]]
