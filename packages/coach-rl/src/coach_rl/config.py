@@ -411,6 +411,13 @@ class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
         default=1.0,
         metadata={"help": f"Gradient-norm clip of the actor ({_TABLE5}: Gradient Clipping 1.0)."},
     )
+    lr_scheduler_type: str = field(
+        default="constant",
+        metadata={
+            "help": "Actor learning-rate schedule. Constant, as verl's actor (the paper's framework) uses: the outer loop "
+            "calls the actor update many times, and Transformers' default 'linear' would decay to zero part way."
+        },
+    )
     epsilon: float = field(
         default=0.2,
         metadata={"help": f"PPO clip ratio epsilon of Equation 4 ({_TABLE5}: Clip Ratio 0.2)."},

@@ -527,8 +527,10 @@ class CriticTrainer:
     def state_dict(self, include_critic: bool = True) -> dict[str, Any]:
         """Everything needed to continue exactly: critic weights (unless excluded), optimiser, scheduler, RNG, step."""
         state: dict[str, Any] = {
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
+            # Deep copies: the optimizer's moment tensors are updated in place by the next step, so a
+            # state held in memory (not saved at once) would otherwise change under the caller.
+            "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+            "scheduler": copy.deepcopy(self.scheduler.state_dict()),
             "generator": self.generator.get_state(),
             "step": self.step,
             "hparams": {"total_steps": self.total_steps, "learning_rate": self.learning_rate,

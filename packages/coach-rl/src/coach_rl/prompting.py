@@ -22,30 +22,46 @@ control and invisible format characters and defuses chat-template tokens written
 (``<|im_end|>``, ``<|image_pad|>``, ``</s>``, ...), which a tokenizer would otherwise read as real turn
 boundaries or image slots. UI-TARS's ``<|box_start|>``/``<|box_end|>`` markers are kept. The brackets
 ``⟦`` ``⟧`` that mark roles in :func:`render_messages_text` become plain ``[`` ``]``.
+
+A second, compact answer format suits small text policies: the **index format**
+(:func:`build_index_policy_messages`). The screen is a numbered list of its UI elements
+(:func:`render_indexed_elements`, e.g. ``[3] Switch 'Wi-Fi' checked click``) and the model answers one
+AndroidWorld-style JSON action naming an element by its number (``{"action_type": "click", "index": 3}``),
+which ``android_gym.parse_action(style="androidworld", elements=...)`` resolves to screen pixels
+(:func:`parse_index_output`); :func:`format_index_action` writes a typed action in that form (for
+demonstrations). As in AndroidWorld, ``input_text`` taps its element, types and presses Enter.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from android_gym.actions import Action, ActionParseError
+from android_gym.actions import Action, ActionParseError, Type
 from android_gym.actions.coords import FACTOR, MAX_PIXELS, MIN_PIXELS, coordinate_space
-from android_gym.actions.format import format_action
+from android_gym.actions.format import ActionFormatError, format_action
 from android_gym.actions.parse import parse_action
 from android_gym.trajectory import Step
 from coach_reward.prompts import to_pil_image
 
 __all__ = [
     "HISTORY_STYLES",
+    "INDEX_ACTION_SPACE",
     "POLICY_MODES",
     "UITARS_MOBILE_ACTION_SPACE",
+    "build_index_policy_messages",
     "build_policy_messages",
     "fit_policy_messages",
+    "format_index_action",
     "history_entry",
+    "index_target",
+    "parse_index_output",
     "parse_policy_output",
+    "render_indexed_elements",
     "render_messages_text",
     "sanitize_policy_text",
     "split_thought_action",
@@ -456,6 +472,306 @@ def parse_policy_output(
     try:
         action = parse_action(text, style="uitars", screen_size=screen_size, coordinates=coordinates,
                               image_size=image_size, min_pixels=min_pixels, max_pixels=max_pixels, factor=factor)
+    except ActionParseError as err:
+        return thought, err
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as err:  # a parser defect, not ours to raise
+        return thought, ActionParseError(f"the action parser failed ({type(err).__name__}: {err})", text=text)
+    return thought, action
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The index format: numbered UI elements in, one AndroidWorld-style JSON action out (for small text policies)
+
+INDEX_ACTION_SPACE: tuple[str, ...] = (
+    '{"action_type": "click", "index": <n>}',
+    '{"action_type": "long_press", "index": <n>}',
+    '{"action_type": "input_text", "text": "<text>", "index": <n>}  # taps element n, types the text, presses Enter',
+    '{"action_type": "scroll", "direction": "<up|down|left|right>", "index": <n>}  # index is optional',
+    '{"action_type": "open_app", "app_name": "<app name>"}',
+    '{"action_type": "navigate_back"}',
+    '{"action_type": "navigate_home"}',
+    '{"action_type": "keyboard_enter"}',
+    '{"action_type": "wait"}',
+    '{"action_type": "status", "goal_status": "complete"}  # the task is done',
+    '{"action_type": "answer", "text": "<answer>"}  # ends the task with the answer to a question',
+)
+"""The index format's actions, one JSON form per line (AndroidWorld's JSONAction vocabulary)."""
+
+_INDEX_ROLE_TEXT = (
+    "You operate an Android phone for a user. Reply with the single next action as one JSON object and "
+    "nothing else. Elements are named by their number in the screen list."
+)
+_INDEX_RE = re.compile(r'"index"\s*:\s*(-?\d+)')
+_WHITESPACE = re.compile(r"\s+")
+# Which element flag to prefer when several elements share the point an action targets.
+_PREFERRED_FLAG = {"click": "clickable", "long_press": "long_clickable", "type": "editable", "scroll": "scrollable"}
+
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` characters with an ellipsis."""
+    text = _WHITESPACE.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: max(1, limit - 1)].rstrip() + "…"
+
+
+def _element_line(index: int, element: Any, max_label_chars: int, clean: Callable[[Any], str]) -> str | None:
+    """``[i] Class 'label' hint '...' states actions`` for one element; None when it shows and offers nothing."""
+    label = _one_line(clean(element.label or ""), max_label_chars)
+    hint = _one_line(clean(element.hint or ""), max_label_chars)
+    actions = tuple(element.actions)
+    if not (label or hint or actions):
+        return None
+    parts = [f"[{index}] {clean(element.short_class) or 'View'}"]
+    if label:
+        parts.append(f"'{label}'")
+    if hint:
+        parts.append(f"hint '{hint}'")
+    if not label and not hint and element.short_resource_id:
+        parts.append(f"id {clean(element.short_resource_id)}")
+    parts.extend(element.states)
+    parts.extend(actions)
+    return " ".join(parts)
+
+
+def render_indexed_elements(
+    elements: Sequence[Any],
+    *,
+    max_elements: int | None = None,
+    max_label_chars: int = 60,
+    extra_special_tokens: Iterable[str] = (),
+) -> str:
+    """The screen as numbered element lines, e.g. ``[3] Switch 'Wi-Fi' checked click``.
+
+    The number is the element's position in ``elements`` (android_gym ``UIElement`` objects, e.g. the env's
+    ``info["elements"]``), so an answer's ``"index"`` resolves through ``parse_action(elements=elements)``.
+    Elements without a label, hint or action are left out (their numbers are skipped); labels are sanitised,
+    put on one line and cut to ``max_label_chars``. ``max_elements`` caps the lines shown (a closing line
+    says how many more there were).
+    """
+    if isinstance(elements, (str, bytes)) or not isinstance(elements, Sequence):
+        raise TypeError(f"elements must be a sequence of UI elements, got {type(elements).__name__}")
+    if max_elements is not None and (isinstance(max_elements, bool) or not isinstance(max_elements, int)
+                                     or max_elements < 0):
+        raise ValueError(f"max_elements must be None or an integer >= 0, got {max_elements!r}")
+    if isinstance(max_label_chars, bool) or not isinstance(max_label_chars, int) or max_label_chars < 1:
+        raise ValueError(f"max_label_chars must be a positive integer, got {max_label_chars!r}")
+    extra = tuple(extra_special_tokens)
+
+    def clean(text: Any) -> str:
+        return sanitize_policy_text(text, extra)
+
+    lines: list[str] = []
+    hidden = 0
+    for index, element in enumerate(elements):
+        try:
+            line = _element_line(index, element, max_label_chars, clean)
+        except AttributeError as err:
+            raise TypeError(f"elements[{index}] is not a UI element (android_gym UIElement): {err}") from None
+        if line is None:
+            continue
+        if max_elements is not None and len(lines) >= max_elements:
+            hidden += 1
+            continue
+        lines.append(line)
+    if hidden:
+        lines.append(f"({hidden} more element{'s' if hidden != 1 else ''} not shown)")
+    return "\n".join(lines) if lines else "(no elements on screen)"
+
+
+def index_target(text: str, elements: Sequence[Any] | None, max_label_chars: int = 40) -> str | None:
+    """A short description (``TextView 'Display'``) of the element an index-format answer names, or None.
+
+    Kept with each step so later prompts can say what an earlier ``"index": n`` pointed at (the numbers
+    only mean something on the screen they were read from).
+    """
+    if not isinstance(text, str) or not elements:
+        return None
+    match = _INDEX_RE.search(text)
+    if match is None:
+        return None
+    index = int(match.group(1))
+    if not 0 <= index < len(elements):
+        return None
+    element = elements[index]
+    label = _one_line(sanitize_policy_text(getattr(element, "label", "") or getattr(element, "hint", "") or ""),
+                      max_label_chars)
+    kind = sanitize_policy_text(getattr(element, "short_class", "") or "") or "View"
+    return f"{kind} '{label}'" if label else kind
+
+
+def _index_history_entry(item: HistoryItem, clean: Callable[[Any], str]) -> str:
+    """One earlier step as an index-format history line: the action JSON, plus what its index pointed at."""
+    target = None
+    if isinstance(item, Step):
+        target = item.info.get("target") if isinstance(item.info, Mapping) else None
+        if item.response and item.response.strip():
+            text = split_thought_action(item.response)[1]
+        else:
+            text = _index_fallback_text(item.action)
+    elif isinstance(item, Mapping):
+        target = item.get("target")
+        response = item.get("response")
+        if isinstance(response, str) and response.strip():
+            text = split_thought_action(response)[1]
+        else:
+            action = item.get("action")
+            text = action.strip() if isinstance(action, str) else _index_fallback_text(action)
+    else:
+        _, text = history_entry(item)
+    text = _one_line(clean(text), 300) or "(no valid action)"
+    if isinstance(target, str) and target.strip():
+        return f"{text} on {_one_line(clean(target), 60)}"
+    return text
+
+
+def _index_fallback_text(action: Any) -> str:
+    """An earlier action with no model reply kept: its AndroidWorld JSON (pixels), else our dict form."""
+    if action is None:
+        return "(no valid action)"
+    if not isinstance(action, Action):
+        raise TypeError(f"a history action must be str, an android_gym Action or None, got {type(action).__name__}")
+    try:
+        return format_action(action, "androidworld")
+    except (ActionFormatError, ValueError):
+        return json.dumps(action.to_dict(), ensure_ascii=False)
+
+
+def build_index_policy_messages(
+    instruction: str,
+    elements: Sequence[Any],
+    history: Sequence[HistoryItem] = (),
+    *,
+    screenshot: Any = None,
+    mode: str = "xml",
+    max_history: int | None = None,
+    max_elements: int | None = None,
+    max_label_chars: int = 60,
+    action_space: Sequence[str] = INDEX_ACTION_SPACE,
+    system_prompt: str | None = None,
+    content_as_parts: bool = False,
+    extra_special_tokens: Iterable[str] = (),
+) -> list[dict[str, Any]]:
+    """Chat messages asking an index-format policy for its next action (one user message, compact).
+
+    Args:
+        instruction: the user's task (untrusted: sanitised).
+        elements: the current screen's UI elements (``info["elements"]``), listed by
+            :func:`render_indexed_elements`; an answer's ``"index"`` is a position in this sequence.
+        history: earlier steps, oldest first: ``Step`` (its ``response`` JSON and ``info["target"]``),
+            dicts with ``response``/``action`` and ``target``, or ``(thought, action)`` pairs.
+        screenshot: the screenshot for ``mode`` "screenshot"/"both" (the element list is shown in every
+            mode, since answers name elements by number); ``None`` leaves a bare image placeholder.
+        mode: "xml", "screenshot" or "both".
+        max_history: show only the last N earlier steps (None: all).
+        max_elements, max_label_chars: see :func:`render_indexed_elements`.
+        action_space: the action lines listed in the prompt; empty leaves the section out (a model
+            fine-tuned on the format, e.g. a tiny one, does not need it and prompts get much shorter).
+        system_prompt: an optional system message put first.
+        content_as_parts: give text-only messages a list of parts instead of one string.
+        extra_special_tokens: literal strings to defuse in untrusted text besides the usual chat tokens.
+    """
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise ValueError("instruction must be a non-empty string")
+    _check_choice(mode, "mode", POLICY_MODES)
+    if mode == "xml" and screenshot is not None:
+        raise ValueError("mode='xml' shows no screenshot: pass mode='both' or 'screenshot' to include it")
+    if max_history is not None and (isinstance(max_history, bool) or not isinstance(max_history, int)
+                                    or max_history < 0):
+        raise ValueError(f"max_history must be None or an integer >= 0, got {max_history!r}")
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise TypeError("history must be a sequence of earlier steps, oldest first")
+    if isinstance(action_space, str) or not all(isinstance(line, str) for line in action_space):
+        raise TypeError("action_space must be a sequence of strings, one action per line")
+    extra = tuple(extra_special_tokens)
+
+    def clean(text: Any) -> str:
+        return sanitize_policy_text(text, extra)
+
+    screen = render_indexed_elements(elements, max_elements=max_elements, max_label_chars=max_label_chars,
+                                     extra_special_tokens=extra)
+    total = len(history)
+    first = 0 if max_history is None else max(0, total - max_history)
+    lines = [f"{n}. {_index_history_entry(item, clean)}" for n, item in enumerate(history[first:], start=first + 1)]
+    if first:
+        lines.insert(0, f"({first} earlier action{'s' if first != 1 else ''} not shown)")
+    past = "\n".join(lines) if lines else "None yet."
+    actions = "## Actions\n" + "\n".join(action_space) + "\n\n" if action_space else ""
+    head = (
+        f"{_INDEX_ROLE_TEXT}\n\n{actions}"
+        f"## Task\n{clean(instruction.strip())}\n\n## Previous actions\n{past}\n\n## Screen\n"
+    )
+    parts = [_text(head)]
+    if mode in ("screenshot", "both"):
+        parts += [_image_part(screenshot), _text("\n")]
+    parts.append(_text(screen + "\n"))
+    messages: list[dict[str, Any]] = []
+    if system_prompt is not None:
+        if not isinstance(system_prompt, str):
+            raise TypeError(f"system_prompt must be str or None, got {type(system_prompt).__name__}")
+        messages.append({"role": "system", "content": _content([_text(system_prompt)], content_as_parts)})
+    messages.append({"role": "user", "content": _content(parts, content_as_parts)})
+    return messages
+
+
+def format_index_action(
+    action: Action,
+    elements: Sequence[Any],
+    *,
+    screen_size: tuple[int, int] | None = None,
+    type_presses_enter: bool = False,
+) -> str:
+    """``action`` as an index-format answer: AndroidWorld JSON naming the element whose centre it targets.
+
+    A point action (click, long press, typing into a field, scrolling at a point) becomes ``"index": n`` for
+    the element whose centre is exactly that point (preferring one that is clickable / long-clickable /
+    editable / scrollable as fits, then the smallest), so :func:`parse_index_output` gives back the same
+    action; a point that is no element's centre stays as ``"x"``/``"y"`` pixels. ``input_text`` always
+    presses Enter: a ``Type`` with ``submit=False`` raises ``ActionFormatError`` unless
+    ``type_presses_enter`` (then it is written as if ``submit=True``). Drags and non edge-to-edge swipes
+    raise ``ActionFormatError``.
+    """
+    if not isinstance(action, Action):
+        raise TypeError(f"format_index_action needs an android_gym Action, got {type(action).__name__}")
+    if isinstance(action, Type) and not action.submit and type_presses_enter:
+        action = dataclasses.replace(action, submit=True)
+    data = json.loads(format_action(action, "androidworld", screen_size=screen_size))
+    if "x" in data and "y" in data:
+        index = _element_at_centre(elements, int(data["x"]), int(data["y"]), _PREFERRED_FLAG.get(action.type))
+        if index is not None:
+            del data["x"], data["y"]
+            data["index"] = index
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _element_at_centre(elements: Sequence[Any], x: int, y: int, flag: str | None) -> int | None:
+    """Index of the element centred exactly on (x, y): the one with ``flag`` set first, then the smallest."""
+    best: tuple[tuple[bool, int, int], int] | None = None
+    for index, element in enumerate(elements or ()):
+        center = getattr(element, "center", None)
+        if center is None or (int(center[0]), int(center[1])) != (x, y):
+            continue
+        x1, y1, x2, y2 = element.bounds
+        key = (not (flag and getattr(element, flag, False)), (x2 - x1) * (y2 - y1), index)
+        if best is None or key < best[0]:
+            best = (key, index)
+    return None if best is None else best[1]
+
+
+def parse_index_output(
+    text: str,
+    elements: Sequence[Any] | None,
+    screen_size: tuple[int, int] | None = None,
+) -> tuple[str, Action | ActionParseError]:
+    """``(thought, action)`` of an index-format reply; a malformed reply gives an ``ActionParseError`` instead.
+
+    The JSON (optionally after ``Action:``, with any text before it taken as the thought) is read by
+    ``android_gym.parse_action(style="androidworld", elements=elements)``: ``"index"`` becomes the centre of
+    that element; ``"x"``/``"y"`` are screen pixels. Never raises for malformed output.
+    """
+    if not isinstance(text, str):
+        return "", ActionParseError(f"the policy output must be text, got {type(text).__name__}")
+    thought, _ = split_thought_action(text)
+    try:
+        action = parse_action(text, style="androidworld", screen_size=screen_size, elements=elements)
     except ActionParseError as err:
         return thought, err
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as err:  # a parser defect, not ours to raise

@@ -1,0 +1,373 @@
+r"""The Single State Single Action baselines of the paper's comparison: trajectory-level GRPO and PPO with GAE.
+
+Both learn from the trajectories the rollout collector gathered (one action per visited state) and update the
+actor with :class:`coach_rl.actor.ActorUpdater` (PPO clip, Eq. 4, same optimiser and defaults as Android
+Coach), so only the advantage differs between algorithms:
+
+* :class:`GRPOBaseline`: G trajectories per task instance, the outcome reward ``r_o`` of each, the GRPO
+  group-normalised advantage ``(r_o - mean) / (std + eps)`` over the G (:func:`coach_rl.advantages.grpo_advantages`),
+  applied to every step of the trajectory (sequence-level GRPO, the paper's Appendix A.3 setting: G = 4).
+* :class:`PPOBaseline`: a state-value critic ``V(s)`` (a :class:`coach_rl.critic.Critic` scoring the state with
+  an empty action), per-step rewards = ``r_o`` on the last step and 0 before, GAE with ``lambda = 1``
+  (Monte Carlo returns minus V, the paper's setting) and ``gamma`` from the config; V is regressed onto
+  the returns with the clipped value loss (Eq. 2) and the actor gets per-step advantages, whitened over the
+  batch as verl's GAE does.
+
+What is read from a trajectory (the collector's records; plain ``android_gym`` ``Trajectory`` objects work too):
+``traj.steps``; per step the prompt ``step.prompt_text`` (or ``step.info["prompt_text"]``), the reply
+``step.response`` and, when recorded, its generated ``token_ids`` and ``token_logprobs`` (``step.info``; the
+ids are learned from as generated, the log-probs serve as old log-probs only with ``use_recorded_logprobs``:
+by default they are recomputed by the actor before the update, as verl does); the outcome ``traj.outcome_reward`` (or ``traj.info["outcome_reward"]``, else
+``traj.success``); the group ``traj.group_id`` (or ``traj.info["group"]``, else ``(traj.task, traj.seed)``).
+A batch may be a list of trajectories or any object with a ``trajectories`` list (``RolloutBatch``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from coach_rl.actor import ActorSample, ActorUpdater
+from coach_rl.advantages import grpo_advantages
+from coach_rl.critic import Critic, CriticTrainer
+from coach_rl.returns import gae
+
+__all__ = ["GRPOBaseline", "PPOBaseline", "StepRecord", "TrajectoryRecord", "trajectory_records"]
+
+
+@dataclass
+class StepRecord:
+    """What a baseline needs of one step: the prompt the policy saw, its reply, and (when recorded) the tokens."""
+
+    prompt_text: str
+    response: str
+    completion_ids: list[int] | None = None
+    """The generated token ids (``step.info["token_ids"]``); learned from as they are when present."""
+    logprobs: list[float] | None = None
+    """Their log-probs at sampling time (``step.info["token_logprobs"]``); used only with ``use_recorded_logprobs``."""
+
+
+@dataclass
+class TrajectoryRecord:
+    """What a baseline needs of one trajectory: its group (task instance), outcome reward and steps."""
+
+    group: Hashable
+    outcome_reward: float
+    steps: list[StepRecord] = field(default_factory=list)
+
+
+def _lookup(obj: Any, name: str, info_key: str | None = None) -> Any:
+    """``obj.name`` if present and not None, else ``obj.info[info_key]`` (or None)."""
+    value = getattr(obj, name, None)
+    if value is None:
+        info = getattr(obj, "info", None)
+        if isinstance(info, dict):
+            value = info.get(info_key or name)
+    return value
+
+
+def trajectory_records(batch: Any) -> list[TrajectoryRecord]:
+    """Normalise a batch (``RolloutBatch``, list of trajectories or of :class:`TrajectoryRecord`) to records.
+
+    Raises ``ValueError``/``TypeError`` naming the trajectory and step when something needed is missing.
+    """
+    trajectories = getattr(batch, "trajectories", batch)
+    if isinstance(trajectories, (str, bytes)) or not isinstance(trajectories, Sequence):
+        raise TypeError(f"expected a list of trajectories or an object with .trajectories, got {type(batch).__name__}")
+    records: list[TrajectoryRecord] = []
+    for t_index, traj in enumerate(trajectories):
+        if isinstance(traj, TrajectoryRecord):
+            records.append(traj)
+            continue
+        steps = getattr(traj, "steps", None)
+        if steps is None:
+            raise TypeError(f"trajectory {t_index} ({type(traj).__name__}) has no .steps")
+        outcome = _lookup(traj, "outcome_reward")
+        if outcome is None:
+            outcome = getattr(traj, "success", None)
+        if isinstance(outcome, bool):
+            outcome = float(outcome)
+        if not isinstance(outcome, (int, float)) or not math.isfinite(outcome):
+            raise ValueError(f"trajectory {t_index} has no finite outcome reward (outcome_reward/success): {outcome!r}")
+        group = _lookup(traj, "group_id", "group")
+        if group is None:
+            group = (getattr(traj, "task", None), getattr(traj, "seed", None))
+        step_records: list[StepRecord] = []
+        for s_index, step in enumerate(steps):
+            prompt = _lookup(step, "prompt_text")
+            if not isinstance(prompt, str) or not prompt:
+                raise ValueError(
+                    f"trajectory {t_index} step {s_index} has no prompt_text (the templated prompt the policy saw); "
+                    "the collector records it per step"
+                )
+            response = getattr(step, "response", None)
+            if not isinstance(response, str):
+                raise ValueError(f"trajectory {t_index} step {s_index} has no response text")
+            ids = _lookup(step, "completion_ids", "token_ids")
+            logprobs = _lookup(step, "logprobs", "token_logprobs")
+            step_records.append(StepRecord(prompt, response, list(ids) if ids is not None else None,
+                                           list(logprobs) if logprobs is not None else None))
+        records.append(TrajectoryRecord(group=group, outcome_reward=float(outcome), steps=step_records))
+    return records
+
+
+def _actor_sample(step: StepRecord, advantage: float, use_recorded_logprobs: bool) -> ActorSample:
+    """An :class:`ActorSample` of one step; recorded log-probs only when asked for and aligned with the ids."""
+    old = None
+    if use_recorded_logprobs:
+        if step.logprobs is None or step.completion_ids is None or len(step.logprobs) != len(step.completion_ids):
+            raise ValueError("use_recorded_logprobs needs token_ids and token_logprobs of equal length on every step "
+                             "(HFPolicy(record_logprobs=True))")
+        old = step.logprobs
+    return ActorSample(step.prompt_text, step.response, float(advantage), old_logps=old,
+                       completion_ids=step.completion_ids)
+
+
+def _check_epochs(epochs: int, mini_batch_size: int | None) -> None:
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if mini_batch_size is not None and (isinstance(mini_batch_size, bool) or not isinstance(mini_batch_size, int)
+                                        or mini_batch_size < 1):
+        raise ValueError(f"mini_batch_size must be a positive integer or None, got {mini_batch_size!r}")
+
+
+class GRPOBaseline:
+    """Trajectory-level GRPO: outcome rewards normalised within each group of G rollouts of one task instance."""
+
+    def __init__(
+        self,
+        actor: ActorUpdater,
+        *,
+        group_size: int | None = None,
+        scale_rewards: bool = True,
+        eps: float = 1e-4,
+        epochs: int = 1,
+        mini_batch_size: int | None = None,
+        use_recorded_logprobs: bool = False,
+    ) -> None:
+        """``group_size`` (G), when given, is enforced for every group; ``scale_rewards=False`` only centres (Dr. GRPO)."""
+        if not isinstance(actor, ActorUpdater):
+            raise TypeError(f"actor must be an ActorUpdater, got {type(actor).__name__}")
+        if group_size is not None and (isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2):
+            raise ValueError(f"group_size (G trajectories per task instance) must be an integer >= 2, got {group_size!r}")
+        _check_epochs(epochs, mini_batch_size)
+        self.actor = actor
+        self.group_size = group_size
+        self.scale_rewards = bool(scale_rewards)
+        self.eps = float(eps)
+        self.epochs = epochs
+        self.mini_batch_size = mini_batch_size
+        self.use_recorded_logprobs = bool(use_recorded_logprobs)
+
+    @classmethod
+    def from_config(cls, model: Any, tokenizer: Any, config: Any, **overrides: Any) -> GRPOBaseline:
+        """G = ``num_generations``, scaling from ``scale_rewards``, actor settings from the same CoachConfig."""
+        kwargs: dict[str, Any] = {
+            "group_size": config.num_generations,
+            "scale_rewards": getattr(config, "scale_rewards", "group") != "none",
+        }
+        kwargs.update(overrides)
+        return cls(ActorUpdater.from_config(model, tokenizer, config), **kwargs)
+
+    def trajectory_advantages(self, batch: Any) -> list[float]:
+        """One advantage per trajectory (input order): ``grpo_advantages`` of the outcome rewards of its group.
+
+        A group of one trajectory has no baseline: ``ValueError`` (collect G >= 2 rollouts per task instance).
+        """
+        records = trajectory_records(batch)
+        groups: dict[Hashable, list[int]] = {}
+        for i, rec in enumerate(records):
+            groups.setdefault(rec.group, []).append(i)
+        out = [0.0] * len(records)
+        for key, members in groups.items():
+            if len(members) < 2 or (self.group_size is not None and len(members) != self.group_size):
+                want = self.group_size if self.group_size is not None else ">= 2"
+                raise ValueError(f"group {key!r} has {len(members)} trajectories, GRPO needs {want} per task instance")
+            rewards = torch.tensor([records[i].outcome_reward for i in members], dtype=torch.float64)
+            adv = grpo_advantages(rewards, eps=self.eps, scale=self.scale_rewards)
+            for i, a in zip(members, adv.tolist()):
+                out[i] = float(a)
+        return out
+
+    def samples(self, batch: Any) -> list[ActorSample]:
+        """The actor samples: every step of a trajectory with that trajectory's advantage."""
+        records = trajectory_records(batch)
+        advantages = self.trajectory_advantages(records)
+        return [_actor_sample(step, adv, self.use_recorded_logprobs)
+                for rec, adv in zip(records, advantages) for step in rec.steps]
+
+    def update(self, batch: Any) -> dict[str, float]:
+        """One GRPO actor update on the collected trajectories; metrics prefixed ``actor/`` plus reward stats."""
+        records = trajectory_records(batch)
+        samples = self.samples(records)
+        if not samples:
+            raise ValueError("the trajectories hold no steps to learn from")
+        metrics = {f"actor/{k}": v for k, v in
+                   self.actor.update(samples, epochs=self.epochs, mini_batch_size=self.mini_batch_size).items()}
+        rewards = [r.outcome_reward for r in records]
+        metrics.update({"grpo/outcome_reward_mean": sum(rewards) / len(rewards),
+                        "grpo/groups": float(len({r.group for r in records})),
+                        "grpo/samples": float(len(samples))})
+        return metrics
+
+    def state_dict(self) -> dict[str, Any]:
+        """The actor updater's state (model, optimiser, schedule, RNG)."""
+        return {"actor": self.actor.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.actor.load_state_dict(state["actor"])
+
+
+class PPOBaseline:
+    """PPO with a state-value critic V(s) and GAE (lambda = 1 by default): per-step advantages, SSSA."""
+
+    def __init__(
+        self,
+        actor: ActorUpdater,
+        value_trainer: CriticTrainer,
+        *,
+        gamma: float = 0.95,
+        lam: float = 1.0,
+        normalize_advantages: bool = True,
+        epochs: int = 1,
+        mini_batch_size: int | None = None,
+        value_epochs: int = 1,
+        value_mini_batch_size: int | None = None,
+        value_batch_size: int = 8,
+        use_recorded_logprobs: bool = False,
+    ) -> None:
+        """``value_trainer`` owns V (a :class:`coach_rl.critic.Critic` read with an empty action) and its optimiser."""
+        if not isinstance(actor, ActorUpdater):
+            raise TypeError(f"actor must be an ActorUpdater, got {type(actor).__name__}")
+        if not isinstance(value_trainer, CriticTrainer):
+            raise TypeError(f"value_trainer must be a CriticTrainer (V(s) and its optimiser), got "
+                            f"{type(value_trainer).__name__}")
+        for name, value in (("gamma", gamma), ("lam", lam)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        _check_epochs(epochs, mini_batch_size)
+        _check_epochs(value_epochs, value_mini_batch_size)
+        self.actor = actor
+        self.value_trainer = value_trainer
+        self.gamma = float(gamma)
+        self.lam = float(lam)
+        self.normalize_advantages = bool(normalize_advantages)
+        self.epochs = epochs
+        self.mini_batch_size = mini_batch_size
+        self.value_epochs = value_epochs
+        self.value_mini_batch_size = value_mini_batch_size
+        self.value_batch_size = value_batch_size
+        self.use_recorded_logprobs = bool(use_recorded_logprobs)
+
+    @classmethod
+    def from_config(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        config: Any,
+        *,
+        total_value_steps: int,
+        value_critic: Critic | None = None,
+        **overrides: Any,
+    ) -> PPOBaseline:
+        """Actor and V settings from the same CoachConfig (critic_* fields for V, ``gamma``); V defaults to a copy
+        of the policy's backbone with a fresh value head (pass a pre-trained one as ``value_critic``)."""
+        critic = value_critic if value_critic is not None else Critic.from_pretrained_lm(model, tokenizer,
+                                                                                         seed=config.seed)
+        value_trainer = CriticTrainer.from_config(critic, config, total_value_steps)
+        kwargs: dict[str, Any] = {"gamma": config.gamma, "value_batch_size": config.critic_batch_size}
+        kwargs.update(overrides)
+        return cls(ActorUpdater.from_config(model, tokenizer, config), value_trainer, **kwargs)
+
+    @property
+    def value_critic(self) -> Critic:
+        """The state-value model V."""
+        return self.value_trainer.critic
+
+    @staticmethod
+    def step_rewards(record: TrajectoryRecord) -> list[float]:
+        """Per-step rewards of a trajectory: the outcome reward on its last step, 0 on the others."""
+        rewards = [0.0] * len(record.steps)
+        if rewards:
+            rewards[-1] = record.outcome_reward
+        return rewards
+
+    def values(self, batch: Any) -> list[torch.Tensor]:
+        """``V(s_t)`` of every step, one float32 tensor per trajectory (no gradient)."""
+        records = trajectory_records(batch)
+        states = [s.prompt_text for rec in records for s in rec.steps]
+        flat = (self.value_critic.score(states, [""] * len(states), batch_size=self.value_batch_size)
+                if states else torch.empty(0))
+        out, start = [], 0
+        for rec in records:
+            out.append(flat[start:start + len(rec.steps)])
+            start += len(rec.steps)
+        return out
+
+    def advantages_and_returns(
+        self, batch: Any, values: Sequence[torch.Tensor] | None = None
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """GAE advantages and value targets per trajectory (before any whitening); episodes end at their last step."""
+        records = trajectory_records(batch)
+        values = self.values(records) if values is None else values
+        if len(values) != len(records):
+            raise ValueError(f"values has {len(values)} entries for {len(records)} trajectories")
+        advantages, returns = [], []
+        for rec, v in zip(records, values):
+            v = torch.as_tensor(v, dtype=torch.float64)
+            if v.numel() != len(rec.steps):
+                raise ValueError(f"a trajectory has {len(rec.steps)} steps but {v.numel()} values")
+            if not rec.steps:
+                advantages.append(torch.empty(0, dtype=torch.float64))
+                returns.append(torch.empty(0, dtype=torch.float64))
+                continue
+            rewards = torch.tensor(self.step_rewards(rec), dtype=torch.float64)
+            adv, ret = gae(rewards, v, self.gamma, self.lam, last_value=0.0)
+            advantages.append(adv)
+            returns.append(ret)
+        return advantages, returns
+
+    def update(self, batch: Any) -> dict[str, float]:
+        """One PPO iteration: V and advantages from the pre-update critic, then the V update, then the actor update."""
+        records = trajectory_records(batch)
+        states = [s.prompt_text for rec in records for s in rec.steps]
+        if not states:
+            raise ValueError("the trajectories hold no steps to learn from")
+        values = self.values(records)
+        advantages, returns = self.advantages_and_returns(records, values)
+        flat_adv = torch.cat(advantages)
+        flat_ret = torch.cat(returns)
+        flat_val = torch.cat([torch.as_tensor(v, dtype=torch.float64) for v in values])
+        if self.normalize_advantages and flat_adv.numel() > 1:
+            actor_adv = (flat_adv - flat_adv.mean()) / (flat_adv.std(correction=0) + 1e-8)
+        else:
+            actor_adv = flat_adv
+        value_metrics = self.value_trainer.update(
+            states, [""] * len(states), flat_ret.float(), flat_val.float(),
+            epochs=self.value_epochs, mini_batch_size=self.value_mini_batch_size,
+        )
+        steps = [s for rec in records for s in rec.steps]
+        samples = [_actor_sample(step, a, self.use_recorded_logprobs) for step, a in zip(steps, actor_adv.tolist())]
+        actor_metrics = self.actor.update(samples, epochs=self.epochs, mini_batch_size=self.mini_batch_size)
+        metrics = {f"actor/{k}": v for k, v in actor_metrics.items()}
+        metrics.update({f"value/{k}": v for k, v in value_metrics.items()})
+        metrics.update({"ppo/advantage_mean": float(flat_adv.mean()), "ppo/return_mean": float(flat_ret.mean()),
+                        "ppo/value_mean": float(flat_val.mean()),
+                        "ppo/outcome_reward_mean": sum(r.outcome_reward for r in records) / len(records)})
+        return metrics
+
+    def state_dict(self) -> dict[str, Any]:
+        """Actor updater and value trainer states (each with its weights)."""
+        # deep copy: CriticTrainer.state_dict hands out the live optimiser moments, which the next step mutates
+        return {"actor": self.actor.state_dict(), "value": copy.deepcopy(self.value_trainer.state_dict())}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.actor.load_state_dict(state["actor"])
+        self.value_trainer.load_state_dict(state["value"])

@@ -1,0 +1,460 @@
+"""Online rollouts: N envs in lockstep, one batched generation per step, rewards and returns, replay writes.
+
+:class:`RolloutCollector` plays episodes on several ``AndroidEnv`` instances at once (paper Algorithm 1,
+step 1). At every step it asks the policy about all active envs in ONE :meth:`Policy.act` call, then
+steps each env with its action (one after another, or in threads for envs that wait on real devices).
+An env whose episode ends starts the next pending episode straight away, so no env idles while episodes
+remain.
+
+When an episode ends, its rewards are computed: a process reward r_p per step from the PRM (``prm``;
+0 without one), the outcome reward r_o from the verifier (``verifier``; default: the task's own check,
+``info["success"]``, recorded by the env), and the return targets with
+:func:`coach_rl.returns.coach_returns` ``R_t = w_p sum_{tau>=t} gamma^(T-tau) r_p^tau + w_o r_o``. The
+finished trajectory is then written to the replay buffer at once, so a crash loses at most the
+episodes still running.
+
+Device failures never stop collection: the env reports them as a truncated step with ``info["error"]``
+(that trajectory ends truncated, and is kept); an exception from ``env.step`` itself ends the episode the
+same way; a reset that fails is recorded in :attr:`RolloutBatch.failures` and the env moves on to the
+next episode (after ``max_reset_failures`` failures in a row the env is taken out of this collection).
+
+Per-step records are android_gym ``Step`` objects; what the trainers need is in ``step.info`` (see
+:data:`STEP_INFO_KEYS`) and ``trajectory.info`` (see :data:`TRAJECTORY_INFO_KEYS`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from android_gym.actions import Finished
+from android_gym.trajectory import Step, Trajectory
+from coach_rl.policy import Policy, PolicyOutput, PolicyRequest
+from coach_rl.returns import coach_returns
+
+__all__ = [
+    "STEP_INFO_KEYS",
+    "TRAJECTORY_INFO_KEYS",
+    "EpisodeFailure",
+    "RolloutBatch",
+    "RolloutCollector",
+    "RolloutStats",
+]
+
+STEP_INFO_KEYS: tuple[str, ...] = (
+    "prompt", "prompt_text", "thought", "target", "num_tokens", "token_ids", "token_logprobs", "policy_version",
+    "process_reward", "return_t", "env_error",
+)
+"""Keys the collector puts in each ``step.info``: the chat ``prompt`` (JSON-safe messages) and templated
+``prompt_text`` the policy saw, its ``thought``, the element ``target`` of an index answer, the generated
+``num_tokens``, their ``token_ids`` and ``token_logprobs`` (None unless the policy records them), the acting
+``policy_version``,
+the step's ``process_reward`` and return target ``return_t``, and ``env_error`` when the device failed."""
+
+TRAJECTORY_INFO_KEYS: tuple[str, ...] = (
+    "episode", "env_index", "options", "success", "outcome_reward", "process_rewards", "returns",
+    "policy_version", "replay_id", "verifier",
+)
+"""Keys the collector puts in ``trajectory.info``: the ``episode`` number in the collect call, the
+``env_index`` it ran on, the reset ``options``, the env's recorded ``success``, ``outcome_reward`` (r_o),
+``process_rewards`` (r_p per step), ``returns`` (R_t per step), the ``policy_version`` at its start, the
+``replay_id`` it was stored under (None without a buffer) and the ``verifier``'s reason (or None)."""
+
+# A dict no action reader accepts: stepping an env with it takes the env's invalid-action path (penalty,
+# no device input, info["parse_error"]), exactly what a reply the policy could not parse deserves.
+_UNPARSEABLE = {"type": "unparseable_model_output"}
+
+
+@dataclass
+class EpisodeFailure:
+    """An episode that never started: its reset failed (the device could not be brought up)."""
+
+    episode: int
+    seed: int | None
+    options: dict[str, Any] | None
+    env_index: int
+    error: str
+
+
+@dataclass
+class RolloutStats:
+    """Counts and timings of one :meth:`RolloutCollector.collect` call (times in seconds)."""
+
+    episodes: int = 0
+    env_steps: int = 0
+    successes: float = 0.0
+    truncated: int = 0
+    env_errors: int = 0
+    reset_failures: int = 0
+    parse_errors: int = 0
+    verifier_errors: int = 0
+    generate_calls: int = 0
+    generated_tokens: int = 0
+    envs_disabled: int = 0
+    wall_seconds: float = 0.0
+    env_seconds: float = 0.0
+    generation_seconds: float = 0.0
+    reward_seconds: float = 0.0
+    replay_seconds: float = 0.0
+
+    @property
+    def success_rate(self) -> float:
+        """Mean outcome success over the episodes that ran (NaN when none did)."""
+        return self.successes / self.episodes if self.episodes else math.nan
+
+    @property
+    def env_steps_per_second(self) -> float:
+        """Env steps per second of wall time, generation and rewards included."""
+        return self.env_steps / self.wall_seconds if self.wall_seconds > 0 else math.nan
+
+    def as_dict(self) -> dict[str, float | int]:
+        """A flat dict for metrics logs (rates included)."""
+        out: dict[str, float | int] = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["success_rate"] = self.success_rate
+        out["env_steps_per_second"] = self.env_steps_per_second
+        return out
+
+
+@dataclass
+class RolloutBatch:
+    """What one collection produced: ``trajectories`` (in episode order), ``failures``, ``stats``."""
+
+    trajectories: list[Trajectory] = field(default_factory=list)
+    failures: list[EpisodeFailure] = field(default_factory=list)
+    stats: RolloutStats = field(default_factory=RolloutStats)
+    policy_version: int = 0
+
+    def __len__(self) -> int:
+        return len(self.trajectories)
+
+    def steps(self) -> Iterator[tuple[Trajectory, Step]]:
+        """Every ``(trajectory, step)`` pair, trajectory by trajectory, in step order."""
+        for trajectory in self.trajectories:
+            for step in trajectory.steps:
+                yield trajectory, step
+
+    @property
+    def success_rate(self) -> float:
+        """Mean outcome success of the trajectories (NaN when there are none)."""
+        return self.stats.success_rate
+
+    @property
+    def replay_ids(self) -> list[str]:
+        """Replay ids of the stored trajectories, in episode order."""
+        return [t.info["replay_id"] for t in self.trajectories if t.info.get("replay_id")]
+
+
+@dataclass
+class _Slot:
+    """One env's running episode."""
+
+    episode: int
+    observation: dict[str, Any]
+    info: dict[str, Any]
+    trajectory: Trajectory
+    screen_size: tuple[int, int] | None
+
+
+def _per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
+    if value is None:
+        return [None] * n
+    if base_int and isinstance(value, int) and not isinstance(value, bool):
+        return [value + i for i in range(n)]
+    if isinstance(value, Mapping):
+        return [dict(value) for _ in range(n)]
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be {'an int, ' if base_int else 'a dict, '}a sequence (one per episode) or None")
+    if len(value) != n:
+        raise ValueError(f"{name} has {len(value)} entries for {n} episodes")
+    return list(value)
+
+
+class RolloutCollector:
+    """Collect episodes from ``envs`` with ``policy`` (see the module docstring).
+
+    Args:
+        envs: ``AndroidEnv`` instances (``gym.make("AndroidSim-v0", ...)``); one episode runs on each at a time.
+        policy: a :class:`~coach_rl.policy.Policy` (``HFPolicy``...).
+        replay: a :class:`~coach_rl.replay.ReplayBuffer` to write finished trajectories to (None: none).
+        prm: process rewards: a ``coach_reward.ProcessRewardModel`` (``score_batch``; r_p = p_correct) or a
+            callable ``prm(trajectory) -> one number per step``. None: r_p = 0.
+        verifier: the outcome reward: a ``coach_reward`` outcome verifier (``verify(trajectory, device=,
+            task=)`` returning a ``Verdict``; called before the env resets, so the device still shows the end
+            state) or a callable ``verifier(trajectory) -> number``. None: the env's recorded success (the
+            task's own rule check).
+        w_p, w_o, gamma: the return's weights and discount (paper Table 5 defaults).
+        threads: step the envs in threads (for envs that wait on devices; the sim is CPU-bound).
+        keep_xml: keep each step's hierarchy XML (``step.xml``; stored in the replay buffer).
+        max_reset_failures: resets failing in a row after which an env is left out of the collection.
+    """
+
+    def __init__(
+        self,
+        envs: Sequence[Any],
+        policy: Policy,
+        *,
+        replay: Any = None,
+        prm: Any = None,
+        verifier: Any = None,
+        w_p: float = 0.2,
+        w_o: float = 1.0,
+        gamma: float = 0.95,
+        threads: bool = False,
+        keep_xml: bool = True,
+        max_reset_failures: int = 3,
+    ) -> None:
+        """Set up the collector; see the class docstring for the arguments."""
+        if isinstance(envs, (str, bytes)) or not isinstance(envs, Sequence) or not envs:
+            raise ValueError("envs must be a non-empty sequence of envs")
+        if not callable(getattr(policy, "act", None)):
+            raise TypeError(f"policy must have act(requests, greedy=...), got {type(policy).__name__}")
+        if prm is not None and not (callable(getattr(prm, "score_batch", None)) or callable(prm)):
+            raise TypeError("prm must be a ProcessRewardModel (score_batch) or a callable trajectory -> rewards")
+        if verifier is not None and not (callable(getattr(verifier, "verify", None)) or callable(verifier)):
+            raise TypeError("verifier must be an outcome verifier (verify) or a callable trajectory -> reward")
+        if replay is not None and not callable(getattr(replay, "add", None)):
+            raise TypeError(f"replay must be a ReplayBuffer (with add), got {type(replay).__name__}")
+        if isinstance(max_reset_failures, bool) or not isinstance(max_reset_failures, int) or max_reset_failures < 1:
+            raise ValueError(f"max_reset_failures must be a positive integer, got {max_reset_failures!r}")
+        coach_returns([0.0], 0.0, w_p=w_p, w_o=w_o, gamma=gamma)  # checks the weights and discount now
+        self.envs = list(envs)
+        self.policy = policy
+        self.replay = replay
+        self.prm = prm
+        self.verifier = verifier
+        self.w_p, self.w_o, self.gamma = float(w_p), float(w_o), float(gamma)
+        self.threads = bool(threads)
+        self.keep_xml = bool(keep_xml)
+        self.max_reset_failures = max_reset_failures
+
+    # -- public -----------------------------------------------------------------------------------------
+
+    def collect(
+        self,
+        n_episodes: int,
+        *,
+        seeds: int | Sequence[int | None] | None = None,
+        task_options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+        greedy: bool = False,
+    ) -> RolloutBatch:
+        """Play ``n_episodes`` episodes and return them with their rewards, returns and timings.
+
+        Args:
+            n_episodes: how many episodes to play (spread over the envs).
+            seeds: the reset seed of each episode: a sequence (one per episode) or an int ``s`` (episode
+                ``i`` uses ``s + i``); None resets unseeded.
+            task_options: the reset ``options`` (``{"task": name}``, ``{"task": ..., "instance": k}``): one
+                dict for every episode or one per episode.
+            greedy: argmax decoding (evaluation) instead of sampling.
+        """
+        if isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 0:
+            raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
+        seed_list = _per_episode(seeds, n_episodes, "seeds", base_int=True)
+        option_list = _per_episode(task_options, n_episodes, "task_options")
+        batch = RolloutBatch(policy_version=int(getattr(self.policy, "version", 0)))
+        stats = batch.stats
+        started = time.perf_counter()
+        pending = deque(range(n_episodes))
+        slots: list[_Slot | None] = [None] * len(self.envs)
+        enabled = [True] * len(self.envs)
+        finished: dict[int, Trajectory] = {}
+        pool = ThreadPoolExecutor(max_workers=len(self.envs)) if self.threads and len(self.envs) > 1 else None
+        try:
+            for i in range(len(self.envs)):
+                slots[i] = self._start_next(i, pending, seed_list, option_list, batch, enabled)
+            while any(slot is not None for slot in slots):
+                active = [i for i, slot in enumerate(slots) if slot is not None]
+                requests = [self._request(slots[i]) for i in active]  # type: ignore[arg-type]
+                t0 = time.perf_counter()
+                outputs = self.policy.act(requests, greedy=greedy)
+                stats.generation_seconds += time.perf_counter() - t0
+                stats.generate_calls += 1
+                if len(outputs) != len(requests):
+                    raise RuntimeError(f"the policy answered {len(outputs)} of {len(requests)} requests")
+                t0 = time.perf_counter()
+                if pool is not None:
+                    results = list(pool.map(lambda pair: self._step_env(*pair), zip(active, outputs)))
+                else:
+                    results = [self._step_env(i, out) for i, out in zip(active, outputs)]
+                stats.env_seconds += time.perf_counter() - t0
+                for i, request, output, result in zip(active, requests, outputs, results):
+                    slot = slots[i]
+                    assert slot is not None
+                    done = self._record(slot, request, output, result, batch)
+                    if done:
+                        finished[slot.episode] = self._finish(i, slot, result, batch)
+                        slots[i] = self._start_next(i, pending, seed_list, option_list, batch, enabled)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+            stats.wall_seconds = time.perf_counter() - started
+        batch.trajectories = [finished[k] for k in sorted(finished)]
+        return batch
+
+    # -- episode life -----------------------------------------------------------------------------------
+
+    def _start_next(self, index: int, pending: deque, seeds: list[Any], options: list[Any], batch: RolloutBatch,
+                    enabled: list[bool]) -> _Slot | None:
+        """Reset env ``index`` into the next pending episode; None when none is left (or the env gave up)."""
+        env = self.envs[index]
+        failures_in_row = 0
+        while pending and enabled[index]:
+            episode = pending.popleft()
+            seed, opts = seeds[episode], options[episode]
+            t0 = time.perf_counter()
+            try:
+                observation, info = env.reset(seed=seed, options=dict(opts) if opts is not None else None)
+            except Exception as err:  # a device that cannot be brought up: record it, keep collecting
+                batch.stats.env_seconds += time.perf_counter() - t0
+                batch.failures.append(EpisodeFailure(episode, seed, dict(opts) if opts else None, index,
+                                                     f"{type(err).__name__}: {err}"))
+                batch.stats.reset_failures += 1
+                failures_in_row += 1
+                if failures_in_row >= self.max_reset_failures:
+                    enabled[index] = False
+                    batch.stats.envs_disabled += 1
+                continue
+            batch.stats.env_seconds += time.perf_counter() - t0
+            trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
+                                    instruction=observation["instruction"], seed=seed)
+            trajectory.info.update(episode=episode, env_index=index, options=dict(opts) if opts else None,
+                                   policy_version=int(getattr(self.policy, "version", 0)))
+            size = getattr(getattr(env.unwrapped, "device", None), "screen_size", None)
+            return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None)
+        return None
+
+    def _request(self, slot: _Slot) -> PolicyRequest:
+        return PolicyRequest.from_observation(slot.observation, slot.info, slot.trajectory.steps, slot.screen_size)
+
+    def _step_env(self, index: int, output: PolicyOutput) -> tuple[Any, ...]:
+        """``env.step`` with the parsed action; an exception comes back as ``("raised", message)``."""
+        action = output.action if output.action is not None else dict(_UNPARSEABLE)
+        try:
+            return ("ok", *self.envs[index].step(action))
+        except Exception as err:  # an env that fails outside its own device-error handling: end the episode
+            return ("raised", f"{type(err).__name__}: {err}")
+
+    def _record(self, slot: _Slot, request: PolicyRequest, output: PolicyOutput, result: tuple[Any, ...],
+                batch: RolloutBatch) -> bool:
+        """Append the step to the slot's trajectory; True when the episode ended."""
+        stats = batch.stats
+        stats.env_steps += 1
+        stats.generated_tokens += int(output.num_tokens)
+        step = Step(
+            ui=slot.observation.get("ui") or "",
+            action=output.action,
+            response=output.text,
+            screenshot=slot.observation.get("screenshot"),
+            xml=slot.info.get("xml") if self.keep_xml else None,
+            parse_error=output.error,
+            info={"prompt": output.prompt, "prompt_text": output.prompt_text, "thought": output.thought,
+                  "target": output.target, "num_tokens": int(output.num_tokens),
+                  "token_ids": output.token_ids, "token_logprobs": output.token_logprobs,
+                  "policy_version": int(getattr(self.policy, "version", 0)), "env_error": None},
+        )
+        if output.error is not None:
+            stats.parse_errors += 1
+        slot.trajectory.steps.append(step)
+        if result[0] == "raised":
+            step.info["env_error"] = result[1]
+            slot.trajectory.error = result[1]
+            stats.env_errors += 1
+            return True
+        _, observation, reward, terminated, truncated, info = result
+        step.reward = float(reward)
+        if output.error is None and info.get("parse_error"):  # parsed, but the device could not perform it
+            step.parse_error = str(info["parse_error"])
+        if info.get("error"):
+            step.info["env_error"] = str(info["error"])
+            slot.trajectory.error = str(info["error"])
+            stats.env_errors += 1
+        slot.observation, slot.info = observation, info
+        return bool(terminated or truncated)
+
+    def _finish(self, index: int, slot: _Slot, result: tuple[Any, ...], batch: RolloutBatch) -> Trajectory:
+        """Score the ended episode (PRM, verifier, returns) and store it in the replay buffer."""
+        stats = batch.stats
+        trajectory = slot.trajectory
+        last = trajectory.steps[-1]
+        terminated = result[0] == "ok" and bool(result[3])
+        trajectory.truncated = not terminated
+        recorded = float(slot.info.get("success", 0.0)) if terminated else 0.0
+        trajectory.success = recorded
+        trajectory.info["success"] = recorded
+        if terminated and isinstance(last.action, Finished):
+            trajectory.answer = last.action.text
+        stats.episodes += 1
+        stats.truncated += int(trajectory.truncated)
+
+        t0 = time.perf_counter()
+        process = self._process_rewards(trajectory)
+        outcome, reason = self._outcome(index, trajectory, batch)
+        returns = coach_returns(process, outcome, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)
+        stats.reward_seconds += time.perf_counter() - t0
+        stats.successes += recorded if self.verifier is None else outcome
+        for step, r_p, r_t in zip(trajectory.steps, process, returns):
+            step.info["process_reward"] = r_p
+            step.info["return_t"] = r_t
+        trajectory.info.update(outcome_reward=outcome, process_rewards=list(process), returns=list(returns),
+                               verifier=reason, replay_id=None)
+        if self.replay is not None:
+            t0 = time.perf_counter()
+            trajectory.info["replay_id"] = self.replay.add(
+                trajectory, returns, process_rewards=process, outcome_reward=outcome,
+                policy_version=int(trajectory.info["policy_version"]))
+            stats.replay_seconds += time.perf_counter() - t0
+        return trajectory
+
+    # -- rewards ----------------------------------------------------------------------------------------
+
+    def _process_rewards(self, trajectory: Trajectory) -> list[float]:
+        n = len(trajectory.steps)
+        if self.prm is None:
+            return [0.0] * n
+        if callable(getattr(self.prm, "score_batch", None)):
+            from coach_reward.prm import StepInput
+
+            inputs = []
+            for t, step in enumerate(trajectory.steps):
+                earlier = [s.action if s.action is not None else s.response for s in trajectory.steps[:t]]
+                inputs.append(StepInput(
+                    instruction=trajectory.instruction,
+                    action=step.action if step.action is not None else step.response,
+                    screenshot=step.screenshot, ui=step.ui, history=earlier,
+                    thought=step.info.get("thought") or ""))
+            values = [score.p_correct for score in self.prm.score_batch(inputs)]
+        else:
+            values = list(self.prm(trajectory))
+        if len(values) != n:
+            raise ValueError(f"the PRM gave {len(values)} rewards for a trajectory of {n} steps")
+        out = []
+        for v in values:
+            v = float(v)
+            if not math.isfinite(v):
+                raise ValueError(f"the PRM gave a non-finite reward {v!r}")
+            out.append(v)
+        return out
+
+    def _outcome(self, index: int, trajectory: Trajectory, batch: RolloutBatch) -> tuple[float, str | None]:
+        """r_o from the verifier (on the device in its end state) or the env's recorded success."""
+        if self.verifier is None:
+            return trajectory.success, None
+        try:
+            if callable(getattr(self.verifier, "verify", None)):
+                base = self.envs[index].unwrapped
+                verdict = self.verifier.verify(trajectory, device=getattr(base, "device", None),
+                                               task=getattr(base, "task", None))
+                score, reason = float(verdict.score), str(getattr(verdict, "reason", ""))
+            else:
+                score, reason = float(self.verifier(trajectory)), None
+            if not math.isfinite(score):
+                raise ValueError(f"the verifier gave a non-finite score {score!r}")
+            return score, reason
+        except Exception as err:  # a failing verifier must not lose the episode: fall back to the rule check
+            batch.stats.verifier_errors += 1
+            return trajectory.success, f"verifier failed ({type(err).__name__}: {err}); used the recorded success"

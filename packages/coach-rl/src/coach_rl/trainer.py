@@ -1,0 +1,632 @@
+r"""Android Coach's actor update on TRL: ``CoachTrainer``, a ``GRPOTrainer`` whose advantages are critic-scored ACLOO.
+
+One row of the training data is one **stored online state** (paper Algorithm 1, lines 23-30): its
+``prompt`` is the policy's chat messages for that state (``HFPolicy.messages_for`` or
+``ReplayStep.policy_messages``) and its ``state`` column is the text the critic reads for that state.
+TRL samples ``K = num_generations`` completions per row (Single State Multiple Actions, no extra
+environment steps), the critic scores each one as ``Q(s, a_i)`` through TRL's reward-function hook, and
+:meth:`CoachTrainer._generate_and_score_completions` replaces GRPO's group-normalised rewards by the exact
+ACLOO advantages of Equation 3, ``A_i = Q_i - mean_{j != i} Q_j`` over each group of K.
+
+**Why TRL's loss with ``beta = 0`` is the paper's Eq. 4.** For ``loss_type`` in the clipped family
+("dapo", "bnpo", "grpo", "dr_grpo") TRL 1.16 computes, per completion token,
+``coef_1 = exp(logp_theta - logp_old)`` (``importance_sampling_level="token"``),
+``coef_2 = clamp(coef_1, 1 - epsilon, 1 + epsilon_high)`` and ``per_token_loss = -min(coef_1 A, coef_2 A)``;
+with ``beta = 0`` no KL term is added, with ``delta = None`` there is no extra upper clip, and with
+``top_entropy_quantile = 1``, ``entropy_coef = 0`` and ``off_policy_mask_threshold = None`` nothing else
+re-weights the tokens. That is exactly ``-min(rho A, clip(rho, 1 +- eps) A)`` of Eq. 4 with
+``rho = pi_theta / pi_theta_old`` (``epsilon_high`` defaults to ``epsilon`` = 0.2, Table 5's clip ratio).
+``logp_old`` is the policy that sampled the K actions: TRL stores it when a generated batch is reused
+(``num_iterations > 1`` or ``steps_per_generation > gradient_accumulation_steps``) and otherwise uses the
+detached current log-probs (ratio 1 on the single on-policy step, where Eq. 4's gradient is ``A grad logp``).
+
+**Which ``loss_type`` and why: "dapo" (TRL's default, kept).** It sums the per-token losses of the whole
+generation batch and divides by its number of completion tokens, i.e. Eq. 4's expectation taken as a mean
+over all action tokens. That is verl's ``token-mean`` aggregation (the paper's implementation is built on
+verl) and :func:`coach_rl.losses.ppo_clip_loss`'s reduction, which the GRPO/PPO baselines use, so the three
+algorithms weigh tokens alike. ("grpo" would average per sequence first, which favours short actions with
+positive advantage; "bnpo"/"dr_grpo" differ only in the normaliser.) Loss types outside the clipped family
+and sequence-level importance sampling are rejected: they are not Eq. 4. ``CoachTrainer`` tests this
+equivalence against :func:`coach_rl.losses.ppo_clip_loss` (tests/coach_rl/test_trainer.py).
+
+The outer loop (rollout, returns, critic update, actor update) calls :meth:`CoachTrainer.actor_update` once
+per iteration on the same trainer object, so the optimiser state carries over; :meth:`actor_state_dict` /
+:meth:`save_actor_state` hold everything an exact resume needs.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import random
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from datasets import Dataset
+from trl import GRPOConfig, GRPOTrainer
+from trl.data_utils import apply_chat_template
+
+from coach_rl.advantages import acloo
+from coach_rl.critic import Critic
+
+__all__ = [
+    "ACTOR_STATE_NAME",
+    "COACH_LOSS_TYPES",
+    "CoachTrainer",
+    "CriticReward",
+    "POLICY_DIR_NAME",
+    "completion_text",
+]
+
+ACTOR_STATE_NAME = "actor_trainer.pt"
+"""File of :meth:`CoachTrainer.save_actor_state` holding optimiser, scheduler, counters and RNG states."""
+POLICY_DIR_NAME = "policy"
+"""Sub-folder of :meth:`CoachTrainer.save_actor_state` holding the policy weights and its tokenizer/processor."""
+COACH_LOSS_TYPES: tuple[str, ...] = ("dapo", "bnpo", "grpo", "dr_grpo")
+"""TRL loss types whose per-token loss is the PPO clipped surrogate of Eq. 4 (they differ only in the normaliser)."""
+_FORMAT = "coach_rl.actor_trainer"
+_FORMAT_VERSION = 1
+_CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
+
+#: A critic-like scorer: ``scorer(states, actions) -> one float per pair``.
+Scorer = Callable[[list[str], list[str]], Sequence[float] | torch.Tensor]
+
+
+def completion_text(completion: Any) -> str:
+    """The action text of one TRL completion: the string itself, or the text of the last assistant message.
+
+    TRL hands reward functions plain strings for plain-text prompts and ``[{"role": "assistant", "content": ...}]``
+    for conversational ones (``content`` a string or a list of ``{"type": "text"}`` parts).
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
+        content = completion[-1].get("content")
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        return "".join(part.get("text", "") for part in content if isinstance(part, Mapping) and part.get("type") == "text")
+    raise TypeError(f"a completion must be a string or a list of chat messages, got {type(completion).__name__}")
+
+
+class CriticReward:
+    """TRL reward function returning the critic's ``Q(s, a_i)`` for each completion (``a_i`` = the completion text).
+
+    The state text comes from the dataset column ``state_column`` (TRL passes every extra column to reward
+    functions); rows without it use ``state_fn(prompt)`` (``CoachTrainer`` sets the policy's own chat
+    template, so the critic reads state + action exactly as the policy wrote it). The scores of the last
+    call are kept in :attr:`last_scores` so the trainer can rebuild ACLOO from the raw values.
+    Deliberately not an ``nn.Module``: TRL would treat a module as a sequence-classification reward model.
+    """
+
+    __name__ = "critic"
+
+    def __init__(
+        self,
+        critic: Critic | Scorer,
+        *,
+        state_column: str = "state",
+        batch_size: int = 8,
+        state_fn: Callable[[Any], str] | None = None,
+    ) -> None:
+        """Wrap a :class:`coach_rl.critic.Critic` (scored with ``Critic.score``) or any ``scorer(states, actions)``."""
+        if not (isinstance(critic, Critic) or callable(critic)):
+            raise TypeError(f"critic must be a coach_rl Critic or a callable scorer(states, actions), got "
+                            f"{type(critic).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not isinstance(state_column, str) or not state_column:
+            raise ValueError(f"state_column must be a non-empty column name, got {state_column!r}")
+        self.critic = critic
+        self.state_column = state_column
+        self.batch_size = batch_size
+        self.state_fn = state_fn
+        self.last_scores: torch.Tensor | None = None
+        self.last_states: list[str] = []
+        self.last_actions: list[str] = []
+
+    def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float]:
+        """Score every (state, completion) pair; TRL's reward-function signature."""
+        states = kwargs.get(self.state_column)
+        if states is None:
+            if self.state_fn is None:
+                raise ValueError(
+                    f"the batch has no {self.state_column!r} column (the critic's state text) and no state_fn "
+                    "was given to derive it from the prompt"
+                )
+            states = [self.state_fn(p) for p in prompts]
+        states = list(states)
+        bad = [i for i, s in enumerate(states) if not isinstance(s, str)]
+        if bad:
+            raise TypeError(f"the {self.state_column!r} column must hold strings; row {bad[0]} holds "
+                            f"{type(states[bad[0]]).__name__}")
+        actions = [completion_text(c) for c in completions]
+        if isinstance(self.critic, Critic):
+            scores = self.critic.score(states, actions, batch_size=self.batch_size)
+        else:
+            scores = torch.as_tensor(self.critic(states, actions), dtype=torch.float32).detach().cpu().flatten()
+        if scores.numel() != len(actions):
+            raise ValueError(f"the critic returned {scores.numel()} scores for {len(actions)} completions")
+        if not bool(torch.isfinite(scores).all()):
+            raise ValueError("the critic returned NaN or infinite Q values")
+        self.last_scores = scores.float()
+        self.last_states, self.last_actions = states, actions
+        return self.last_scores.tolist()
+
+
+def _check_coach_args(args: GRPOConfig) -> None:
+    """Reject settings under which TRL's loss is no longer Eq. 4 or the advantages no longer ACLOO."""
+    if not isinstance(args, GRPOConfig):
+        raise TypeError(f"args must be a CoachConfig (a trl.GRPOConfig), got {type(args).__name__}")
+    if args.loss_type not in COACH_LOSS_TYPES:
+        raise ValueError(
+            f"loss_type={args.loss_type!r} is not the PPO clipped surrogate of Eq. 4; use one of {COACH_LOSS_TYPES} "
+            "('dapo', the default, is verl's token-mean)"
+        )
+    if args.importance_sampling_level != "token":
+        raise ValueError(
+            f"importance_sampling_level={args.importance_sampling_level!r}: Eq. 4 clips the per-token ratio, use 'token'"
+        )
+    if args.reward_weights is not None and list(args.reward_weights) != [1.0]:
+        raise ValueError(f"reward_weights must be None (the critic is the only reward), got {args.reward_weights!r}")
+    if args.num_generations is None or args.num_generations < 2:
+        raise ValueError(f"num_generations (K) must be >= 2 for ACLOO, got {args.num_generations!r}")
+
+
+class CoachTrainer(GRPOTrainer):
+    """``trl.GRPOTrainer`` for Android Coach: rows are stored states, K actions each, critic Q as reward, ACLOO advantages.
+
+    Use it inside the outer loop with :meth:`actor_update` (one object for the whole run), or as a plain TRL
+    trainer with ``train_dataset`` and :meth:`train`. See the module docstring for the loss correspondence.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        critic: Critic | Scorer,
+        args: GRPOConfig,
+        processing_class: Any,
+        train_dataset: Dataset | None = None,
+        *,
+        state_column: str = "state",
+        num_training_steps: int | None = None,
+        callbacks: list[Any] | None = None,
+        peft_config: Any = None,
+    ) -> None:
+        """Build the trainer; the critic becomes TRL's only reward function.
+
+        Args:
+            model: the policy (a loaded ``PreTrainedModel`` or a checkpoint path).
+            critic: the :class:`coach_rl.critic.Critic`, or any ``scorer(states, actions) -> floats`` (tests, toy critics).
+            args: a :class:`coach_rl.config.CoachConfig` (any ``GRPOConfig`` passing the Eq. 4 checks works).
+            processing_class: the policy's tokenizer (text policies) or processor (VLMs).
+            train_dataset: rows for :meth:`train`; not needed when only :meth:`actor_update` is used.
+            state_column: the column holding the critic's state text (default ``"state"``); rows without it get
+                the policy's templated prompt (:meth:`state_text`).
+            num_training_steps: optimiser steps the learning-rate schedule is planned for in :meth:`actor_update`.
+                Default ``args.max_steps`` when set, else ``args.total_iterations`` (CoachConfig) or 1. Only matters
+                for decaying schedules; constant schedules (verl's actor default) ignore it.
+            callbacks, peft_config: passed to ``GRPOTrainer``.
+        """
+        _check_coach_args(args)
+        if processing_class is None:
+            raise ValueError("processing_class is required: pass the policy's tokenizer or processor")
+        self.critic_reward = CriticReward(
+            critic,
+            state_column=state_column,
+            batch_size=int(getattr(args, "critic_batch_size", 8)),
+            state_fn=self.state_text,
+        )
+        self.critic = critic
+        self.state_column = state_column
+        placeholder = train_dataset is None
+        if placeholder:
+            # GRPOTrainer insists on a dataset; actor_update feeds rows itself and never reads this one.
+            train_dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": ""}]]})
+        super().__init__(
+            model=model,
+            reward_funcs=[self.critic_reward],
+            args=args,
+            train_dataset=train_dataset,
+            processing_class=processing_class,
+            callbacks=callbacks,
+            peft_config=peft_config,
+        )
+        self._has_placeholder_dataset = placeholder
+        if (args.bf16 or args.fp16) and self.accelerator.device.type == "cpu":
+            warnings.warn(
+                f"{'bf16' if args.bf16 else 'fp16'} autocast is on (TRL's default) while training on CPU, where it is "
+                "emulated on most processors and several times slower (measured ~3.5x on the actor step of a tiny "
+                "Qwen2); set bf16=False for CPU runs",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        if num_training_steps is None:
+            if args.max_steps and args.max_steps > 0:
+                num_training_steps = int(args.max_steps)
+            else:
+                num_training_steps = int(getattr(args, "total_iterations", 1) or 1)
+        if isinstance(num_training_steps, bool) or not isinstance(num_training_steps, int) or num_training_steps < 1:
+            raise ValueError(f"num_training_steps must be a positive integer, got {num_training_steps!r}")
+        self.num_training_steps = num_training_steps
+        self.row_generator = torch.Generator().manual_seed(int(args.seed))
+        self._row_queue: list[int] = []
+        self._loop_ready = False
+        self._warned_schedule_end = False
+
+    # -- states ---------------------------------------------------------------------------------------
+
+    def state_text(self, prompt: Any) -> str:
+        """The policy's templated prompt for ``prompt`` (messages or text): the default state text of the critic.
+
+        Same chat template and arguments TRL uses to generate, so ``state + completion`` is exactly the
+        sequence the policy produced. (Images render as the template's placeholders.)
+        """
+        if isinstance(prompt, str):
+            return prompt
+        return apply_chat_template({"prompt": prompt}, self.processing_class, **self.chat_template_kwargs)["prompt"]
+
+    def rows_from_steps(
+        self,
+        steps: Iterable[Any],
+        *,
+        messages_fn: Callable[[Any], list[dict[str, Any]]] | None = None,
+        state_fn: Callable[[Any, list[dict[str, Any]]], str] | None = None,
+        mode: str = "xml",
+    ) -> list[dict[str, Any]]:
+        """Training rows from stored states (e.g. :class:`coach_rl.replay.ReplayStep` read back from the buffer).
+
+        ``prompt``: ``messages_fn(step)`` when given, else the messages the collector recorded in
+        ``step.info["prompt"]``, else ``step.policy_messages(mode)``. ``state``: ``state_fn(step, prompt)`` when
+        given, else ``step.info["prompt_text"]`` (the templated prompt the policy saw), else :meth:`state_text`
+        of the prompt. The critic must be trained on the same state strings (and the reply as the action).
+        """
+        rows: list[dict[str, Any]] = []
+        for i, step in enumerate(steps):
+            info = getattr(step, "info", None)
+            info = info if isinstance(info, Mapping) else {}
+            if messages_fn is not None:
+                prompt = messages_fn(step)
+            elif info.get("prompt"):
+                prompt = info["prompt"]
+            elif hasattr(step, "policy_messages"):
+                prompt = step.policy_messages(mode)
+            else:
+                raise TypeError(f"steps[{i}] ({type(step).__name__}) has no recorded prompt (info['prompt']) and no "
+                                "policy_messages(); pass messages_fn")
+            if state_fn is not None:
+                state = state_fn(step, prompt)
+            elif isinstance(info.get("prompt_text"), str) and info["prompt_text"]:
+                state = info["prompt_text"]
+            else:
+                state = self.state_text(prompt)
+            rows.append({"prompt": prompt, self.state_column: state})
+        return rows
+
+    def train(self, *args: Any, **kwargs: Any) -> Any:
+        """TRL's ``train`` on ``train_dataset`` (rows of stored states); not mixable with :meth:`actor_update`."""
+        if self._has_placeholder_dataset:
+            raise ValueError("CoachTrainer was built without train_dataset: call actor_update(rows), or pass a "
+                             "dataset of stored states to train()")
+        if self._loop_ready:
+            raise RuntimeError("actor_update already set up this trainer's optimiser; keep using actor_update")
+        return super().train(*args, **kwargs)
+
+    # -- advantages -----------------------------------------------------------------------------------
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        """TRL's generation and scoring, then GRPO's advantages replaced by ACLOO over each group of K.
+
+        TRL lays completions out as K consecutive rows per prompt, gathers the rewards of every process in
+        process order before grouping, and keeps this process's slice; the same is done here with the
+        critic's raw scores, so groups split across processes are handled as TRL handles them.
+        """
+        self.critic_reward.last_scores = None
+        output = super()._generate_and_score_completions(inputs)
+        mode = "train" if self.model.training else "eval"
+        k = self.num_generations if mode == "train" else self.num_generations_eval
+        if k is None or k < 2:
+            raise ValueError(f"ACLOO needs K >= 2 completions per state, got num_generations={k!r} in {mode} mode")
+        local = self.critic_reward.last_scores
+        if local is None or local.numel() != len(inputs):
+            raise RuntimeError("the critic reward did not score this batch (was the reward function replaced?)")
+        device = output["advantages"].device
+        q_all = self.accelerator.gather(local.to(device))
+        if q_all.numel() % k:
+            raise RuntimeError(f"{q_all.numel()} scored completions do not form whole groups of K={k}")
+        advantages = acloo(q_all.view(-1, k)).reshape(-1)
+        start = self.accelerator.process_index * len(inputs)
+        output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
+
+        # The completions table logs TRL's GRPO advantages for this batch: swap in ours.
+        logged = self._logs["advantages"]
+        for _ in range(min(len(logged), advantages.numel())):
+            logged.pop()
+        logged.extend(advantages.tolist())
+        grouped = q_all.view(-1, k)
+        self._metrics[mode]["acloo/advantage_abs_mean"].append(advantages.abs().mean().item())
+        self._metrics[mode]["acloo/q_mean"].append(q_all.mean().item())
+        self._metrics[mode]["acloo/q_group_spread"].append((grouped.max(1).values - grouped.min(1).values).mean().item())
+        return output
+
+    # -- the actor update inside the outer loop -----------------------------------------------------------
+
+    def _setup_actor_loop(self) -> None:
+        """Create optimiser and schedule once and prepare them with accelerate (single process or DDP)."""
+        if self._loop_ready:
+            return
+        if self.is_deepspeed_enabled or self.is_fsdp_enabled:
+            raise NotImplementedError(
+                "actor_update drives the optimiser itself and supports one process or DDP; for DeepSpeed/FSDP use "
+                "train() with a dataset of states"
+            )
+        self.create_optimizer()
+        model, self.optimizer = self.accelerator.prepare(self.model, self.optimizer)
+        self.model_wrapped = model
+        self.create_scheduler(num_training_steps=self.num_training_steps)
+        for attr in ("model", "optimizer", "lr_scheduler"):
+            setattr(self.callback_handler, attr, getattr(self, attr))
+        self._loop_ready = True
+
+    def _check_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+            raise TypeError(f"rows must be a list of dicts (one per stored state), got {type(rows).__name__}")
+        if not rows:
+            raise ValueError("rows is empty: the actor update needs at least one stored state")
+        for i, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise TypeError(f"rows[{i}] must be a dict with 'prompt' (and the state column), got {type(row).__name__}")
+            if "prompt" not in row:
+                raise ValueError(f"rows[{i}] has no 'prompt' (the policy's chat messages for the state)")
+            state = row.get(self.state_column)
+            if state is not None and not isinstance(state, str):
+                raise TypeError(f"rows[{i}][{self.state_column!r}] must be the critic's state text (str), got "
+                                f"{type(state).__name__}")
+        keys = set(rows[0])
+        for i, row in enumerate(rows):
+            if set(row) != keys:
+                raise ValueError(f"rows[{i}] has columns {sorted(row)} but rows[0] has {sorted(keys)}: all rows need "
+                                 "the same columns (TRL batches them)")
+        return list(rows)
+
+    def _next_states(self, rows: list[Mapping[str, Any]], n: int) -> list[Mapping[str, Any]]:
+        """``n`` rows drawn without replacement from a seeded shuffle of ``rows``, reshuffled when used up."""
+        picked: list[Mapping[str, Any]] = []
+        while len(picked) < n:
+            if not self._row_queue:
+                self._row_queue = torch.randperm(len(rows), generator=self.row_generator).tolist()
+            picked.append(rows[self._row_queue.pop(0)])
+        return picked
+
+    def _generation_batch(self, rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """This process's share of one generation batch: each drawn state repeated K times, as TRL's RepeatSampler."""
+        k = self.num_generations
+        global_size = self.args.generation_batch_size
+        states = self._next_states(rows, global_size // k)
+        batch = [dict(row) for row in states for _ in range(k)]
+        local = global_size // self.accelerator.num_processes
+        start = self.accelerator.process_index * local
+        return batch[start:start + local]
+
+    def actor_steps_for(self, num_rows: int) -> int:
+        """Optimiser steps of one pass over ``num_rows`` states (the default of :meth:`actor_update`)."""
+        if isinstance(num_rows, bool) or not isinstance(num_rows, int) or num_rows < 1:
+            raise ValueError(f"num_rows must be a positive integer, got {num_rows!r}")
+        states_per_generation = self.args.generation_batch_size // self.num_generations
+        rounds = math.ceil(num_rows / states_per_generation)
+        micro = rounds * self.args.steps_per_generation * self.num_iterations
+        return max(1, math.ceil(micro / self.args.gradient_accumulation_steps))
+
+    def actor_update(self, rows: Sequence[Mapping[str, Any]], num_steps: int | None = None, *,
+                     log: bool = True) -> dict[str, float]:
+        """Run ``num_steps`` actor optimiser steps on stored states (Algorithm 1, Phase 4); returns mean metrics.
+
+        Each generation round draws ``generation_batch_size / K`` states from ``rows`` (a seeded shuffle,
+        cycled), samples K actions per state, scores them with the critic, computes ACLOO and applies TRL's
+        clipped loss over ``gradient_accumulation_steps`` micro-batches per optimiser step. A generated batch
+        serves ``steps_per_generation * num_iterations`` micro-steps, as in TRL. ``num_steps`` defaults to
+        one pass over ``rows`` (:meth:`actor_steps_for`). Rows are dicts with ``prompt`` (chat messages), the
+        state column (critic text) and optionally ``image``/``images`` for VLM policies. The optimiser, the
+        schedule and the counters persist across calls. With ``log`` the metrics also go to TRL's loggers.
+        """
+        rows = self._check_rows(rows)
+        if num_steps is None:
+            num_steps = self.actor_steps_for(len(rows))
+        if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 1:
+            raise ValueError(f"num_steps must be a positive integer, got {num_steps!r}")
+        ga = self.args.gradient_accumulation_steps
+        generate_every = self.args.steps_per_generation * self.num_iterations
+        if (num_steps * ga) % generate_every:
+            raise ValueError(
+                f"num_steps={num_steps} x gradient_accumulation_steps={ga} micro-steps does not use up whole generated "
+                f"batches (each serves steps_per_generation x num_iterations = {generate_every} micro-steps); pick "
+                f"num_steps as a multiple of {generate_every // math.gcd(generate_every, ga)}"
+            )
+        self._setup_actor_loop()
+        model = self.model_wrapped
+        model.train()
+        # Never reuse generations of earlier rows: each call starts on a fresh generation round.
+        self._buffered_inputs = None
+        self._step -= self._step % generate_every
+        self.current_gradient_accumulation_steps = ga
+        started = time.perf_counter()
+        losses: list[float] = []
+        grad_norms: list[float] = []
+        learning_rates: list[float] = []
+        batch: list[dict[str, Any]] | None = None
+        for _ in range(num_steps):
+            for micro in range(ga):
+                last = micro == ga - 1
+                self.accelerator.gradient_state._set_sync_gradients(last)
+                if batch is None or self._step % generate_every == 0:
+                    batch = self._generation_batch(rows)
+                sync = nullcontext if last else partial(self.accelerator.no_sync, model=model)
+                with sync():
+                    loss = self.training_step(model, batch, None)
+                losses.append(float(loss.detach()))
+            grad_norm = self._clip_grad_norm(model) if self.args.max_grad_norm and self.args.max_grad_norm > 0 else None
+            grad_norm = self._get_grad_norm(model, grad_norm=grad_norm)
+            learning_rates.append(float(self._get_learning_rate()))
+            self.optimizer.step()
+            if not self.accelerator.optimizer_step_was_skipped:
+                self.lr_scheduler.step()
+            model.zero_grad(set_to_none=True)
+            self.state.global_step += 1
+            grad_norms.append(float(grad_norm))
+            self._warn_if_schedule_ended()
+        seconds = time.perf_counter() - started
+
+        trl_metrics = {key: _nanmean(values) for key, values in self._metrics["train"].items()}
+        metrics: dict[str, float] = {
+            "actor/loss": sum(losses) / max(1, len(losses) // ga),
+            "actor/grad_norm": _nanmean(grad_norms),
+            "actor/learning_rate": learning_rates[-1],
+            "actor/steps": float(num_steps),
+            "actor/seconds": seconds,
+            "actor/global_step": float(self.state.global_step),
+        }
+        metrics.update({f"actor/{key}": value for key, value in trl_metrics.items()})
+        if log:  # GRPOTrainer.log adds (and clears) its own averaged metrics
+            self.log({"loss": metrics["actor/loss"], "grad_norm": metrics["actor/grad_norm"],
+                      "learning_rate": metrics["actor/learning_rate"], "actor_seconds": seconds})
+        else:
+            self._metrics["train"].clear()
+        return metrics
+
+    def _warn_if_schedule_ended(self) -> None:
+        if (not self._warned_schedule_end and self.state.global_step > self.num_training_steps
+                and self.args.lr_scheduler_type not in _CONSTANT_SCHEDULES):
+            self._warned_schedule_end = True
+            warnings.warn(
+                f"the {self.args.lr_scheduler_type!r} learning-rate schedule was planned for {self.num_training_steps} "
+                f"actor steps and step {self.state.global_step} is past its end (learning rate "
+                f"{self._get_learning_rate():.3g}); pass num_training_steps to CoachTrainer or use "
+                "lr_scheduler_type='constant'",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    # -- resume ------------------------------------------------------------------------------------------
+
+    def actor_state_dict(self, *, include_model: bool = True, include_rng: bool = True) -> dict[str, Any]:
+        """Everything an exact resume of :meth:`actor_update` needs: weights, optimiser, schedule, counters, RNGs.
+
+        The RNG part (Python, NumPy, torch CPU/CUDA global states) matters because sampling the K actions uses
+        the global torch generator; leave it out when the caller checkpoints RNGs itself.
+        """
+        self._setup_actor_loop()
+        state: dict[str, Any] = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            # deep copies: the optimiser updates its moment tensors in place on the next step
+            "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+            "scheduler": copy.deepcopy(self.lr_scheduler.state_dict()),
+            "global_step": int(self.state.global_step),
+            "micro_step": int(self._step),
+            "row_generator": self.row_generator.get_state(),
+            "row_queue": list(self._row_queue),
+            "entropy_coef": float(self.entropy_coef),
+            "last_world_entropy": float(self._last_world_entropy),
+            "num_training_steps": self.num_training_steps,
+        }
+        if include_model:
+            model = self.accelerator.unwrap_model(self.model)
+            state["model"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if include_rng:
+            state["rng"] = _rng_state()
+        return state
+
+    def load_actor_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore an :meth:`actor_state_dict` (weights and RNGs only when present)."""
+        if state.get("format") != _FORMAT or state.get("version") != _FORMAT_VERSION:
+            raise ValueError(f"not a {_FORMAT} v{_FORMAT_VERSION} state: format={state.get('format')!r}, "
+                             f"version={state.get('version')!r}")
+        if state.get("num_training_steps") != self.num_training_steps:
+            raise ValueError(f"the saved actor schedule was planned for {state.get('num_training_steps')} steps, this "
+                             f"trainer for {self.num_training_steps}: pass the same num_training_steps")
+        self._setup_actor_loop()
+        if "model" in state:
+            self.accelerator.unwrap_model(self.model).load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.lr_scheduler.load_state_dict(state["scheduler"])
+        self.state.global_step = int(state["global_step"])
+        self._step = int(state["micro_step"])
+        self._buffered_inputs = None
+        self.row_generator.set_state(state["row_generator"])
+        self._row_queue = list(state["row_queue"])
+        self.entropy_coef = float(state["entropy_coef"])
+        self._last_world_entropy = float(state["last_world_entropy"])
+        if "rng" in state:
+            _set_rng_state(state["rng"])
+
+    def save_actor_state(self, directory: str | os.PathLike[str], *, include_rng: bool = True) -> Path:
+        """Write the policy (``policy/``, ``save_pretrained`` + tokenizer/processor) and ``actor_trainer.pt``.
+
+        Full-weight policies only (a PEFT model saves just its adapter): use :meth:`actor_state_dict` for those.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        model = self.accelerator.unwrap_model(self.model)
+        model.save_pretrained(out / POLICY_DIR_NAME)
+        self.processing_class.save_pretrained(out / POLICY_DIR_NAME)
+        state = self.actor_state_dict(include_model=False, include_rng=include_rng)
+        tmp = out / f".{ACTOR_STATE_NAME}.tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, out / ACTOR_STATE_NAME)
+        return out
+
+    def load_actor_state(self, directory: str | os.PathLike[str]) -> None:
+        """Restore what :meth:`save_actor_state` wrote (policy weights from ``policy/``, then the trainer state)."""
+        src = Path(directory)
+        path = src / ACTOR_STATE_NAME
+        if not path.is_file():
+            raise FileNotFoundError(f"{src} holds no saved actor trainer: {ACTOR_STATE_NAME} is missing")
+        from safetensors.torch import load_file
+
+        weights: dict[str, torch.Tensor] = {}
+        policy_dir = src / POLICY_DIR_NAME
+        shards = sorted(policy_dir.glob("*.safetensors"))
+        if not shards:
+            raise FileNotFoundError(f"{policy_dir} holds no safetensors weights")
+        for shard in shards:
+            weights.update(load_file(str(shard)))
+        model = self.accelerator.unwrap_model(self.model)
+        missing, unexpected = model.load_state_dict(weights, strict=False)
+        tied = getattr(model, "all_tied_weights_keys", None) or getattr(model, "_tied_weights_keys", None) or ()
+        missing = [k for k in missing if k not in set(tied)]  # tied copies (lm_head = embeddings) are not saved
+        if missing or unexpected:
+            raise ValueError(f"policy weights in {policy_dir} do not fit the model: missing {missing[:5]}, "
+                             f"unexpected {list(unexpected)[:5]}")
+        if getattr(model.config, "tie_word_embeddings", False) and hasattr(model, "tie_weights"):
+            model.tie_weights()
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        self.load_actor_state_dict(state)
+
+
+def _nanmean(values: Iterable[float]) -> float:
+    valid = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    return sum(valid) / len(valid) if valid else float("nan")
+
+
+def _rng_state() -> dict[str, Any]:
+    state: dict[str, Any] = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: Mapping[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])

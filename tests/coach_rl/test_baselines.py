@@ -1,0 +1,227 @@
+"""GRPO and PPO baselines on a tiny locally built Qwen2: hand-checked advantages, update directions, V towards returns."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+
+from android_gym.trajectory import Step, Trajectory
+from coach_reward.tiny_models import build_tiny_causal_lm
+from coach_rl.actor import ActorUpdater
+from coach_rl.baselines import GRPOBaseline, PPOBaseline, StepRecord, TrajectoryRecord, trajectory_records
+from coach_rl.config import CoachConfig
+from coach_rl.critic import Critic, CriticTrainer
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_tiny_causal_lm(seed=0)
+
+
+def _prompt(task: str, t: int, seed: int = 1) -> str:
+    return f"<|im_start|>user\nTask: {task} #{seed}. Step {t}.<|im_end|>\n<|im_start|>assistant\n"
+
+
+def _trajectory(task: str, seed: int, success: float, responses: list[str]) -> Trajectory:
+    """An android_gym Trajectory as the collector records it: per-step prompt_text in Step.info, outcome in success."""
+    steps = [Step(ui="[1] Button 'OK'", action=None, response=r, info={"prompt_text": _prompt(task, t, seed)})
+             for t, r in enumerate(responses)]
+    return Trajectory(task=task, instruction=f"Do {task}", steps=steps, success=success, seed=seed)
+
+
+@dataclass
+class RolloutStepLike:
+    """Mirror of the collector's per-step record (fields as attributes)."""
+
+    prompt_text: str
+    response: str
+    process_reward: float = 0.0
+
+
+@dataclass
+class RolloutTrajectoryLike:
+    task: str
+    seed: int
+    outcome_reward: float
+    steps: list[RolloutStepLike] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class RolloutBatchLike:
+    trajectories: list
+
+
+GOOD, BAD = "Action: click(start_box='(10,20)')", "Action: press_home()"
+
+
+def _group_batch() -> list[Trajectory]:
+    """Two task instances with G = 4 rollouts each: one mixed group, one tied group."""
+    return [
+        _trajectory("Clock", 1, 1.0, [GOOD, GOOD]),
+        _trajectory("Clock", 1, 0.0, [BAD]),
+        _trajectory("Clock", 1, 0.0, [BAD, BAD, BAD]),
+        _trajectory("Clock", 1, 1.0, [GOOD]),
+        _trajectory("Wifi", 2, 1.0, [GOOD]),
+        _trajectory("Wifi", 2, 1.0, [GOOD]),
+        _trajectory("Wifi", 2, 1.0, [GOOD]),
+        _trajectory("Wifi", 2, 1.0, [GOOD]),
+    ]
+
+
+def test_records_read_android_gym_trajectories_and_collector_like_batches():
+    recs = trajectory_records(_group_batch())
+    assert recs[0].group == ("Clock", 1) and recs[0].outcome_reward == 1.0
+    assert recs[0].steps[1] == StepRecord(_prompt("Clock", 1), GOOD)
+    batch = RolloutBatchLike([RolloutTrajectoryLike("A", 0, 0.5, [RolloutStepLike("p", "r")], {"group": "g"})])
+    (rec,) = trajectory_records(batch)
+    assert rec == TrajectoryRecord(group="g", outcome_reward=0.5, steps=[StepRecord("p", "r")])
+    with pytest.raises(ValueError, match="step 0 has no prompt_text"):
+        trajectory_records([Trajectory("A", "i", [Step(ui="", action=None, response="x")])])
+
+
+def test_grpo_advantages_match_hand_computation(tiny):
+    model, tok = tiny
+    grpo = GRPOBaseline(ActorUpdater(copy.deepcopy(model), tok), group_size=4)
+    adv = grpo.trajectory_advantages(_group_batch())
+    std = torch.tensor([1.0, 0.0, 0.0, 1.0]).std().item()  # unbiased, as TRL: sqrt(1/3)
+    expected = [0.5 / (std + 1e-4), -0.5 / (std + 1e-4), -0.5 / (std + 1e-4), 0.5 / (std + 1e-4)] + [0.0] * 4
+    assert adv == pytest.approx(expected)
+    samples = grpo.samples(_group_batch())
+    assert len(samples) == 2 + 1 + 3 + 1 + 4  # every step of every trajectory
+    assert [s.advantage for s in samples[:3]] == pytest.approx([expected[0], expected[0], expected[1]])
+    assert samples[0].prompt_text == _prompt("Clock", 0) and samples[1].prompt_text == _prompt("Clock", 1)
+    with pytest.raises(ValueError, match="has 3 trajectories, GRPO needs 4"):
+        grpo.trajectory_advantages(_group_batch()[:3])
+    unscaled = GRPOBaseline(grpo.actor, scale_rewards=False).trajectory_advantages(_group_batch())
+    assert unscaled == pytest.approx([0.5, -0.5, -0.5, 0.5, 0, 0, 0, 0])
+
+
+def test_grpo_update_moves_logprobs_in_the_direction_of_the_advantage(tiny):
+    model, tok = tiny
+    actor = ActorUpdater(copy.deepcopy(model), tok, lr=1e-3)
+    grpo = GRPOBaseline(actor, group_size=4)
+    prompts = [_prompt("Clock", 0), _prompt("Clock", 0)]
+    before = actor.sequence_logprobs(prompts, [GOOD, BAD])
+    for _ in range(3):
+        metrics = grpo.update(_group_batch())
+    after = actor.sequence_logprobs(prompts, [GOOD, BAD])
+    assert after[0] > before[0] and after[1] < before[1]
+    assert metrics["grpo/groups"] == 2.0 and metrics["grpo/samples"] == 11.0 and metrics["actor/steps"] == 1.0
+
+
+def _ppo(model, tok, lr_value: float = 1e-3, **kwargs) -> PPOBaseline:
+    critic = Critic.from_pretrained_lm(model, tok, seed=4)
+    value_trainer = CriticTrainer(critic, total_steps=100, learning_rate=lr_value, warmup_ratio=0.0)
+    return PPOBaseline(ActorUpdater(copy.deepcopy(model), tok, lr=1e-3), value_trainer, **kwargs)
+
+
+def test_ppo_advantages_are_gae_lambda_one_by_hand(tiny):
+    model, tok = tiny
+    ppo = _ppo(model, tok, gamma=0.9)
+    batch = [_trajectory("Clock", 1, 1.0, [GOOD, BAD, GOOD]), _trajectory("Wifi", 2, 0.0, [BAD, BAD])]
+    values = ppo.values(batch)
+    states = [_prompt("Clock", t, 1) for t in range(3)] + [_prompt("Wifi", t, 2) for t in range(2)]
+    torch.testing.assert_close(torch.cat(values), ppo.value_critic.score(states, [""] * 5))
+    adv, ret = ppo.advantages_and_returns(batch, values)
+    # lambda = 1: Monte Carlo return of the outcome reward on the last step, minus V(s_t)
+    expected_ret = [[0.9 ** 2, 0.9, 1.0], [0.0, 0.0]]
+    for a, r, v, e in zip(adv, ret, values, expected_ret):
+        torch.testing.assert_close(r, torch.tensor(e, dtype=torch.float64))
+        torch.testing.assert_close(a, torch.tensor(e, dtype=torch.float64) - v.double())
+
+
+def test_ppo_value_moves_towards_returns_and_actor_follows_advantages(tiny):
+    model, tok = tiny
+    ppo = _ppo(model, tok, lr_value=3e-4)
+    batch = [_trajectory("Clock", 1, 1.0, [GOOD, GOOD]), _trajectory("Wifi", 2, 0.0, [BAD, BAD])]
+    _, returns = ppo.advantages_and_returns(batch)
+    target = torch.cat(returns).float()
+    mse_before = ((torch.cat(ppo.values(batch)) - target) ** 2).mean()
+    prompts = [_prompt("Clock", 0, 1), _prompt("Wifi", 0, 2)]
+    logp_before = ppo.actor.sequence_logprobs(prompts, [GOOD, BAD])
+    for _ in range(6):
+        metrics = ppo.update(batch)
+    values = torch.cat(ppo.values(batch))
+    logp_after = ppo.actor.sequence_logprobs(prompts, [GOOD, BAD])
+    assert ((values - target) ** 2).mean() < 0.5 * mse_before
+    assert values[:2].min() > values[2:].max()  # success states now valued above failure states
+    assert logp_after[0] > logp_before[0] and logp_after[1] < logp_before[1]
+    for key in ("actor/loss", "value/loss", "value/value_mse", "ppo/return_mean", "ppo/advantage_mean"):
+        assert key in metrics
+
+
+def test_ppo_state_dict_resume_gives_the_identical_next_update(tiny):
+    model, tok = tiny
+    batch = [_trajectory("Clock", 1, 1.0, [GOOD]), _trajectory("Clock", 2, 0.0, [BAD, GOOD])]
+    a = _ppo(model, tok)
+    a.update(batch)
+    saved = a.state_dict()
+    a.update(batch)
+    b = _ppo(build_tiny_causal_lm(seed=9)[0], tok)
+    b.load_state_dict(saved)
+    b.update(batch)
+    for x, y in zip(a.actor.model.parameters(), b.actor.model.parameters()):
+        assert torch.equal(x, y)
+    for x, y in zip(a.value_critic.parameters(), b.value_critic.parameters()):
+        assert torch.equal(x, y)
+
+
+def test_from_config_shares_the_coach_settings(tiny, tmp_path):
+    model, tok = tiny
+    config = CoachConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", gamma=0.9)
+    grpo = GRPOBaseline.from_config(copy.deepcopy(model), tok, config)
+    assert grpo.group_size == 4 and grpo.actor.lr == 1e-6 and grpo.actor.clip_eps == 0.2
+    ppo = PPOBaseline.from_config(copy.deepcopy(model), tok, config, total_value_steps=10)
+    assert ppo.gamma == 0.9 and ppo.lam == 1.0 and ppo.value_trainer.learning_rate == 1e-5
+    assert ppo.value_trainer.clip_range == 0.5 and ppo.actor.grad_clip == 1.0
+
+
+def test_baselines_learn_from_the_collectors_rollout_batch(tiny):
+    """End to end with the real RolloutCollector: G rollouts per task instance on AndroidSim, then GRPO and PPO updates.
+
+    The collector records the generated token ids and their log-probs; recomputing those log-probs from the
+    recorded prompt text must give them back, which checks that prompts are tokenised as generation saw them.
+    """
+    import gymnasium as gym
+
+    import android_gym  # noqa: F401  (registers the env ids)
+    from coach_rl.policy import HFPolicy, PolicyFormat
+    from coach_rl.rollout import RolloutCollector
+
+    model, tok = tiny
+    policy_model = copy.deepcopy(model)
+    policy = HFPolicy(policy_model, tok, format=PolicyFormat(action_format="index", max_history=1, action_space=()),
+                      max_new_tokens=6, record_logprobs=True)
+    envs = [gym.make("AndroidSim-v0", task="SystemWifiTurnOn", max_steps=2) for _ in range(2)]
+    torch.manual_seed(0)
+    batch = RolloutCollector(envs, policy).collect(8, seeds=[3] * 4 + [4] * 4)
+    assert len(batch.trajectories) == 8
+
+    actor = ActorUpdater(policy_model, tok, lr=1e-4)
+    grpo = GRPOBaseline(actor, group_size=4, use_recorded_logprobs=True)
+    samples = grpo.samples(batch)
+    steps = [step for traj in batch.trajectories for step in traj.steps]
+    assert len(samples) == len(steps)
+    assert [s.completion_ids for s in samples] == [step.info["token_ids"] for step in steps]
+    recomputed = actor.token_logprobs([s.prompt_text for s in samples], [s.completion_text for s in samples],
+                                      completion_ids=[s.completion_ids for s in samples])
+    for sample, logps in zip(samples, recomputed):
+        torch.testing.assert_close(logps, torch.tensor(sample.old_logps), atol=2e-4, rtol=1e-4)
+    assert grpo.update(batch)["grpo/groups"] == 2.0
+
+    ppo = PPOBaseline(actor, CriticTrainer(Critic.from_pretrained_lm(model, tok), total_steps=10))
+    metrics = ppo.update(batch)
+    assert metrics["ppo/outcome_reward_mean"] == pytest.approx(
+        sum(t.info["outcome_reward"] for t in batch.trajectories) / 8)

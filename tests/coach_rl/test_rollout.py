@@ -1,0 +1,195 @@
+"""The rollout collector: lockstep batched generation over several sim envs, rewards, returns, replay, device faults."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+import torch
+
+import android_gym  # noqa: F401  (registers the env ids)
+from android_gym.sim.faults import FaultPlan
+from coach_reward.backends import TransformersBackend
+from coach_reward.prm import ProcessRewardModel
+from coach_reward.tiny_models import build_tiny_causal_lm
+from coach_reward.verifiers import RuleVerifier
+from coach_rl.policy import HFPolicy, PolicyFormat, stored_prompt
+from coach_rl.replay import ReplayBuffer
+from coach_rl.rollout import STEP_INFO_KEYS, TRAJECTORY_INFO_KEYS, RolloutCollector
+
+TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
+MAX_STEPS = 3
+
+
+class RecordingPolicy(HFPolicy):
+    """The real HFPolicy, remembering how many requests each act() call carried."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.batch_sizes: list[int] = []
+
+    def act(self, requests, *, greedy=False):
+        self.batch_sizes.append(len(requests))
+        return super().act(requests, greedy=greedy)
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return build_tiny_causal_lm(seed=0)
+
+
+def _policy(lm, cls=HFPolicy, **kwargs):
+    model, tokenizer = lm
+    fmt = PolicyFormat(action_format="index", max_history=1, action_space=())
+    return cls(model, tokenizer, format=fmt, max_new_tokens=6, **kwargs)
+
+
+def _envs(n, **kwargs):
+    return [gym.make("AndroidSim-v0", task=TASKS, max_steps=MAX_STEPS, **kwargs) for _ in range(n)]
+
+
+def _hand_returns(r_p, r_o, w_p, w_o, gamma):
+    """R_t = w_p * sum_{tau=t..T} gamma^(T-tau) r_p^tau + w_o * r_o, written out as loops."""
+    T = len(r_p) - 1
+    out = []
+    for t in range(T + 1):
+        total = 0.0
+        for tau in range(t, T + 1):
+            total += gamma ** (T - tau) * r_p[tau]
+        out.append(w_p * total + w_o * r_o)
+    return out
+
+
+def test_lockstep_collection_writes_replay_with_the_paper_returns(lm, tmp_path):
+    policy = _policy(lm, RecordingPolicy)
+    replay = ReplayBuffer(tmp_path / "replay")
+    rewards_by_step = [0.25, 1.0, 0.5]  # a deterministic PRM: r_p depends on the step index
+
+    def prm(trajectory):
+        return [rewards_by_step[i % 3] for i in range(len(trajectory.steps))]
+
+    collector = RolloutCollector(_envs(3), policy, replay=replay, prm=prm, w_p=0.3, w_o=2.0, gamma=0.9)
+    torch.manual_seed(0)
+    batch = collector.collect(7, seeds=100)
+    stats = batch.stats
+
+    assert len(batch) == stats.episodes == 7 and not batch.failures
+    assert [t.info["episode"] for t in batch.trajectories] == list(range(7))
+    assert [t.seed for t in batch.trajectories] == list(range(100, 107))
+    assert stats.env_steps == sum(len(t) for t in batch.trajectories)
+    # one batched generation per lockstep step, over every env with an episode running
+    assert stats.generate_calls == len(policy.batch_sizes) == policy.generate_calls
+    assert policy.batch_sizes[0] == 3 and max(policy.batch_sizes) == 3 and sum(policy.batch_sizes) == stats.env_steps
+    assert stats.generated_tokens == sum(s.info["num_tokens"] for _, s in batch.steps())
+    for name in ("wall_seconds", "env_seconds", "generation_seconds", "replay_seconds"):
+        assert getattr(stats, name) > 0
+    assert stats.env_seconds + stats.generation_seconds + stats.reward_seconds + stats.replay_seconds \
+        <= stats.wall_seconds + 1e-6
+    assert stats.env_steps_per_second == pytest.approx(stats.env_steps / stats.wall_seconds)
+
+    # returns follow the formula; the replay holds every trajectory with the same numbers
+    assert replay.num_trajectories == 7 and len(replay) == stats.env_steps
+    assert batch.replay_ids == replay.trajectory_ids()
+    for trajectory in batch.trajectories:
+        assert set(TRAJECTORY_INFO_KEYS) <= set(trajectory.info)
+        r_p = trajectory.info["process_rewards"]
+        assert r_p == prm(trajectory)
+        expected = _hand_returns(r_p, trajectory.info["outcome_reward"], 0.3, 2.0, 0.9)
+        assert trajectory.info["returns"] == pytest.approx(expected)
+        stored = replay.load_trajectory(trajectory.info["replay_id"])
+        assert [s.info["return_t"] for s in stored.steps] == pytest.approx(expected)
+        assert [s.response for s in stored.steps] == [s.response for s in trajectory.steps]
+        for step, stored_step in zip(trajectory.steps, stored.steps):
+            # the exact prompt of every state survives the replay round trip, for the trainers
+            assert stored_prompt(stored_step) == step.info["prompt"] == stored_step.info["prompt"]
+            assert stored_step.info["prompt_text"] == step.info["prompt_text"]
+            assert stored_step.info["token_ids"] == step.info["token_ids"]
+        sampled = replay.sample_steps(3, rng=0)
+        assert all(s.info["prompt_text"].startswith("<|im_start|>user") for s in sampled)
+        for step, r_t in zip(trajectory.steps, expected):
+            assert set(STEP_INFO_KEYS) <= set(step.info)
+            assert step.info["return_t"] == pytest.approx(r_t)
+            assert step.info["prompt_text"].endswith("<|im_start|>assistant\n")
+            assert step.info["policy_version"] == 0
+
+
+def test_unparseable_replies_take_the_env_invalid_action_path(lm):
+    env = _envs(1)
+    batch = RolloutCollector(env, _policy(lm)).collect(1, seeds=[3], task_options={"task": "SystemWifiTurnOn"})
+    trajectory = batch.trajectories[0]
+    assert trajectory.task == "SystemWifiTurnOn" and len(trajectory) == MAX_STEPS
+    assert trajectory.truncated and trajectory.success == 0.0
+    for step in trajectory.steps:  # a random tiny model writes no valid JSON
+        assert step.action is None and step.parse_error
+        assert step.reward == pytest.approx(-0.1)  # the env's invalid-action penalty
+    assert batch.stats.parse_errors == MAX_STEPS
+
+
+def test_a_device_crash_truncates_only_its_own_trajectory(lm):
+    # The third env's phone crashes on its 8th device call: 1 snapshot when the env is made, 5 calls to
+    # reset, then one screen dump per step, so the crash hits the first episode's second step. The episode
+    # ends truncated with the error, the env recovers at its next reset, and nothing else is lost.
+    envs = _envs(2) + _envs(1, faults=FaultPlan(schedule=[(8, "crash")]))
+    collector = RolloutCollector(envs, _policy(lm))
+    batch = collector.collect(6, seeds=7)
+    assert len(batch) == 6 and not batch.failures
+    crashed = [t for t in batch.trajectories if t.error]
+    assert len(crashed) == 1 and crashed[0].info["env_index"] == 2
+    assert crashed[0].truncated and "DeviceCrashed" in crashed[0].error and len(crashed[0]) == 2
+    assert crashed[0].steps[-1].info["env_error"] == crashed[0].error
+    assert batch.stats.env_errors == 1
+    others = [t for t in batch.trajectories if not t.error]
+    assert all(len(t) == MAX_STEPS for t in others)
+    after = [t for t in batch.trajectories if t.info["env_index"] == 2 and t.info["episode"] > crashed[0].info["episode"]]
+    assert after and all(not t.error for t in after)  # the crashed env came back for its next episode
+
+
+def test_an_env_that_cannot_reset_is_reported_and_left_out(lm):
+    envs = _envs(2)
+    envs[1].unwrapped.device.close()  # every call now fails: resets cannot succeed
+    batch = RolloutCollector(envs, _policy(lm), max_reset_failures=2).collect(4, seeds=0)
+    assert len(batch.failures) == 2 and batch.stats.reset_failures == 2 and batch.stats.envs_disabled == 1
+    assert all(f.env_index == 1 and "Disconnected" in f.error for f in batch.failures)
+    assert len(batch) == 2 and all(t.info["env_index"] == 0 for t in batch.trajectories)
+    assert sorted([t.info["episode"] for t in batch.trajectories] + [f.episode for f in batch.failures]) == [0, 1, 2, 3]
+
+
+def test_threads_give_the_same_episodes_as_sequential_stepping(lm):
+    runs = []
+    for threads in (False, True):
+        policy = _policy(lm)
+        batch = RolloutCollector(_envs(3), policy, threads=threads).collect(5, seeds=11, greedy=True)
+        runs.append([(t.task, [s.response for s in t.steps], [s.ui for s in t.steps]) for t in batch.trajectories])
+    assert runs[0] == runs[1]
+
+
+def test_a_real_prm_and_the_rule_verifier_give_the_rewards(lm):
+    model, tokenizer = lm
+    prm = ProcessRewardModel(TransformersBackend(model, tokenizer), max_new_tokens=4)  # no verdict: 0.5 each
+    collector = RolloutCollector(_envs(2), _policy(lm), prm=prm, verifier=RuleVerifier(use_recorded=True))
+    batch = collector.collect(2, seeds=1, task_options=[{"task": "SystemWifiTurnOn"}, {"task": "SystemBluetoothTurnOff"}])
+    for trajectory in batch.trajectories:
+        assert trajectory.info["process_rewards"] == [0.5] * len(trajectory)
+        assert trajectory.info["outcome_reward"] == 0.0  # never finished: the rule check gives 0
+        assert trajectory.info["verifier"]
+        assert trajectory.info["returns"] == pytest.approx(_hand_returns([0.5] * len(trajectory), 0.0, 0.2, 1.0, 0.95))
+    assert batch.stats.reward_seconds > 0 and batch.stats.verifier_errors == 0
+
+    def failing(trajectory):
+        raise RuntimeError("judge offline")
+
+    fallback = RolloutCollector(_envs(1), _policy(lm), verifier=failing).collect(1, seeds=2)
+    assert fallback.stats.verifier_errors == 1
+    assert "judge offline" in fallback.trajectories[0].info["verifier"]
+
+
+def test_bad_arguments_are_refused(lm):
+    with pytest.raises(ValueError, match="envs"):
+        RolloutCollector([], _policy(lm))
+    with pytest.raises(ValueError, match="gamma"):
+        RolloutCollector(_envs(1), _policy(lm), gamma=1.5)
+    collector = RolloutCollector(_envs(1), _policy(lm))
+    with pytest.raises(ValueError, match="seeds"):
+        collector.collect(3, seeds=[1, 2])
+    with pytest.raises(ValueError, match="n_episodes"):
+        collector.collect(-1)
+    assert len(collector.collect(0)) == 0

@@ -1,0 +1,260 @@
+"""CoachTrainer (a real TRL GRPOTrainer) on a tiny locally built Qwen2: ACLOO advantages, Eq. 4 loss, updates, resume."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from coach_reward.tiny_models import build_tiny_causal_lm
+from coach_rl.advantages import acloo
+from coach_rl.config import CoachConfig
+from coach_rl.critic import Critic
+from coach_rl.losses import ppo_clip_loss
+from coach_rl.replay import ReplayStep
+from coach_rl.trainer import CoachTrainer, CriticReward, completion_text
+
+K = 4
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_tiny_causal_lm(seed=0)
+
+
+def vowel_critic(states: list[str], actions: list[str]) -> list[float]:
+    """A fixed toy critic: prefers actions rich in the letter 'e' (any deterministic function of the text works)."""
+    return [a.count("e") / (1 + len(a)) + 0.01 * len(s) for s, a in zip(states, actions)]
+
+
+def _config(tmp_path, **overrides) -> CoachConfig:
+    kwargs = dict(output_dir=str(tmp_path), use_cpu=True, report_to="none", save_strategy="no",
+                  per_device_train_batch_size=8, num_generations=K, max_completion_length=8,
+                  learning_rate=1e-3, lr_scheduler_type="constant", seed=7, bf16=False,
+                  gradient_checkpointing=False)
+    kwargs.update(overrides)
+    return CoachConfig(**kwargs)
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"prompt": [{"role": "user", "content": f"Open the app number {i}."}], "state": f"state {i}" + "!" * i}
+            for i in range(n)]
+
+
+class RecordingCoachTrainer(CoachTrainer):
+    """Keeps each scored generation batch (and the policy's token log-probs at that moment) for inspection."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.batches: list[dict] = []
+
+    def _generate_and_score_completions(self, inputs):
+        out = super()._generate_and_score_completions(inputs)
+        ids = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+        mask = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+        with torch.no_grad():
+            logps, _, _ = self._get_per_token_logps_and_entropies(self.model, ids, mask, out["completion_ids"].size(1))
+        self.batches.append({**out, "q": self.critic_reward.last_scores.clone(), "logps_before": logps,
+                             "states": list(self.critic_reward.last_states)})
+        return out
+
+
+def _sequence_logps(trainer: CoachTrainer, batch: dict) -> torch.Tensor:
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    with torch.no_grad():
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, batch["completion_ids"].size(1))
+    return (logps * batch["completion_mask"]).sum(-1)
+
+
+def test_advantages_are_exact_acloo_of_the_critic_scores_in_groups_of_k(tiny, tmp_path):
+    model, tok = tiny
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    trainer.actor_update(_rows(4), num_steps=2)
+    assert len(trainer.batches) == 2
+    for batch in trainer.batches:
+        q = batch["q"]
+        assert q.numel() == 8
+        # TRL's layout: K consecutive completions per state
+        states = batch["states"]
+        assert all(len(set(states[g * K:(g + 1) * K])) == 1 for g in range(2)) and states[0] != states[K]
+        expected = acloo(q.view(-1, K)).reshape(-1)
+        torch.testing.assert_close(batch["advantages"], expected)
+        by_hand = torch.stack([q[i] - (q[(i // K) * K:(i // K + 1) * K].sum() - q[i]) / (K - 1) for i in range(8)])
+        torch.testing.assert_close(batch["advantages"], by_hand)
+    # the completions table TRL keeps holds the critic scores and our advantages, not GRPO's
+    logged_q = torch.tensor(list(trainer._logs["rewards"]["critic"]))
+    torch.testing.assert_close(logged_q, trainer.batches[-1]["q"])
+    torch.testing.assert_close(torch.tensor(list(trainer._logs["advantages"])), acloo(logged_q.view(-1, K)).reshape(-1))
+
+
+def test_a_real_critic_scores_state_plus_completion(tiny, tmp_path):
+    model, tok = tiny
+    critic = Critic.from_pretrained_lm(model, tok, seed=3)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), critic, _config(tmp_path), tok)
+    rows = _rows(2)
+    trainer.actor_update(rows, num_steps=1)
+    batch = trainer.batches[0]
+    completions = [completion_text(c) for c in list(trainer._logs["completion"])]
+    expected_q = critic.score(batch["states"], completions)
+    torch.testing.assert_close(batch["q"], expected_q)
+    torch.testing.assert_close(batch["advantages"], acloo(expected_q.view(-1, K)).reshape(-1))
+
+
+def test_trl_loss_with_beta_zero_is_the_ppo_clipped_surrogate(tiny, tmp_path):
+    """TRL's _compute_loss (loss_type dapo, beta 0) equals coach_rl.losses.ppo_clip_loss on the same tokens."""
+    model, tok = tiny
+    config = _config(tmp_path)
+    assert config.beta == 0.0 and config.loss_type == "dapo" and config.epsilon == 0.2
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, config, tok)
+    trainer.model.train()
+    batch = trainer._generation_batch(_rows(2))
+    out = trainer._generate_and_score_completions(batch)
+    ids = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+    mask = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+    logps, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, out["completion_ids"].size(1))
+    gen = torch.Generator().manual_seed(0)
+    old = logps.detach() + 0.4 * torch.randn(logps.shape, generator=gen)  # ratios on both sides of the clip
+    trainer.current_gradient_accumulation_steps = 1
+    trl_loss = trainer._compute_loss(trainer.model, {**out, "old_per_token_logps": old})
+    ours = ppo_clip_loss(logps, old, out["advantages"], clip_eps=0.2, mask=out["completion_mask"])
+    assert 0 < float(ours.clip_fraction) < 1
+    torch.testing.assert_close(trl_loss, ours.loss, atol=1e-6, rtol=1e-5)
+
+
+def test_actor_update_moves_logprobs_towards_the_higher_q_completions(tiny, tmp_path):
+    model, tok = tiny
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, learning_rate=3e-3), tok)
+    trainer.actor_update(_rows(2), num_steps=1)
+    batch = trainer.batches[0]
+    before = (batch["logps_before"] * batch["completion_mask"]).sum(-1)
+    after = _sequence_logps(trainer, batch)
+    adv = batch["advantages"]
+    # the surrogate sum_i A_i log pi(a_i|s) went up, and within each state the best action gained on the worst
+    assert float((adv * (after - before)).sum()) > 0
+    for g in range(2):
+        group = slice(g * K, (g + 1) * K)
+        best, worst = int(adv[group].argmax()) + g * K, int(adv[group].argmin()) + g * K
+        assert (after[best] - before[best]) > (after[worst] - before[worst])
+
+
+def test_optimizer_state_persists_and_resume_gives_the_identical_next_update(tiny, tmp_path):
+    model, tok = tiny
+    rows = _rows(3)
+    a = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path / "a"), tok)
+    a.actor_update(rows, num_steps=1)
+    optimizer = a.optimizer
+    a.save_actor_state(tmp_path / "ckpt")
+    metrics = a.actor_update(rows, num_steps=1)
+    assert a.optimizer is optimizer and a.state.global_step == 2 and metrics["actor/global_step"] == 2.0
+    assert len(a.optimizer.state) > 0
+
+    torch.manual_seed(12345)  # a fresh process would have some other RNG state: the checkpoint restores it
+    b = CoachTrainer(build_tiny_causal_lm(seed=5)[0], vowel_critic, _config(tmp_path / "b"), tok)
+    b.load_actor_state(tmp_path / "ckpt")
+    b.actor_update(rows, num_steps=1)
+    assert b.state.global_step == 2
+    for (name, x), y in zip(a.model.named_parameters(), b.model.parameters()):
+        assert torch.equal(x, y), name
+
+    # the in-memory form round-trips too
+    state = a.actor_state_dict()
+    a.actor_update(rows, num_steps=1)
+    b.load_actor_state_dict(state)
+    b.actor_update(rows, num_steps=1)
+    for x, y in zip(a.model.parameters(), b.model.parameters()):
+        assert torch.equal(x, y)
+
+
+def test_default_steps_cover_the_rows_once_and_metrics_are_reported(tiny, tmp_path):
+    model, tok = tiny
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    assert trainer.actor_steps_for(5) == 3  # 2 states per generation batch of 8 with K = 4
+    metrics = trainer.actor_update(_rows(5))
+    assert metrics["actor/steps"] == 3.0
+    seen = {s for batch in trainer.batches for s in batch["states"]}
+    assert seen == {row["state"] for row in _rows(5)}
+    for key in ("actor/loss", "actor/grad_norm", "actor/acloo/q_mean", "actor/entropy", "actor/reward"):
+        assert key in metrics
+
+
+def test_plain_trl_train_on_a_dataset_of_states_uses_acloo_too(tiny, tmp_path):
+    from datasets import Dataset
+
+    model, tok = tiny
+    config = _config(tmp_path, max_steps=2, logging_steps=1, disable_tqdm=True)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, config, tok, train_dataset=Dataset.from_list(_rows(4)))
+    result = trainer.train()
+    assert result.global_step == 2 and len(trainer.batches) == 2
+    for batch in trainer.batches:
+        torch.testing.assert_close(batch["advantages"], acloo(batch["q"].view(-1, K)).reshape(-1))
+
+
+def test_rows_from_replay_steps_use_the_policy_template_as_state(tiny, tmp_path):
+    model, tok = tiny
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    step = ReplayStep(trajectory_id="t", step_index=1, num_steps=3, task="OpenClock", instruction="Open the Clock app.",
+                      ui="[1] TextView 'Clock'", action=None, response="Action: wait()", parse_error=None,
+                      env_reward=0.0, process_reward=0.0, outcome_reward=1.0, return_t=1.0, success=1.0,
+                      policy_version=0, timestamp=0.0, history=[("look", "wait()")])
+    (row,) = trainer.rows_from_steps([step])
+    assert row["prompt"] == step.policy_messages("xml")
+    assert row["state"] == tok.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+    assert row["state"].endswith("<|im_start|>assistant\n")
+    # what the collector recorded wins: the exact prompt and templated text the policy acted on
+    recorded = [{"role": "user", "content": "[3] Switch 'Wi-Fi' checked click"}]
+    step.info = {"prompt": recorded, "prompt_text": "the policy's own template"}
+    (row,) = trainer.rows_from_steps([step])
+    assert row == {"prompt": recorded, "state": "the policy's own template"}
+    with pytest.raises(ValueError, match="actor_update"):
+        trainer.train()
+
+
+def test_vision_language_policy_rows_with_screenshots(tmp_path):
+    """Rows may carry the screenshot (``images`` column) for a VLM policy; the critic still reads the state text."""
+    from PIL import Image
+
+    from coach_reward.tiny_models import build_tiny_vision_lm
+
+    model, processor = build_tiny_vision_lm(seed=0)
+    trainer = RecordingCoachTrainer(model, vowel_critic, _config(tmp_path, max_completion_length=6), processor)
+    screen = Image.new("RGB", (120, 90), (200, 30, 30))
+    rows = [{"prompt": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": f"Tap OK {i}"}]}],
+             "state": f"screen {i}", "images": [screen]} for i in range(2)]
+    trainer.actor_update(rows, num_steps=1)
+    batch = trainer.batches[0]
+    assert "pixel_values" in batch and batch["num_images"] == [1] * 8
+    torch.testing.assert_close(batch["advantages"], acloo(batch["q"].view(-1, K)).reshape(-1))
+
+
+def test_configuration_and_rows_are_checked(tiny, tmp_path):
+    model, tok = tiny
+    with pytest.raises(ValueError, match="loss_type='cispo'"):
+        CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, loss_type="cispo"), tok)
+    with pytest.raises(ValueError, match="importance_sampling_level"):
+        CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, importance_sampling_level="sequence",
+                                                                 loss_type="grpo"), tok)
+    with pytest.warns(RuntimeWarning, match="bf16 autocast is on"):
+        CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, bf16=True), tok)
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, num_iterations=2), tok)
+    with pytest.raises(ValueError, match="whole generated"):
+        trainer.actor_update(_rows(2), num_steps=1)
+    with pytest.raises(ValueError, match="no 'prompt'"):
+        trainer.actor_update([{"state": "s"}], num_steps=2)
+    with pytest.raises(ValueError, match="empty"):
+        trainer.actor_update([], num_steps=2)
+    with pytest.raises(TypeError, match="state text"):
+        trainer.actor_update([{"prompt": [{"role": "user", "content": "x"}], "state": 3}], num_steps=2)
+    reward = CriticReward(lambda s, a: [0.0])
+    with pytest.raises(ValueError, match="1 scores for 2"):
+        reward(["p", "p"], ["a", "b"], state=["s", "s"])
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]) == "hi"
