@@ -27,6 +27,13 @@ from android_gym.drivers import AdbDevice, EmulatorPool
 from android_gym.envs import AndroidEnv, UnicodeText, register_envs
 from android_gym.screen import Screen
 from android_gym.sim import SimDevice, SimPhone
+from android_gym.suites import (
+    AndroidLabSuite,
+    AndroidWorldSuite,
+    androidlab_metrics,
+    export_androidlab_traces,
+    load_androidlab_tasks,
+)
 from android_gym.tasks import Task, list_tasks
 from android_gym.trajectory import Step, Trajectory
 from android_gym.xml import (
@@ -45,6 +52,11 @@ __version__ = "0.1.0"
 register_envs()
 
 __all__ = [
+    "AndroidLabSuite",
+    "AndroidWorldSuite",
+    "androidlab_metrics",
+    "export_androidlab_traces",
+    "load_androidlab_tasks",
     "AdbDevice",
     "EmulatorPool",
     "SimAdbd",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -14,7 +13,9 @@ from gymnasium import spaces
 from android_gym.actions import Action, ActionParseError, Finished, action_from_dict
 from android_gym.device import Device, DeviceError
 from android_gym.envs.spaces import UnicodeText
-from android_gym.tasks.base import Task, get_task_class, instance_seed, list_tasks
+from android_gym.suites.recording import EpisodeRecorder
+from android_gym.suites.sources import resolve_task_source
+from android_gym.tasks.base import Task, instance_seed
 
 MAX_INSTRUCTION_CHARS = 4_096
 MAX_ACTION_CHARS = 8_192
@@ -43,7 +44,11 @@ class AndroidEnv(gym.Env):
     ## Rewards
     On ``finished`` the task scores the device state (and the answer, for question tasks) in [0, 1];
     every other step gives 0, or ``invalid_action_penalty`` for an action that could not be parsed or
-    performed. ``info["success"]`` is the score once the episode has terminated.
+    performed. ``info["success"]`` is the score once the episode has terminated. With a ``verifier``
+    (anything with ``verify(trajectory, device=, task=)`` returning a score or an object with
+    ``.score``, or a callable with that signature) the verifier scores every episode instead, from
+    ``env.trajectory`` and the device in its end state. Tasks without a rule check of their own
+    (AndroidLab's YAML tasks) and no verifier give 0 with ``info["verified"] = False``: success unknown.
 
     ## Starting State
     ``reset`` picks a task (the ``task`` argument, ``options["task"]``, or uniformly from the suite),
@@ -55,7 +60,9 @@ class AndroidEnv(gym.Env):
     ## Episode End
     ``terminated``: the agent emitted ``finished`` (with an optional answer). ``truncated``: the step
     budget (``max_steps``, default ``int(10 * task.complexity)``) ran out, or the device failed (then
-    ``info["error"]`` says how; the next ``reset`` reconnects).
+    ``info["error"]`` says how; the next ``reset`` reconnects). The task's teardown runs at the next
+    ``reset`` or ``close`` (verifiers may probe the end state first). ``env.trajectory`` holds the
+    episode so far (a :class:`~android_gym.trajectory.Trajectory`; screenshots kept when observed).
 
     ## Arguments
     ``suite`` ("sim", "android_world", "androidlab"), ``task`` (a name or list of names), ``device``
@@ -63,7 +70,13 @@ class AndroidEnv(gym.Env):
     ``max_steps``, ``invalid_action_penalty``, ``action_coordinates`` (how coordinates in text actions
     are read: "absolute", "relative1000" or "smart_resize"), ``screen_size`` (sim only), ``latency``
     and ``faults`` (sim only: a latency preset name or model, a fault injector), ``max_ui_chars``,
-    ``render_mode`` ("rgb_array" or "ansi").
+    ``render_mode`` ("rgb_array" or "ansi"). Real-device suites (:mod:`android_gym.suites`):
+    ``task_source`` ("auto", "recreations", "android_world", "androidlab" or a task source object;
+    "auto" runs AndroidWorld's own tasks from the installed ``android_world`` package on a real
+    device and our simulated re-creations on the sim), ``tasks_path`` (AndroidLab task YAMLs: its
+    ``evaluation/config`` folder or files; on the sim, the re-creations of the listed ids),
+    ``verifier`` (the outcome verifier), ``record_dir`` (write every ended episode there as an
+    AndroidLab trace folder, screenshots included).
 
     ## Version History
     * v0: initial release.
@@ -86,11 +99,20 @@ class AndroidEnv(gym.Env):
         faults: Any = None,
         max_ui_chars: int = 100_000,
         render_mode: str | None = None,
+        task_source: Any = "auto",
+        tasks_path: Any = None,
+        verifier: Any = None,
+        record_dir: str | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.suite = suite
-        self.task_names = self._resolve_tasks(suite, task)
+        if verifier is not None and not (callable(getattr(verifier, "verify", None)) or callable(verifier)):
+            raise TypeError(f"verifier must have verify(trajectory, device=, task=) or be callable, "
+                            f"got {type(verifier).__name__}")
+        self.verifier = verifier
+        self.task_source = resolve_task_source(suite, device, task_source, tasks_path, task)
+        self.task_names = self._resolve_tasks(self.task_source, task)
         self.screenshot = bool(screenshot)
         self.ui_style = ui_style
         self.max_steps_override = max_steps
@@ -99,6 +121,12 @@ class AndroidEnv(gym.Env):
         self.max_ui_chars = int(max_ui_chars)
         self.render_mode = render_mode
         self.device: Device = self._make_device(device, screen_size, latency, faults)
+        attach = getattr(self.task_source, "attach", None)
+        if callable(attach):
+            attach(self.device)
+        self.recorder = EpisodeRecorder(record_dir, keep_screenshots=bool(screenshot))
+        self.trajectory: Any = None
+        self._teardown_pending = False
         # A device without whole-device snapshots (a phone over USB or adb-over-network: no emulator
         # console) keeps no clean state; each task's initialize() then sets up what it needs.
         self._clean_snapshot = bool(getattr(self.device, "supports_snapshots", True))
@@ -132,15 +160,15 @@ class AndroidEnv(gym.Env):
 
     # --- construction helpers ----------------------------------------------------------------
     @staticmethod
-    def _resolve_tasks(suite: str, task: str | Sequence[str] | None) -> list[str]:
-        available = list_tasks(suite)
+    def _resolve_tasks(source: Any, task: str | Sequence[str] | None) -> list[str]:
+        available = source.names()
         if task is None:
             return available
         names = [task] if isinstance(task, str) else list(task)
         for name in names:
-            get_task_class(name)  # clear error for unknown names
+            source.task_class(name)  # clear error for unknown names
             if name not in available:
-                raise ValueError(f"task {name!r} is not in suite {suite!r}")
+                raise ValueError(f"task {name!r} is not in suite {source.suite!r}")
         if not names:
             raise ValueError("task list is empty")
         return names
@@ -168,15 +196,16 @@ class AndroidEnv(gym.Env):
         name = options.get("task")
         if name is None:
             name = self.task_names[int(self.np_random.integers(len(self.task_names)))]
-        task_cls = get_task_class(name)
-        if name not in list_tasks(self.suite):
+        task_cls = self.task_source.task_class(name)
+        if name not in self.task_source.names():
             raise ValueError(f"task {name!r} is not in suite {self.suite!r}")
         instance = options.get("instance", int(self.np_random.integers(2**31)))
         task_seed = instance_seed(0 if seed is None else seed, name, instance)
-        params = options.get("params")
-        if params is None:
-            params = task_cls.generate_random_params(random.Random(task_seed))
-        self.task = task_cls(params, seed=task_seed)
+        # Tasks draw their own parameters from the seed when none are given (AndroidWorld's tasks seed
+        # the global random module the way its suite_utils does; ours use random.Random(task_seed)).
+        self._end_episode(truncated=True)
+        self._run_teardown()
+        self.task = task_cls(options.get("params"), seed=task_seed)
 
         for attempt in range(_RESET_ATTEMPTS):
             try:
@@ -190,11 +219,13 @@ class AndroidEnv(gym.Env):
                 self._needs_recovery = True
                 if attempt == _RESET_ATTEMPTS - 1:
                     raise
+        self._teardown_pending = True
         self._steps = 0
         self._done = False
         self._expert = None
         self._expert_suggestion = None
         self._last_action = None
+        self.trajectory = self.recorder.begin(self.task, (self._screen.width, self._screen.height), self.suite)
         return self._observation(), self._info(success=0.0)
 
     def step(self, action: str | Action | dict):
@@ -213,13 +244,22 @@ class AndroidEnv(gym.Env):
         except ActionParseError as exc:
             extra["parse_error"] = str(exc)
             reward = self.invalid_action_penalty
+        self._record_step(action, parsed, extra.get("parse_error"))
 
         if parsed is not None:
             extra["action"] = parsed.to_dict()
             self._advance_expert(parsed)
             try:
                 if isinstance(parsed, Finished):
-                    success = float(self.task.is_successful(self.device, parsed.text))
+                    try:
+                        success, verified = self._score(parsed.text)
+                    except (DeviceError, KeyboardInterrupt):
+                        raise
+                    except Exception as exc:  # a failing check scores 0 (AndroidWorld counts it failed)
+                        success, verified = 0.0, False
+                        extra["error"] = f"task check failed: {type(exc).__name__}: {exc}"
+                    if not verified:
+                        extra["verified"] = False
                     reward = success
                     terminated = True
                 else:
@@ -244,6 +284,12 @@ class AndroidEnv(gym.Env):
         self._done = terminated or truncated
         info = self._info(success=success)
         info.update(extra)
+        if self._done:
+            folder = self._end_episode(truncated=not terminated, success=success,
+                                       answer=parsed.text if isinstance(parsed, Finished) else None,
+                                       error=extra.get("error"), verified=extra.get("verified", True))
+            if folder is not None:
+                info["trace_dir"] = str(folder)
         return self._observation(), reward, terminated, truncated, info
 
     def render(self):
@@ -257,6 +303,8 @@ class AndroidEnv(gym.Env):
     def close(self):
         device = getattr(self, "device", None)
         if device is not None:
+            self._end_episode(truncated=True)
+            self._run_teardown()
             device.close()
 
     # --- expert --------------------------------------------------------------------------------
@@ -303,12 +351,71 @@ class AndroidEnv(gym.Env):
             )
         raise ActionParseError(f"an action must be text, an Action or a dict, got {type(action).__name__}")
 
+    def _score(self, answer: str | None) -> tuple[float, bool]:
+        """(score, verified): the verifier's score, else the task's own check, else (0, False)."""
+        assert self.task is not None
+        if self.verifier is not None:
+            verify = getattr(self.verifier, "verify", None)
+            if self.trajectory is not None:
+                self.trajectory.answer = answer
+            judge = verify if callable(verify) else self.verifier
+            verdict = judge(self.trajectory, device=self.device, task=self.task)
+            score = float(getattr(verdict, "score", verdict))
+            if not 0.0 <= score <= 1.0:
+                raise ValueError(f"the verifier returned {score}, not a score in [0, 1]")
+            return score, True
+        if type(self.task).is_successful is Task.is_successful:  # no rule check (AndroidLab YAML tasks)
+            return 0.0, False
+        return float(self.task.is_successful(self.device, answer)), True
+
+    def _record_step(self, raw: Any, parsed: Action | None, parse_error: str | None) -> None:
+        if self.trajectory is None or self.task is None:
+            return
+        info: dict[str, Any] = {}
+        probe = getattr(self.task_source, "trace_probe", None)
+        if callable(probe):
+            try:
+                info.update(probe(self.task, self.device))
+            except DeviceError:
+                pass  # the step itself will meet the failure and report it
+        self.recorder.add_step(self._screen, self._ui, parsed, response=raw if isinstance(raw, str) else "",
+                               parse_error=parse_error, info=info)
+
+    def _end_episode(self, truncated: bool, success: float = 0.0, answer: str | None = None,
+                     error: str | None = None, verified: bool = True) -> Any:
+        return self.recorder.end(success=success, answer=answer, truncated=truncated, error=error,
+                                 verified=verified)
+
+    def _run_teardown(self) -> None:
+        if not self._teardown_pending or self.task is None:
+            return
+        self._teardown_pending = False
+        if self._needs_recovery:
+            return  # the device failed: the next set-up starts from recovery, not from this task's state
+        try:
+            self.task.teardown(self.device)
+        except DeviceError:
+            self._needs_recovery = True
+        except Exception as exc:  # a task's clean-up failing must not stop the next episode
+            warnings.warn(f"teardown of task {self.task.name} failed: {type(exc).__name__}: {exc}",
+                          RuntimeWarning, stacklevel=3)
+
     def _observe(self) -> None:
         from android_gym.xml import compress_xml
 
-        self._screen = self.device.observe(screenshot=self.screenshot)
-        self._ui = compress_xml(self._screen.xml, style=self.ui_style,
-                                screen_size=(self._screen.width, self._screen.height))
+        self._screen = self.device.observe(screenshot=self.screenshot or self.recorder.keep_screenshots)
+        # Agents revisit screens all the time (back and forth, no-op steps): a dump identical to one seen
+        # lately gets the same compression again (compress_xml is a pure function of these arguments).
+        cache = self.__dict__.get("_ui_cache")
+        if cache is None:
+            cache = self._ui_cache = _RecentUICache()
+        key = (self._screen.xml, self.ui_style, self._screen.width, self._screen.height)
+        ui = cache.get(key)
+        if ui is None:
+            ui = compress_xml(self._screen.xml, style=self.ui_style,
+                              screen_size=(self._screen.width, self._screen.height))
+            cache.put(key, ui)
+        self._ui = ui
 
     def _recover_device(self) -> None:
         if not self._needs_recovery:
@@ -343,6 +450,30 @@ class AndroidEnv(gym.Env):
             "elements": self._ui.elements,
             "activity": self._screen.activity,
         }
+
+
+class _RecentUICache:
+    """The compressions of the last few distinct dumps, keyed on (xml, style, width, height)."""
+
+    __slots__ = ("_entries",)
+    SIZE = 16
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str, int, int], Any] = {}
+
+    def get(self, key: tuple[str, str, int, int]) -> Any:
+        """The cached compression for ``key`` (marked most recent), or None."""
+        ui = self._entries.pop(key, None)
+        if ui is not None:
+            self._entries[key] = ui
+        return ui
+
+    def put(self, key: tuple[str, str, int, int], ui: Any) -> None:
+        """Remember ``ui`` for ``key``, forgetting the least recently used entry beyond `SIZE`."""
+        entries = self._entries
+        entries[key] = ui
+        if len(entries) > self.SIZE:
+            del entries[next(iter(entries))]
 
 
 _CLEAN_SNAPSHOT = "android_gym_clean"

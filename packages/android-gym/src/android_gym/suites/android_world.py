@@ -1,0 +1,768 @@
+"""AndroidWorld's own tasks on our devices: its registry, its seeding, its checks; our observations and actions.
+
+When the ``android_world`` package is installed, ``AndroidWorld-v0`` on a real device (an emulator
+or phone behind adb) runs the package's task classes (116 in the ``android_world`` family) instead of
+our simulated re-creations. Each task is instantiated exactly as AndroidWorld's ``suite_utils`` does
+it: ``set_device_time``, ``random.seed(instance_seed)``, ``generate_random_params()`` and
+``params["seed"] = instance_seed`` with the per-instance seed ``sha256(f"{seed}_{name}_{i}") % 2**32``;
+``initialize_task(env)``, ``is_successful(env)`` (only counted when the agent signalled done) and
+``tear_down(env)`` run the package's own code. The agent still sees our compressed UI tree and its
+actions are executed by our driver.
+
+AndroidWorld tasks talk to the device through an ``env`` object (its ``interface.AsyncEnv``):
+``env.controller`` takes android_env ``AdbRequest`` protos (``adb_utils.*`` helpers build them),
+``env.get_state()`` gives the screen's ``ui_elements``, ``env.interaction_cache`` holds the agent's
+answer. :class:`AndroidWorldEnvAdapter` is that object over any of our :class:`~android_gym.device.Device`
+drivers: requests are parsed by android_env's own ``AdbCallParser`` into adb command lines, and
+:class:`AdbCommandRunner` runs those command lines on the device (``shell``, ``push``, ``pull``,
+``install``, ``root``, ``emu``...), the way android_env's ``AdbController`` would run the adb binary.
+
+Without the package, :func:`require_android_world` raises an ImportError saying how to install it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import random
+import shutil
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from android_gym.actions import Action, Click
+from android_gym.device import Device, DeviceError
+from android_gym.tasks.base import Task, instance_seed
+
+__all__ = [
+    "ANDROID_WORLD_INSTALL_HINT",
+    "AdbCommandError",
+    "AdbCommandRunner",
+    "AndroidWorldControllerAdapter",
+    "AndroidWorldEnvAdapter",
+    "AndroidWorldSuite",
+    "AndroidWorldTask",
+    "BoundingBox",
+    "UIElementRecord",
+    "android_world_available",
+    "android_world_params",
+    "require_android_world",
+    "ui_elements_from_xml",
+]
+
+ANDROID_WORLD_INSTALL_HINT = (
+    "AndroidWorld's own tasks need the android_world package, which is not on PyPI:\n"
+    "  pip install git+https://github.com/google-research/android_world\n"
+    "  pip install android_env==1.2.3 dm_env absl-py fuzzywuzzy immutabledict jsonschema pandas pydub "
+    "tenacity termcolor requests opencv-python-headless python-Levenshtein\n"
+    "(its setup needs setuptools<81 and grpcio-tools for the protos: pip install 'setuptools<81' "
+    "grpcio-tools==1.71.0, then install it with --no-build-isolation). Then start an emulator the way "
+    "AndroidWorld documents: a Pixel 6 AVD on API 33 named AndroidWorldAvd, "
+    "'emulator -avd AndroidWorldAvd -no-snapshot -grpc 8554', and run its one-time app setup "
+    "(python run.py --perform_emulator_setup). To run our simulated re-creations of its tasks "
+    "instead, pass task_source='recreations' (or use device='sim')."
+)
+"""What to do when ``android_world`` is missing (the text of the ImportError)."""
+
+DEFAULT_FAMILY = "android_world"
+"""AndroidWorld's registry family with all 116 tasks (``TaskRegistry.ANDROID_WORLD_FAMILY``)."""
+
+
+def android_world_available() -> bool:
+    """Whether the ``android_world`` package (and android_env, which it needs) can be imported."""
+    try:
+        require_android_world()
+    except ImportError:
+        return False
+    return True
+
+
+def require_android_world() -> Any:
+    """The ``android_world.registry`` module; an ImportError with install instructions when it is missing."""
+    try:
+        from android_world import registry
+    except ImportError as exc:
+        raise ImportError(f"{ANDROID_WORLD_INSTALL_HINT}\n(import failed: {exc})") from exc
+    return registry
+
+
+# --- adb command lines on a Device ------------------------------------------------------------------
+
+
+class AdbCommandError(RuntimeError):
+    """An adb command failed on the device (non-zero exit status, or a command the device cannot run).
+
+    When android_env is installed the raised error is also an ``android_env.components.errors.
+    AdbControllerError``, which is what android_env's ``AdbController`` raises for a failed adb call,
+    so AndroidWorld code that expects that type sees it.
+    """
+
+    def __init__(self, message: str, output: bytes = b"", returncode: int | None = None):
+        super().__init__(message)
+        self.output = output
+        self.returncode = returncode
+
+
+_ERROR_CLASS: type[AdbCommandError] | None = None
+
+
+def _adb_error(message: str, output: bytes = b"", returncode: int | None = None) -> AdbCommandError:
+    global _ERROR_CLASS
+    if _ERROR_CLASS is None:
+        try:
+            from android_env.components.errors import AdbControllerError
+        except ImportError:
+            _ERROR_CLASS = AdbCommandError
+        else:
+            _ERROR_CLASS = type("AdbCommandError", (AdbCommandError, AdbControllerError), {})
+    return _ERROR_CLASS(message, output, returncode)
+
+
+_NOT_ROOT_MESSAGE = b"adbd cannot run as root in production builds\n"
+
+
+class AdbCommandRunner:
+    """Runs adb command lines (``["shell", "settings", "get", ...]``, ``["push", local, remote]``) on a Device.
+
+    Its :meth:`execute_command` has the signature of android_env's ``AdbController.execute_command``,
+    so android_env's ``AdbCallParser`` turns AndroidWorld's ``AdbRequest`` protos into calls here.
+    Like the adb client, ``shell`` joins its arguments with spaces (no quoting) and hands the line to
+    the device's ``sh``; output is stdout and stderr together. A non-zero exit status raises
+    :class:`AdbCommandError` (android_env raises for a failed adb call too); device failures stay
+    :class:`~android_gym.device.DeviceError` so envs can recover the device.
+    """
+
+    def __init__(self, device: Device, default_timeout: float | None = None):
+        self.device = device
+        self.default_timeout = default_timeout
+
+    def execute_command(self, args: Sequence[str] | str, timeout: float | None = None,
+                        device_specific: bool = True) -> bytes:
+        """Run one adb command line (without ``adb -s SERIAL``) and return its output bytes."""
+        if isinstance(args, str):
+            args = args.split(" ")
+        args = [str(a) for a in args]
+        if not args:
+            raise ValueError("an adb command needs at least one argument (e.g. ['shell', 'ls'])")
+        timeout = self.default_timeout if timeout is None else timeout
+        verb, rest = args[0], args[1:]
+        if verb == "shell":
+            return self._shell(" ".join(rest), timeout)
+        if verb == "exec-out":
+            return self._shell(" ".join(rest), timeout)
+        if verb == "push" and len(rest) >= 2:
+            return self._push(rest[-2], rest[-1])
+        if verb == "pull" and len(rest) >= 1:
+            return self._pull(rest[-2] if len(rest) >= 2 else rest[0], rest[-1] if len(rest) >= 2 else None)
+        if verb == "install" and rest:
+            return self._install(rest[-1], [a for a in rest[:-1] if a.startswith("-")], timeout)
+        if verb == "uninstall" and rest:
+            return self._shell("pm uninstall " + " ".join(rest), timeout)
+        if verb == "root":
+            return self._root()
+        if verb == "emu":
+            return self._emu(" ".join(rest), timeout)
+        if verb == "devices":
+            return f"List of devices attached\n{self.device.serial}\tdevice\n\n".encode()
+        if verb in ("wait-for-device", "start-server", "kill-server", "connect", "disconnect"):
+            wait = getattr(self.device, "wait_for_device", None)
+            if verb == "wait-for-device" and callable(wait):
+                wait(timeout)
+            return b""
+        raise _adb_error(f"adb {' '.join(args)}: this adapter does not run adb '{verb}' commands "
+                         "(supported: shell, exec-out, push, pull, install, uninstall, root, emu, devices)")
+
+    # --- verbs ----------------------------------------------------------------------------------
+    def _shell(self, command: str, timeout: float | None) -> bytes:
+        exec_out = getattr(self.device, "exec_out", None)
+        if callable(exec_out):
+            output = exec_out(command, timeout=timeout)
+        else:
+            output = self.device.shell(command, timeout=timeout).encode("utf-8")
+        status = getattr(self.device, "last_status", None)
+        if isinstance(status, int) and status != 0:
+            raise _adb_error(f"adb shell {command[:200]!r} exited with status {status}: "
+                             f"{output.decode('utf-8', 'replace').strip()[:300]}", output, status)
+        return output
+
+    def _sync(self) -> Any:
+        handle = getattr(self.device, "adbutils_device", None)
+        if handle is None:
+            raise _adb_error(f"device {self.device.serial} cannot transfer files (push/pull need an adb device)")
+        return handle.sync
+
+    def _push(self, local: str, remote: str) -> bytes:
+        if not os.path.exists(local):
+            raise _adb_error(f"adb push: {local}: No such file or directory")
+        push = getattr(self.device, "push", None)
+        try:
+            if callable(push):
+                push(local, remote)
+            else:
+                self._sync().push(local, remote)
+        except DeviceError:
+            raise
+        except Exception as exc:  # adbutils reports a refused write as AdbError
+            raise _adb_error(f"adb push {local} {remote} failed: {exc}") from exc
+        return f"{local}: 1 file pushed.\n".encode()
+
+    def _pull(self, remote: str, local: str | None) -> bytes:
+        local = local or os.path.basename(remote)
+        pull = getattr(self.device, "pull", None)
+        try:
+            if callable(pull):
+                pull(remote, local)
+            else:
+                sync = self._sync()
+                if sync.stat(remote).mode == 0:  # adb's STAT answers zeros for a path that does not exist
+                    raise FileNotFoundError("No such file or directory")
+                sync.pull(remote, local)
+        except DeviceError:
+            raise
+        except Exception as exc:  # adbutils: AdbError / FileNotFoundError for a missing remote file
+            raise _adb_error(f"adb: error: failed to stat remote object '{remote}': {exc}") from exc
+        return f"{remote}: 1 file pulled.\n".encode()
+
+    def _install(self, apk: str, flags: list[str], timeout: float | None) -> bytes:
+        if not os.path.isfile(apk):
+            raise _adb_error(f"adb install: {apk} is not a file")
+        remote = f"/data/local/tmp/{os.path.basename(apk)}"
+        self._push(apk, remote)
+        allowed = [f for f in flags if f in ("-r", "-t", "-g", "-d")]
+        return self._shell(" ".join(["pm", "install", *allowed, remote]), timeout)
+
+    def _root(self) -> bytes:
+        if self.device.shell("id -u").strip() == "0":
+            return b"adbd is already running as root\n"
+        handle = getattr(self.device, "adbutils_device", None)
+        if handle is None:
+            return _NOT_ROOT_MESSAGE
+        try:
+            message = handle.root()
+        except Exception:  # the device refuses the root: service: it is a production build for our purposes
+            return _NOT_ROOT_MESSAGE
+        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+        if "restarting" in text:
+            reattach = getattr(self.device, "reconnect", None)
+            time.sleep(1.0)
+            if callable(reattach):
+                reattach()
+        return text.encode()
+
+    def _emu(self, command: str, timeout: float | None) -> bytes:
+        console = getattr(self.device, "console", None)
+        if console is None:
+            raise _adb_error(f"adb emu {command}: {self.device.serial} has no emulator console")
+        return console.command(command, timeout=timeout).encode()
+
+
+# --- what AndroidWorld reads from the screen ----------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class BoundingBox:
+    """A box in pixels, with AndroidWorld's field names (``x_min, x_max, y_min, y_max``)."""
+
+    x_min: float | int
+    x_max: float | int
+    y_min: float | int
+    y_max: float | int
+
+    @property
+    def center(self) -> tuple[float, float]:
+        """Centre of the box."""
+        return (self.x_min + self.x_max) / 2.0, (self.y_min + self.y_max) / 2.0
+
+    @property
+    def width(self) -> float | int:
+        """Width of the box."""
+        return self.x_max - self.x_min
+
+    @property
+    def height(self) -> float | int:
+        """Height of the box."""
+        return self.y_max - self.y_min
+
+
+@dataclasses.dataclass
+class UIElementRecord:
+    """One element of ``env.get_state().ui_elements`` when android_world is absent (its ``UIElement`` fields)."""
+
+    text: str | None = None
+    content_description: str | None = None
+    class_name: str | None = None
+    bbox: BoundingBox | None = None
+    bbox_pixels: BoundingBox | None = None
+    hint_text: str | None = None
+    is_checked: bool | None = None
+    is_checkable: bool | None = None
+    is_clickable: bool | None = None
+    is_editable: bool | None = None
+    is_enabled: bool | None = None
+    is_focused: bool | None = None
+    is_focusable: bool | None = None
+    is_long_clickable: bool | None = None
+    is_scrollable: bool | None = None
+    is_selected: bool | None = None
+    is_visible: bool | None = None
+    package_name: str | None = None
+    resource_name: str | None = None
+    tooltip: str | None = None
+    resource_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ScreenState:
+    """``env.get_state()`` when android_world is absent: the fields of its ``interface.State``."""
+
+    pixels: Any
+    forest: Any
+    ui_elements: list[Any]
+    auxiliaries: dict[str, Any] | None = None
+
+
+def ui_elements_from_xml(xml: str) -> list[Any]:
+    """The UI elements of a uiautomator dump, every node but the root, as AndroidWorld reads a dump.
+
+    With android_world installed this is its own ``representation_utils.xml_dump_to_ui_elements``;
+    otherwise :class:`UIElementRecord` objects built the same way (``bbox`` and ``bbox_pixels`` in pixels,
+    flags from the ``"true"`` attributes, ``is_visible`` True).
+    """
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"the hierarchy dump is not XML: {exc}") from exc
+    try:
+        from android_world.env import representation_utils
+    except ImportError:
+        pass
+    else:
+        return representation_utils.xml_dump_to_ui_elements(xml)
+    elements: list[Any] = []
+    for node in root.iter():
+        if node is root:
+            continue
+        bounds = node.get("bounds")
+        bbox = None
+        if bounds:
+            x1, y1, x2, y2 = (int(v) for v in bounds.strip("[]").replace("][", ",").split(","))
+            bbox = BoundingBox(x1, x2, y1, y2)
+        elements.append(UIElementRecord(
+            text=node.get("text"), content_description=node.get("content-desc"), class_name=node.get("class"),
+            bbox=bbox, bbox_pixels=bbox, is_checked=node.get("checked") == "true",
+            is_checkable=node.get("checkable") == "true", is_clickable=node.get("clickable") == "true",
+            is_enabled=node.get("enabled") == "true", is_focused=node.get("focused") == "true",
+            is_focusable=node.get("focusable") == "true", is_long_clickable=node.get("long-clickable") == "true",
+            is_scrollable=node.get("scrollable") == "true", is_selected=node.get("selected") == "true",
+            package_name=node.get("package"), resource_id=node.get("resource-id"), is_visible=True,
+        ))
+    return elements
+
+
+# --- env.controller ---------------------------------------------------------------------------------------
+
+
+class AndroidWorldControllerAdapter:
+    """``env.controller`` for AndroidWorld tasks: android_env ``AdbRequest`` protos executed on our device.
+
+    ``execute_adb_call(request)`` runs android_env's ``AdbCallParser`` over an :class:`AdbCommandRunner`
+    (android_env must be installed: AndroidWorld needs it anyway). ``execute_command`` is the runner's
+    adb-command-line surface. ``env`` is the controller itself, because AndroidWorld's ``file_utils``
+    call ``controller.env.execute_adb_call``. ``pull_file``/``push_file`` mirror AndroidWorld's controller.
+    """
+
+    def __init__(self, device: Device, default_timeout: float | None = None):
+        self.device = device
+        self.runner = AdbCommandRunner(device, default_timeout)
+        self._parser: Any = None
+
+    @property
+    def env(self) -> AndroidWorldControllerAdapter:
+        """Itself: what AndroidWorld reaches as ``controller.env`` (the wrapped android_env env)."""
+        return self
+
+    def execute_command(self, args: Sequence[str] | str, timeout: float | None = None,
+                        device_specific: bool = True) -> bytes:
+        """Run one adb command line on the device (see :class:`AdbCommandRunner`)."""
+        return self.runner.execute_command(args, timeout=timeout, device_specific=device_specific)
+
+    def execute_adb_call(self, request: Any) -> Any:
+        """Execute an android_env ``AdbRequest`` and return its ``AdbResponse``."""
+        if self._parser is None:
+            try:
+                from android_env.components.adb_call_parser import AdbCallParser
+            except ImportError as exc:
+                raise ImportError(f"AdbRequest protos need android_env. {ANDROID_WORLD_INSTALL_HINT}") from exc
+            self._parser = AdbCallParser(self.runner)
+        return self._parser.parse(request)
+
+    @property
+    def device_screen_size(self) -> tuple[int, int]:
+        """(width, height) of the screen in pixels."""
+        return tuple(self.device.screen_size)  # type: ignore[return-value]
+
+    @property
+    def logical_screen_size(self) -> tuple[int, int]:
+        """(width, height) in the current orientation (our drivers report it that way)."""
+        return tuple(self.device.screen_size)  # type: ignore[return-value]
+
+    def get_ui_elements(self) -> list[Any]:
+        """The current screen's UI elements, from a hierarchy dump."""
+        return ui_elements_from_xml(self.device.observe(screenshot=False).xml)
+
+    def get_a11y_forest(self) -> Any:
+        """Not available: this adapter reads uiautomator dumps, not the accessibility forwarder's forest."""
+        raise RuntimeError("no accessibility forest: android-gym reads uiautomator hierarchy dumps "
+                           "(AndroidWorld's A11yMethod.UIAUTOMATOR); use get_ui_elements()")
+
+    @contextlib.contextmanager
+    def pull_file(self, remote_db_file_path: str, timeout_sec: float | None = None) -> Iterator[str]:
+        """Copy the folder holding ``remote_db_file_path`` to a temporary local folder; yield its path.
+
+        The files of that folder (not sub-folders) are pulled, as AndroidWorld's controller does, so a
+        SQLite database comes with its ``-wal``/``-shm`` files. The folder is deleted on exit.
+        """
+        remote_dir = os.path.dirname(remote_db_file_path)
+        local_dir = tempfile.mkdtemp(prefix="android_gym_pull_")
+        try:
+            with contextlib.suppress(AdbCommandError):
+                self.runner.execute_command(["root"], timeout=timeout_sec)
+            try:
+                listing = self.runner.execute_command(["shell", "ls", "-1", f"'{remote_dir}'"], timeout=timeout_sec)
+            except AdbCommandError as exc:
+                raise FileNotFoundError(f"{remote_dir} does not exist on {self.device.serial}.") from exc
+            for name in listing.decode("utf-8", "replace").replace("\r", "").splitlines():
+                name = name.strip()
+                remote = f"{remote_dir}/{name}"
+                if name and not self._is_directory(remote):
+                    self.runner.execute_command(["pull", remote, os.path.join(local_dir, name)], timeout=timeout_sec)
+            yield local_dir
+        finally:
+            shutil.rmtree(local_dir, ignore_errors=True)
+
+    def _is_directory(self, remote: str) -> bool:
+        handle = getattr(self.device, "adbutils_device", None)
+        if handle is None:
+            return False
+        import stat
+
+        return stat.S_ISDIR(handle.sync.stat(remote).mode)
+
+    def push_file(self, local_db_file_path: str, remote_db_file_path: str, timeout_sec: float | None = None) -> None:
+        """Replace the contents of the remote file's folder with the local file (AndroidWorld's semantics)."""
+        remote_dir = os.path.dirname(remote_db_file_path)
+        with contextlib.suppress(AdbCommandError):
+            self.runner.execute_command(["shell", "rm", "-r", f"'{remote_dir}'/*"], timeout=timeout_sec)
+        self.runner.execute_command(["shell", "mkdir", "-p", f"'{remote_dir}'"], timeout=timeout_sec)
+        self.runner.execute_command(["push", local_db_file_path, remote_db_file_path], timeout=timeout_sec)
+
+    def refresh_env(self) -> None:
+        """Reconnect to the device (AndroidWorld calls this after losing the accessibility forwarder)."""
+        recover = getattr(self.device, "recover", None)
+        if callable(recover):
+            recover()
+
+    def close(self) -> None:
+        """Nothing to close: the device belongs to the env that made this adapter."""
+
+
+# --- env ------------------------------------------------------------------------------------------------------
+
+
+class AndroidWorldEnvAdapter:
+    """The ``env`` object AndroidWorld's tasks receive (its ``interface.AsyncEnv``), over one of our devices.
+
+    ``controller`` runs their adb requests; ``get_state()`` gives the screenshot and ``ui_elements``
+    from a hierarchy dump (``forest`` is None: no accessibility forwarder); ``interaction_cache``
+    holds the agent's answer; ``execute_action`` takes their ``JSONAction`` (or its dict) and performs
+    it with our driver. When android_world is installed this class is registered as a virtual
+    subclass of ``interface.AsyncEnv``.
+    """
+
+    def __init__(self, device: Device, default_timeout: float | None = None):
+        self.device = device
+        self._controller = AndroidWorldControllerAdapter(device, default_timeout)
+        self.interaction_cache = ""
+        self._last_elements: list[Any] = []
+        _register_async_env()
+
+    @property
+    def controller(self) -> AndroidWorldControllerAdapter:
+        """What AndroidWorld's helpers (``adb_utils``, ``file_utils``) get as their ``env``."""
+        return self._controller
+
+    def get_state(self, wait_to_stabilize: bool = False) -> Any:
+        """The screen: ``pixels`` (HxWx3), ``forest`` (None) and ``ui_elements`` from a hierarchy dump."""
+        if wait_to_stabilize:
+            wait = getattr(self.device, "wait_for_idle", None)
+            if callable(wait):
+                wait()
+        screen = self.device.observe(screenshot=True)
+        elements = ui_elements_from_xml(screen.xml)
+        self._last_elements = elements
+        try:
+            from android_world.env.interface import State
+        except ImportError:
+            return ScreenState(screen.screenshot, None, elements, {})
+        return State(pixels=screen.screenshot, forest=None, ui_elements=elements, auxiliaries={})
+
+    def reset(self, go_home: bool = False) -> Any:
+        """Clear the answer cache (and press Home when asked); return the state."""
+        if go_home:
+            self.device.shell("input keyevent 3")
+        self.interaction_cache = ""
+        return self.get_state()
+
+    def execute_action(self, action: Any) -> None:
+        """Perform an AndroidWorld ``JSONAction`` (or its dict): ``answer`` fills ``interaction_cache``."""
+        data = action.as_dict(skip_none=True) if hasattr(action, "as_dict") else dict(action)
+        data = {k: v for k, v in data.items() if v is not None}
+        kind = data.get("action_type")
+        if kind == "answer":
+            self.interaction_cache = str(data.get("text") or "")
+            return
+        if kind == "status":
+            return
+        converted = self.to_action(data)
+        if kind == "double_tap" and isinstance(converted, Click):
+            self.device.execute(converted)
+        self.device.execute(converted)
+
+    def to_action(self, data: Mapping[str, Any]) -> Action:
+        """Our :class:`~android_gym.actions.Action` for an AndroidWorld JSON action (``index`` uses the last state)."""
+        from android_gym.actions.parse import parse_action
+
+        data = dict(data)
+        index = data.pop("index", None)
+        data.pop("clear_text", None)
+        data.pop("keycode", None)
+        if data.get("action_type") == "double_tap":
+            data["action_type"] = "click"
+        if index is not None:
+            elements = self._last_elements or self.get_state().ui_elements
+            index = int(index)
+            if not 0 <= index < len(elements) or elements[index].bbox_pixels is None:
+                raise ValueError(f"invalid element index {index}: the screen has {len(elements)} elements")
+            x, y = elements[index].bbox_pixels.center
+            data["x"], data["y"] = int(x), int(y)
+        return parse_action(data, style="androidworld", screen_size=self.device.screen_size)
+
+    def hide_automation_ui(self) -> None:
+        """Turn off the pointer-location overlay."""
+        self.device.shell("settings put system pointer_location 0")
+
+    def display_message(self, message: str, header: str = "") -> None:
+        """AndroidWorld shows messages through its overlay app; nothing to show here."""
+
+    def ask_question(self, question: str, timeout_seconds: float = -1.0) -> str | None:
+        """Not supported (AndroidWorld's own env does not implement it either)."""
+        raise NotImplementedError("ask_question is not implemented.")
+
+    @property
+    def foreground_activity_name(self) -> str:
+        """``package/.Activity`` of the foreground window ('' when unknown)."""
+        return self.device.observe(screenshot=False).activity or ""
+
+    @property
+    def device_screen_size(self) -> tuple[int, int]:
+        """(width, height) in pixels."""
+        return self._controller.device_screen_size
+
+    @property
+    def logical_screen_size(self) -> tuple[int, int]:
+        """(width, height) in the current orientation."""
+        return self._controller.logical_screen_size
+
+    @property
+    def orientation(self) -> int:
+        """0 portrait, 1 landscape, 2 reverse portrait, 3 reverse landscape."""
+        rotation = getattr(self.device, "rotation", 0)
+        return int(rotation or 0)
+
+    @property
+    def physical_frame_boundary(self) -> tuple[int, int, int, int]:
+        """(left, top, right, bottom) of the screen in portrait pixels."""
+        width, height = self.device.screen_size
+        return 0, 0, width, height
+
+    def close(self) -> None:
+        """Nothing to close: the device belongs to the env."""
+
+
+_ASYNC_ENV_REGISTERED = False
+
+
+def _register_async_env() -> None:
+    global _ASYNC_ENV_REGISTERED
+    if _ASYNC_ENV_REGISTERED:
+        return
+    _ASYNC_ENV_REGISTERED = True
+    try:
+        from android_world.env.interface import AsyncEnv
+    except ImportError:
+        return
+    AsyncEnv.register(AndroidWorldEnvAdapter)
+
+
+# --- tasks ------------------------------------------------------------------------------------------------------
+
+
+def android_world_params(task_class: type, seed: int | None, env: Any = None) -> dict[str, Any]:
+    """Parameters exactly as AndroidWorld's ``suite_utils._instantiate_task`` draws them for ``seed``.
+
+    ``set_device_time(env)``, then ``random.seed(seed)`` and ``generate_random_params()`` on the
+    global ``random`` module (what its tasks use), and ``params["seed"] = seed``. The global random
+    state is restored afterwards.
+    """
+    setter = getattr(task_class, "set_device_time", None)
+    if callable(setter):
+        setter(env)
+    state = random.getstate()
+    try:
+        if seed is not None:
+            random.seed(seed)
+        params = dict(task_class.generate_random_params())
+    finally:
+        random.setstate(state)
+    params["seed"] = seed
+    return params
+
+
+class AndroidWorldTask(Task):
+    """One AndroidWorld task class (``aw_class``) seen as an android-gym :class:`Task`.
+
+    Subclasses are made by :class:`AndroidWorldSuite` (one per task name) and are not in our task
+    registry. ``initialize``/``is_successful``/``teardown`` call the task's ``initialize_task(env)``,
+    ``is_successful(env)`` and ``tear_down(env)`` with the suite's :class:`AndroidWorldEnvAdapter`;
+    the agent's answer goes to ``env.interaction_cache`` first. The step budget is
+    ``int(10 * complexity)``.
+    """
+
+    aw_class: ClassVar[type] = object
+    suite: ClassVar[AndroidWorldSuite | None] = None
+    suites: ClassVar[tuple[str, ...]] = ("android_world",)
+
+    def __init__(self, params: dict[str, Any] | None = None, *, seed: int | None = None):
+        if params is None:
+            env = self.suite.env if self.suite is not None else None
+            params = android_world_params(self.aw_class, seed, env)
+        self.params = dict(params)
+        self.seed = seed
+        self.aw_task: Any = self.aw_class(dict(self.params))
+        self._initialized = False
+
+    @property
+    def goal(self) -> str:
+        """The task's own goal text."""
+        return str(self.aw_task.goal)
+
+    @property
+    def max_steps(self) -> int:
+        """AndroidWorld's budget, ``int(10 * complexity)``."""
+        return max(1, int(10 * float(self.aw_task.complexity)))
+
+    def _env(self, device: Device) -> AndroidWorldEnvAdapter:
+        if self.suite is None:
+            raise RuntimeError(f"{type(self).__name__} is not bound to an AndroidWorldSuite")
+        return self.suite.env_for(device)
+
+    def initialize(self, device: Device) -> None:
+        """``initialize_task(env)``: AndroidWorld sets the date, restores app data and seeds the task's state."""
+        env = self._env(device)
+        env.interaction_cache = ""
+        if getattr(self.aw_task, "initialized", False):  # a second reset of the same instance
+            self.aw_task.initialized = False
+        self.aw_task.initialize_task(env)
+        self._initialized = True
+
+    def is_successful(self, device: Device, answer: str | None = None) -> float:
+        """``is_successful(env)`` in [0, 1]; ``answer`` (the agent's final answer) goes to ``interaction_cache``."""
+        env = self._env(device)
+        if answer is not None:
+            env.interaction_cache = answer
+        return float(self.aw_task.is_successful(env))
+
+    def teardown(self, device: Device) -> None:
+        """``tear_down(env)`` once per initialised episode."""
+        if not self._initialized:
+            return
+        self._initialized = False
+        self.aw_task.tear_down(self._env(device))
+
+
+class AndroidWorldSuite:
+    """AndroidWorld's task registry as a task source for :class:`~android_gym.envs.AndroidEnv`.
+
+    ``registry``: a mapping of task name to task class following AndroidWorld's contract (default:
+    ``TaskRegistry().get_registry(family)`` of the installed package; ImportError with install
+    instructions when it is missing). ``attach(device)`` makes the :class:`AndroidWorldEnvAdapter`
+    the tasks receive. ``task_class(name)`` gives an :class:`AndroidWorldTask` subclass.
+    """
+
+    suite = "android_world"
+
+    def __init__(self, registry: Mapping[str, type] | None = None, family: str = DEFAULT_FAMILY,
+                 default_timeout: float | None = None):
+        if registry is None:
+            module = require_android_world()
+            registry = module.TaskRegistry().get_registry(family)
+        if not registry:
+            raise ValueError("the AndroidWorld registry is empty")
+        self.registry: dict[str, type] = dict(registry)
+        self.family = family
+        self.default_timeout = default_timeout
+        self.env: AndroidWorldEnvAdapter | None = None
+        self._classes: dict[str, type[AndroidWorldTask]] = {}
+
+    def names(self) -> list[str]:
+        """Task names, sorted (AndroidWorld sorts its suites by name too)."""
+        return sorted(self.registry)
+
+    def task_class(self, name: str) -> type[AndroidWorldTask]:
+        """The :class:`AndroidWorldTask` subclass for ``name``; KeyError listing close names otherwise."""
+        if name not in self.registry:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.registry, n=5)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise KeyError(f"AndroidWorld has no task {name!r}{hint}")
+        cls = self._classes.get(name)
+        if cls is None:
+            aw_class = self.registry[name]
+            attrs = {
+                "name": name, "aw_class": aw_class, "suite": self,
+                "template": str(getattr(aw_class, "template", "")),
+                "app_names": tuple(a for a in _class_attr(aw_class, "app_names", ()) if a),
+                "answer_task": "information_retrieval" in getattr(aw_class, "__module__", ""),
+                "__module__": __name__, "__doc__": f"AndroidWorld's {name}, run through the android-gym adapter.",
+            }
+            complexity = _class_attr(aw_class, "complexity", None)
+            if isinstance(complexity, (int, float)):
+                attrs["complexity"] = float(complexity)
+            cls = type(f"AW_{name}", (AndroidWorldTask,), attrs)
+            self._classes[name] = cls
+        return cls
+
+    def attach(self, device: Device) -> AndroidWorldEnvAdapter:
+        """Make (or re-make, for a new device) the env adapter the tasks receive."""
+        if self.env is None or self.env.device is not device:
+            self.env = AndroidWorldEnvAdapter(device, self.default_timeout)
+        return self.env
+
+    def env_for(self, device: Device) -> AndroidWorldEnvAdapter:
+        """The env adapter over ``device`` (attaching it when needed)."""
+        return self.attach(device)
+
+    def instance(self, name: str, seed: int, index: int = 0) -> AndroidWorldTask:
+        """Instance ``index`` of task ``name`` in AndroidWorld's suite created with ``seed``."""
+        return self.task_class(name)(seed=instance_seed(seed, name, index))
+
+
+def _class_attr(cls: type, name: str, default: Any) -> Any:
+    value = getattr(cls, name, default)
+    return default if isinstance(value, property) else value
+
