@@ -104,13 +104,40 @@ def _paste_text(img: Image.Image, text: str, view: View, box: tuple[int, int, in
     img.paste(color, (cx1, cy1, cx2, cy2), part)
 
 
+class _ClippedDraw:
+    """ImageDraw whose shapes are skipped when clipping left them empty (a field scrolled half out of view)."""
+
+    def __init__(self, draw: ImageDraw.ImageDraw):
+        self._draw = draw
+
+    @staticmethod
+    def _empty(box) -> bool:
+        x1, y1, x2, y2 = box
+        return x2 < x1 or y2 < y1
+
+    def rectangle(self, box, **kwargs) -> None:
+        if not self._empty(box):
+            self._draw.rectangle(box, **kwargs)
+
+    def rounded_rectangle(self, box, *args, **kwargs) -> None:
+        if not self._empty(box):
+            self._draw.rounded_rectangle(box, *args, **kwargs)
+
+    def ellipse(self, box, **kwargs) -> None:
+        if not self._empty(box):
+            self._draw.ellipse(box, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._draw, name)
+
+
 def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
     """Draw ``frame`` into an HxWx3 uint8 array."""
     dark = phone.settings_get("secure", "ui_night_mode") == "2"
     theme = _DARK if dark else _LIGHT
     W, H, s = phone.width, phone.height, phone.scale
     img = Image.new("RGB", (W, H), theme["page"])
-    draw = ImageDraw.Draw(img)
+    draw = _ClippedDraw(ImageDraw.Draw(img))
     default_text = theme["text"]
     for e in frame.entries:
         v = e.view
