@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from android_gym.actions import Action, Click, Finished, LongPress, Scroll, Type
+from android_gym.actions import Action, Click, Finished, LongPress, PressBack, Scroll, Type
 
 Predicate = Callable[[Any], bool]
 
@@ -61,6 +61,11 @@ def scroll_to(ui: Any, predicate: Predicate, direction: str = "down", max_scroll
               at: tuple[int, int] | None = None):
     """Scroll until an element matching ``predicate`` is visible; returns (ui, element)."""
     element = find(ui, predicate)
+    if element is None and keyboard_visible(ui):
+        # What is looked for may sit under the soft keyboard (a dialog's buttons on a small screen):
+        # hide it first, as a person would, before scrolling anything.
+        ui = yield PressBack()
+        element = find(ui, predicate)
     scrolls = 0
     while element is None:
         if scrolls >= max_scrolls:
@@ -70,6 +75,14 @@ def scroll_to(ui: Any, predicate: Predicate, direction: str = "down", max_scroll
         scrolls += 1
         element = find(ui, predicate)
     return ui, element
+
+
+IME_PACKAGES = ("com.google.android.inputmethod.latin", "com.android.inputmethod.latin")
+
+
+def keyboard_visible(ui: Any) -> bool:
+    """Whether the soft keyboard is on screen (any element of a known input-method package)."""
+    return any((e.package or "") in IME_PACKAGES for e in ui.elements)
 
 
 def _scrollable_center(ui: Any) -> tuple[int, int] | None:
