@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 from android_gym.agents import RandomAgent
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import get_task_class, list_tasks
-from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import calendar_androidlab, settings_androidlab
 from android_gym.tasks.suites import SUITES_LAB
 from android_gym.xml import compress_xml
+
+from .sim_ui import tap_on, ui_of
+from .task_checks import androidlab_tasks, check_random_agent_rarely_succeeds
 
 MODULES = (settings_androidlab.__name__, calendar_androidlab.__name__)
 NAMES = sorted(n for n in list_tasks("androidlab") if get_task_class(n).__module__ in MODULES)
@@ -24,8 +26,7 @@ SETTINGS_PKG = "com.android.settings"
 
 def test_names_texts_and_budgets_match_androidlab(realdata):
     lab_dir = realdata / "tasks" / "androidlab"
-    lab = {t["task_id"]: t for f in ("setting", "calendar", "clock", "contacts")
-           for t in yaml.safe_load((lab_dir / f"{f}.yaml").read_text())["tasks"]}
+    lab = androidlab_tasks(realdata, "setting", "calendar", "clock", "contacts")
     human_steps = json.loads((lab_dir / "ground_truth_length.json").read_text())
     names = list_tasks("androidlab")
     assert len(names) >= 30 and len(NAMES) >= 20
@@ -52,15 +53,7 @@ def test_expert_solves_it_and_the_start_state_does_not(name):
 
 
 def test_random_agent_rarely_succeeds():
-    wins = runs = 0
-    for name in NAMES:
-        for episode in range(2):
-            task = get_task_class(name)(seed=episode)
-            result = run_policy(task, SimDevice(), RandomAgent(seed=episode * 7919 + len(name)),
-                                max_steps=min(task.max_steps, 10))
-            wins += result.success == 1.0
-            runs += 1
-    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
+    check_random_agent_rarely_succeeds(NAMES, lambda seed: RandomAgent(seed=seed), episodes=2, step_cap=10)
 
 
 @pytest.mark.parametrize("name,right,wrong", [
@@ -93,35 +86,28 @@ def test_question_follows_the_device_state():
 # --- the Settings features these tasks use ----------------------------------------------------------------
 
 
-def _tap(phone: SimPhone, text: str) -> None:
-    ui = compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
-    element = next((e for e in reversed(ui.elements) if text in (e.text, e.content_desc)), None)
-    assert element is not None, f"{text!r} not on screen:\n{ui.text}"
-    phone.tap(*element.center)
-
-
 def test_private_dns_needs_a_hostname_and_saves_mode_and_host():
     phone = SimPhone()
     phone.launch(SETTINGS_PKG)
     for text in ("Network & internet", "Private DNS", "Private DNS provider hostname", "Save"):
-        _tap(phone, text)
+        tap_on(phone, text)
     assert phone.settings_get("global", "private_dns_mode") is None  # empty hostname: not saved
     phone.type_text("one.one.one.one")
-    _tap(phone, "Save")
+    tap_on(phone, "Save")
     assert (phone.settings_get("global", "private_dns_mode"), phone.settings_get("global", "private_dns_specifier")) \
         == ("hostname", "one.one.one.one")
     assert "one.one.one.one" in compress_xml(phone.dump()).text  # the row's summary
-    _tap(phone, "Private DNS")
-    _tap(phone, "Off")
-    _tap(phone, "Save")
+    tap_on(phone, "Private DNS")
+    tap_on(phone, "Off")
+    tap_on(phone, "Save")
     assert phone.settings_get("global", "private_dns_mode") == "off"
 
 
 def test_volume_sliders_write_the_speaker_keys_within_each_stream_range():
     phone = SimPhone()
     phone.launch(SETTINGS_PKG)
-    _tap(phone, "Sound & vibration")
-    ui = compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
+    tap_on(phone, "Sound & vibration")
+    ui = ui_of(phone)
     bars = {e.content_desc: e.bounds for e in ui.elements if e.class_name == "android.widget.SeekBar"}
     assert set(bars) >= {"Media volume", "Ring & notification volume", "Alarm volume"}
     for desc, right_end in (("Alarm volume", False), ("Ring & notification volume", False), ("Media volume", True)):

@@ -3,46 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import pytest
 
 from android_gym.agents import RandomAgent
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
-from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.base import TASK_REGISTRY
 from android_gym.tasks.device_state import answers_match, normalize_answer, parse_rows, to_ms
-from android_gym.tasks.runner import run_expert, run_policy
 from android_gym.tasks.sim import calendar as cal_tasks
 from android_gym.tasks.sim.calendar import reworded_date
-from android_gym.xml import compress_xml
+
+from .sim_ui import tap_on, texts, type_in, ui_of
+from .task_checks import (
+    check_android_world_tasks,
+    check_expert_solves,
+    check_random_agent_rarely_succeeds,
+    check_start_state,
+    launch,
+)
 
 PKG = "com.simplemobiletools.calendar.pro"
 URI = "content://com.android.calendar/events"
 COLS = ["_id", "title", "description", "eventLocation", "dtstart", "dtend"]
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == cal_tasks.__name__)
-
-
-def ui_of(phone: SimPhone):
-    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
-
-
-def tap_on(phone: SimPhone, text: str = "", rid: str = "", long: bool = False) -> None:
-    """Tap (or long-press) the topmost element showing ``text`` (text or content-desc) and/or with id ``rid``."""
-    for e in reversed(ui_of(phone).elements):
-        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
-            (phone.long_press if long else phone.tap)(*e.center)
-            return
-    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
-
-
-def type_in(phone: SimPhone, rid: str, text: str) -> None:
-    tap_on(phone, rid=rid)
-    phone.type_text(text)
-
-
-def texts(phone: SimPhone) -> list[str]:
-    return [e.text for e in ui_of(phone).elements if e.text]
 
 
 def events(phone: SimPhone, where: str = "") -> list[dict]:
@@ -194,15 +178,7 @@ def test_snapshot_restores_calendar_data_and_page():
 
 
 def test_task_names_templates_and_budgets_match_androidworld(realdata):
-    meta = {t["task_name"]: t for t in json.loads(
-        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
-    for name in NAMES:
-        cls = TASK_REGISTRY[name]
-        assert cls.template == meta[name]["task_template"], name
-        assert cls.difficulty == meta[name]["difficulty"], name
-        assert cls.suites == ("sim", "android_world")
-        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
-    assert set(NAMES) <= set(list_tasks("android_world"))
+    check_android_world_tasks(realdata, NAMES)
     assert len(NAMES) == 8
 
 
@@ -231,24 +207,15 @@ def test_answer_rule():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_expert_solves_task_on_five_seeds(name):
-    for seed in range(5):
-        task = TASK_REGISTRY[name](seed=seed)
-        result = run_expert(task, SimDevice(seed=seed))
-        assert result.success == 1.0, (name, seed, task.goal, result.answer, [a.to_dict() for a in result.actions])
-        assert result.steps <= task.max_steps
+    check_expert_solves(name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
-    task = TASK_REGISTRY[name](seed=4)
-    device = SimDevice()
-    task.initialize(device)
-    assert task.is_successful(device, answer="") == 0.0
-    first = [{k: v for k, v in r.items() if k != "_id"} for r in events(device.phone)]
-    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
-    task.initialize(device)
-    assert [{k: v for k, v in r.items() if k != "_id"} for r in events(device.phone)] == first
-    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+    def events_without_ids(device: SimDevice) -> list[dict]:
+        return [{k: v for k, v in r.items() if k != "_id"} for r in events(device.phone)]
+
+    check_start_state(TASK_REGISTRY[name](seed=4), events_without_ids, launch(PKG))
 
 
 def test_wrong_answers_and_wrong_edits_score_zero():
@@ -265,12 +232,4 @@ def test_wrong_answers_and_wrong_edits_score_zero():
 
 
 def test_random_agent_rarely_succeeds():
-    wins = runs = 0
-    for name in NAMES:
-        for episode in range(10):
-            task = TASK_REGISTRY[name](seed=episode)
-            agent = RandomAgent(seed=episode * 7919 + len(name))
-            result = run_policy(task, SimDevice(), agent, max_steps=min(task.max_steps, 20))
-            wins += result.success == 1.0
-            runs += 1
-    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
+    check_random_agent_rarely_succeeds(NAMES, lambda seed: RandomAgent(seed=seed))

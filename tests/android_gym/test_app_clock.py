@@ -2,47 +2,33 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
-import yaml
 
-from android_gym.actions import Click, Finished, PressBack, Scroll, Type
+from android_gym.actions import Click
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
 from android_gym.tasks.device_state import parse_rows
-from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import clock as clock_tasks
-from android_gym.xml import compress_xml
+
+from .sim_ui import descs, tap_on, texts, ui_of
+from .task_checks import (
+    check_android_world_tasks,
+    check_androidlab_tasks,
+    check_expert_solves,
+    check_random_agent_rarely_succeeds,
+    check_start_state,
+    random_policy,
+)
 
 PKG = "com.google.android.deskclock"
 ALARMS = "content://com.google.android.deskclock/alarms"
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == clock_tasks.__name__)
 AW_NAMES = ["ClockStopWatchPausedVerify", "ClockStopWatchRunning", "ClockTimerEntry"]
 LAB_NAMES = ["clock_1", "clock_7", "clock_9", "clock_10", "clock_13", "clock_18", "clock_26", "clock_27"]
-
-
-def ui_of(phone: SimPhone):
-    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
-
-
-def tap_on(phone: SimPhone, text: str = "", rid: str = "") -> None:
-    """Tap the topmost element showing ``text`` (text or content-desc) and/or with resource id ``rid``."""
-    for e in reversed(ui_of(phone).elements):
-        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
-            phone.tap(*e.center)
-            return
-    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
-
-
-def texts(phone: SimPhone) -> list[str]:
-    return [e.text for e in ui_of(phone).elements if e.text]
-
-
-def descs(phone: SimPhone) -> list[str]:
-    return [e.content_desc for e in ui_of(phone).elements if e.content_desc]
 
 
 def rows(phone: SimPhone, uri: str, cols: list[str]) -> list[dict[str, str]]:
@@ -165,47 +151,25 @@ def test_world_clock_add_and_remove_city():
 # --- tasks ------------------------------------------------------------------------------------------
 
 def test_task_names_templates_and_budgets_match_the_benchmarks(realdata):
-    meta = {t["task_name"]: t for t in json.loads(
-        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
-    for name in AW_NAMES:
-        cls = TASK_REGISTRY[name]
-        assert cls.template == meta[name]["task_template"], name
-        assert cls.difficulty == meta[name]["difficulty"], name
-        assert cls.suites == ("sim", "android_world")
-        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
-    lab = {t["task_id"]: t for t in yaml.safe_load(
-        (realdata / "tasks" / "androidlab" / "clock.yaml").read_text())["tasks"]}
-    for name in LAB_NAMES:
-        cls = TASK_REGISTRY[name]
-        assert cls.template == lab[name]["task"], name
-        assert cls.suites == ("sim", "androidlab")
-    assert set(AW_NAMES) <= set(list_tasks("android_world"))
-    assert set(LAB_NAMES) <= set(list_tasks("androidlab"))
+    check_android_world_tasks(realdata, AW_NAMES)
+    check_androidlab_tasks(realdata, "clock", LAB_NAMES)
     assert set(NAMES) <= set(list_tasks("sim"))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_expert_solves_task_on_five_seeds(name):
-    for seed in range(5):
-        task = TASK_REGISTRY[name](seed=seed)
-        result = run_expert(task, SimDevice(seed=seed))
-        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
-        assert result.steps <= task.max_steps
+    check_expert_solves(name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
-    task = TASK_REGISTRY[name](seed=4)
-    device = SimDevice()
-    task.initialize(device)
-    assert task.is_successful(device) == 0.0
     query = f"content query --uri {ALARMS} --projection hour:minutes:enabled:daysofweek:label"
-    first = device.shell(query)
-    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
-    device.execute(Click(540, 1300))
-    task.initialize(device)
-    assert device.shell(query) == first
-    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+
+    def reopen_and_tap(device: SimDevice) -> None:
+        device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
+        device.execute(Click(540, 1300))
+
+    check_start_state(TASK_REGISTRY[name](seed=4), lambda device: device.shell(query), reopen_and_tap)
 
 
 def test_stopwatch_tasks_check_the_screen_like_androidworld():
@@ -218,36 +182,6 @@ def test_stopwatch_tasks_check_the_screen_like_androidworld():
     assert running.is_successful(device) == 0.0  # not on screen any more
 
 
-def random_policy(rng: random.Random):
-    """Uniform over: tap a clickable element, scroll, back, type random text, finish (rarely)."""
-
-    def policy(ui):
-        r = rng.random()
-        if r < 0.04:
-            return Finished()
-        if r < 0.14:
-            return Scroll(rng.choice(["up", "down"]))
-        if r < 0.2:
-            return PressBack()
-        if r < 0.28:
-            return Type("".join(rng.choice("abcdefgh 0123456789") for _ in range(rng.randint(1, 8))))
-        targets = [e for e in ui.elements if e.clickable] or list(ui.elements)
-        x, y = rng.choice(targets).center
-        return Click(int(x), int(y))
-
-    return policy
-
-
-RANDOM_STEPS = 15  # step cap per random episode, to keep the test fast
-
-
 def test_random_agent_rarely_succeeds():
-    wins = runs = 0
-    for name in NAMES:
-        for episode in range(10):
-            task = TASK_REGISTRY[name](seed=episode)
-            result = run_policy(task, SimDevice(), random_policy(random.Random(episode * 7919 + len(name))),
-                                max_steps=min(task.max_steps, RANDOM_STEPS))
-            wins += result.success == 1.0
-            runs += 1
-    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
+    check_random_agent_rarely_succeeds(
+        NAMES, lambda seed: random_policy(random.Random(seed), type_len=(1, 8)), step_cap=15)

@@ -2,43 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
-import yaml
 
-from android_gym.actions import Click, Finished, PressBack, Scroll, Type
+from android_gym.actions import Click
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
 from android_gym.tasks.device_state import parse_rows
-from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import contacts as contacts_tasks
 from android_gym.tasks.sim.contacts import number_answer_matches
 from android_gym.xml import compress_xml
+
+from .sim_ui import tap_on, texts, ui_of
+from .task_checks import (
+    check_android_world_tasks,
+    check_androidlab_tasks,
+    check_expert_solves,
+    check_random_agent_rarely_succeeds,
+    check_start_state,
+    random_policy,
+)
 
 PKG = "com.google.android.contacts"
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == contacts_tasks.__name__)
 AW_NAMES = ["ContactsAddContact", "ContactsNewContactDraft"]
 LAB_NAMES = ["contacts_1", "contacts_4", "contacts_11", "contacts_12"]
-
-
-def ui_of(phone: SimPhone):
-    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
-
-
-def tap_on(phone: SimPhone, text: str = "", rid: str = "") -> None:
-    """Tap the topmost element showing ``text`` (text or content-desc) and/or with resource id ``rid``."""
-    for e in reversed(ui_of(phone).elements):
-        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
-            phone.tap(*e.center)
-            return
-    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
-
-
-def texts(phone: SimPhone) -> list[str]:
-    return [e.text for e in ui_of(phone).elements if e.text]
 
 
 # --- the app ---------------------------------------------------------------------------------------
@@ -166,48 +157,21 @@ def test_app_state_survives_a_snapshot_round_trip():
 # --- tasks ------------------------------------------------------------------------------------------
 
 def test_task_names_templates_and_budgets_match_the_benchmarks(realdata):
-    meta = {t["task_name"]: t for t in json.loads(
-        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
-    for name in AW_NAMES:
-        cls = TASK_REGISTRY[name]
-        assert cls.template == meta[name]["task_template"], name
-        assert cls.difficulty == meta[name]["difficulty"], name
-        assert cls.suites == ("sim", "android_world")
-        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
-    lab = {t["task_id"]: t for t in yaml.safe_load(
-        (realdata / "tasks" / "androidlab" / "contacts.yaml").read_text())["tasks"]}
-    for name in LAB_NAMES:
-        cls = TASK_REGISTRY[name]
-        assert cls.template == lab[name]["task"], name
-        assert cls.suites == ("sim", "androidlab")
-        assert cls.answer_task == (lab[name]["metric_type"] == "query_detect"), name
-    assert set(AW_NAMES) <= set(list_tasks("android_world"))
-    assert set(LAB_NAMES) <= set(list_tasks("androidlab"))
+    check_android_world_tasks(realdata, AW_NAMES)
+    check_androidlab_tasks(realdata, "contacts", LAB_NAMES, answers=True)
     assert set(NAMES) <= set(list_tasks("sim"))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_expert_solves_task_on_five_seeds(name):
-    for seed in range(5):
-        task = TASK_REGISTRY[name](seed=seed)
-        result = run_expert(task, SimDevice(seed=seed))
-        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
-        assert result.steps <= task.max_steps
+    check_expert_solves(name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
-    task = TASK_REGISTRY[name](seed=3)
-    device = SimDevice()
-    device.shell("input keyevent 3")
-    task.initialize(device)
-    assert task.is_successful(device, None) == 0.0
     query = "content query --uri content://com.android.contacts/data/phones --projection display_name:number:label"
-    first = device.shell(query)
-    device.execute(Click(540, 1200))  # disturb the screen, then set up again
-    task.initialize(device)
-    assert device.shell(query) == first
-    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+    check_start_state(TASK_REGISTRY[name](seed=3), lambda device: device.shell(query),
+                      lambda device: device.execute(Click(540, 1200)))  # disturb the screen, then set up again
 
 
 def test_phone_number_answers_are_compared_on_digits():
@@ -231,36 +195,6 @@ def test_draft_task_fails_once_the_draft_is_saved():
     assert task.is_successful(device) == 0.0
 
 
-def random_policy(rng: random.Random):
-    """Uniform over: tap a clickable element, scroll, back, type random text, finish (rarely)."""
-
-    def policy(ui):
-        r = rng.random()
-        if r < 0.04:
-            return Finished("".join(rng.choice("0123456789") for _ in range(10)))
-        if r < 0.14:
-            return Scroll(rng.choice(["up", "down"]))
-        if r < 0.2:
-            return PressBack()
-        if r < 0.28:
-            return Type("".join(rng.choice("abcdefgh 0123456789") for _ in range(rng.randint(3, 12))))
-        targets = [e for e in ui.elements if e.clickable] or list(ui.elements)
-        x, y = rng.choice(targets).center
-        return Click(int(x), int(y))
-
-    return policy
-
-
-RANDOM_STEPS = 15  # step cap per random episode, to keep the test fast
-
-
 def test_random_agent_rarely_succeeds():
-    wins = runs = 0
-    for name in NAMES:
-        for episode in range(10):
-            task = TASK_REGISTRY[name](seed=episode)
-            result = run_policy(task, SimDevice(), random_policy(random.Random(episode * 7919 + len(name))),
-                                max_steps=min(task.max_steps, RANDOM_STEPS))
-            wins += result.success == 1.0
-            runs += 1
-    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
+    check_random_agent_rarely_succeeds(
+        NAMES, lambda seed: random_policy(random.Random(seed), digit_answers=True), step_cap=15)

@@ -2,42 +2,32 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
 
-from android_gym.actions import Click, Finished, PressBack, Scroll, Type
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
-from android_gym.tasks.base import TASK_REGISTRY, list_tasks
+from android_gym.tasks.base import TASK_REGISTRY
 from android_gym.tasks.device_state import parse_rows
-from android_gym.tasks.runner import run_expert, run_policy
+from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import sms as sms_tasks
 from android_gym.tasks.sim.sms import normalise_body
-from android_gym.xml import compress_xml
+
+from .sim_ui import tap_on, texts, ui_of
+from .task_checks import (
+    check_android_world_tasks,
+    check_expert_solves,
+    check_random_agent_rarely_succeeds,
+    check_start_state,
+    launch,
+    random_policy,
+)
 
 PKG = "com.simplemobiletools.smsmessenger"
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == sms_tasks.__name__)
 COLS = ["address", "type", "read", "body"]
 CODE = "Your verification code is 482913. It expires in 10 minutes."
-
-
-def ui_of(phone: SimPhone):
-    return compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
-
-
-def tap_on(phone: SimPhone, text: str = "", rid: str = "", long: bool = False) -> None:
-    """Tap (or long-press) the topmost element showing ``text`` (text or content-desc) and/or with id ``rid``."""
-    for e in reversed(ui_of(phone).elements):
-        if (not text or text in (e.text, e.content_desc)) and (not rid or e.resource_id.endswith(":id/" + rid)):
-            (phone.long_press if long else phone.tap)(*e.center)
-            return
-    raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui_of(phone).text}")
-
-
-def texts(phone: SimPhone) -> list[str]:
-    return [e.text for e in ui_of(phone).elements if e.text]
 
 
 def messages(phone: SimPhone, box: str = "") -> list[dict[str, str]]:
@@ -165,39 +155,19 @@ def test_body_normalisation_rule():
 # --- tasks ------------------------------------------------------------------------------------------
 
 def test_task_names_templates_and_budgets_match_androidworld(realdata):
-    meta = {t["task_name"]: t for t in json.loads(
-        (realdata / "tasks" / "android_world" / "task_metadata.json").read_text())}
-    for name in NAMES:
-        cls = TASK_REGISTRY[name]
-        assert cls.template == meta[name]["task_template"], name
-        assert cls.difficulty == meta[name]["difficulty"], name
-        assert cls.suites == ("sim", "android_world")
-        assert int(10 * cls.complexity) >= 2 * int(meta[name]["optimal_steps"]), name
-    assert set(NAMES) <= set(list_tasks("android_world"))
+    check_android_world_tasks(realdata, NAMES)
     assert len(NAMES) == 6
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_expert_solves_task_on_five_seeds(name):
-    for seed in range(5):
-        task = TASK_REGISTRY[name](seed=seed)
-        result = run_expert(task, SimDevice(seed=seed))
-        assert result.success == 1.0, (name, seed, task.goal, [a.to_dict() for a in result.actions])
-        assert result.steps <= task.max_steps
+    check_expert_solves(name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
-    task = TASK_REGISTRY[name](seed=2)
-    device = SimDevice()
-    task.initialize(device)
-    assert task.is_successful(device) == 0.0
     query = "content query --uri content://sms --projection address:type:body"
-    first = device.shell(query)
-    device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
-    task.initialize(device)
-    assert device.shell(query) == first
-    assert device.observe().package == "com.google.android.apps.nexuslauncher"
+    check_start_state(TASK_REGISTRY[name](seed=2), lambda device: device.shell(query), launch(PKG))
 
 
 def test_sending_outside_the_app_or_the_wrong_text_does_not_count():
@@ -221,36 +191,5 @@ def test_resend_needs_exactly_one_more_copy():
     assert task.is_successful(device) == 0.0
 
 
-def random_policy(rng: random.Random):
-    """Uniform over: tap a clickable element, scroll, back, type random text, finish (rarely)."""
-
-    def policy(ui):
-        r = rng.random()
-        if r < 0.04:
-            return Finished()
-        if r < 0.14:
-            return Scroll(rng.choice(["up", "down"]))
-        if r < 0.2:
-            return PressBack()
-        if r < 0.28:
-            return Type("".join(rng.choice("abcdefgh 0123456789") for _ in range(rng.randint(3, 12))))
-        targets = [e for e in ui.elements if e.clickable] or list(ui.elements)
-        x, y = rng.choice(targets).center
-        return Click(int(x), int(y))
-
-    return policy
-
-
-RANDOM_STEPS = 15  # step cap per random episode, to keep the test fast
-
-
 def test_random_agent_rarely_succeeds():
-    wins = runs = 0
-    for name in NAMES:
-        for episode in range(10):
-            task = TASK_REGISTRY[name](seed=episode)
-            result = run_policy(task, SimDevice(), random_policy(random.Random(episode * 7919 + len(name))),
-                                max_steps=min(task.max_steps, RANDOM_STEPS))
-            wins += result.success == 1.0
-            runs += 1
-    assert wins / runs <= 0.10, f"random agent solved {wins}/{runs}"
+    check_random_agent_rarely_succeeds(NAMES, lambda seed: random_policy(random.Random(seed)), step_cap=15)

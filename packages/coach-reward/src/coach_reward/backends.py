@@ -122,6 +122,29 @@ def _check_generate_args(max_new_tokens: int, temperature: float, n: int, top_lo
         raise ValueError(f"top_logprobs must be an int >= 0, got {top_logprobs!r}")
 
 
+class _CheckedBackend:
+    """What every backend here shares: the ``Backend.generate`` signature, checking its arguments once, then
+    handing a list of requests to the subclass's ``_generate``."""
+
+    def generate(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+        logprobs: bool = False,
+        top_logprobs: int = 0,
+    ) -> list[list[Completion]]:
+        """Return one list of ``n`` completions per request, in request order; temperature 0 means greedy."""
+        _check_generate_args(max_new_tokens, temperature, n, top_logprobs)
+        return self._generate(list(requests), max_new_tokens, temperature, n, logprobs, top_logprobs)
+
+    def _generate(self, requests: list[ChatRequest], max_new_tokens: int, temperature: float, n: int,
+                  logprobs: bool, top_logprobs: int) -> list[list[Completion]]:
+        raise NotImplementedError
+
+
 def normalize_messages(messages: ChatRequest, *, images: str = "pil") -> list[dict[str, Any]]:
     """Validate one chat and return a plain copy with images as PIL parts (``images="pil"``) or data URLs ("url").
 
@@ -212,7 +235,7 @@ def _add_logprob(table: dict[str, float], token: str, logprob: float) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
-class TransformersBackend:
+class TransformersBackend(_CheckedBackend):
     """Generate with a local Hugging Face model: batched, left-padded, log-probabilities from the logits.
 
     ``tokenizer_or_processor`` is a tokenizer (text models) or a processor with an image processor
@@ -302,18 +325,9 @@ class TransformersBackend:
             msgs = _drop_images(msgs)
         return msgs
 
-    def generate(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        n: int = 1,
-        logprobs: bool = False,
-        top_logprobs: int = 0,
-    ) -> list[list[Completion]]:
-        """Generate ``n`` completions per request (greedy when temperature is 0), in batches of ``batch_size``."""
-        _check_generate_args(max_new_tokens, temperature, n, top_logprobs)
+    def _generate(self, requests: list[ChatRequest], max_new_tokens: int, temperature: float, n: int,
+                  logprobs: bool, top_logprobs: int) -> list[list[Completion]]:
+        """``n`` completions per request (greedy when temperature is 0), in batches of ``batch_size``."""
         chats = [self._prepare(r) for r in requests]
         results: list[list[Completion]] = []
         for start in range(0, len(chats), self.batch_size):
@@ -402,7 +416,7 @@ class TransformersBackend:
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-class OpenAIBackend:
+class OpenAIBackend(_CheckedBackend):
     """Generate through any OpenAI-compatible ``/v1/chat/completions`` server over HTTP (stdlib only).
 
     ``base_url`` includes the API prefix, e.g. ``http://127.0.0.1:8000/v1``. The API key is read from
@@ -533,19 +547,9 @@ class OpenAIBackend:
                 got.append(_completion_from_choice(choice, usage))
         return got[:n]
 
-    def generate(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        n: int = 1,
-        logprobs: bool = False,
-        top_logprobs: int = 0,
-    ) -> list[list[Completion]]:
+    def _generate(self, requests: list[ChatRequest], max_new_tokens: int, temperature: float, n: int,
+                  logprobs: bool, top_logprobs: int) -> list[list[Completion]]:
         """Send each request to the server (``concurrency`` at a time); results are in request order."""
-        _check_generate_args(max_new_tokens, temperature, n, top_logprobs)
-        requests = list(requests)
         if not requests:
             return []
 
@@ -601,7 +605,7 @@ def _completion_from_choice(choice: Mapping[str, Any], usage: Mapping[str, Any])
 # --------------------------------------------------------------------------------------------------
 
 
-class VLLMBackend:
+class VLLMBackend(_CheckedBackend):
     """Generate with an in-process vLLM engine (``vllm.LLM.chat``); needs ``pip install coach-reward[vllm]``.
 
     ``model`` is a model path or name; ``llm_kwargs`` go to ``vllm.LLM`` (e.g. ``gpu_memory_utilization``,
@@ -625,18 +629,9 @@ class VLLMBackend:
     def __repr__(self) -> str:
         return f"VLLMBackend(model={self.model!r})"
 
-    def generate(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        n: int = 1,
-        logprobs: bool = False,
-        top_logprobs: int = 0,
-    ) -> list[list[Completion]]:
-        """Generate ``n`` completions per request with one batched ``LLM.chat`` call."""
-        _check_generate_args(max_new_tokens, temperature, n, top_logprobs)
+    def _generate(self, requests: list[ChatRequest], max_new_tokens: int, temperature: float, n: int,
+                  logprobs: bool, top_logprobs: int) -> list[list[Completion]]:
+        """``n`` completions per request with one batched ``LLM.chat`` call."""
         chats = [normalize_messages(r, images="url") for r in requests]
         if not chats:
             return []

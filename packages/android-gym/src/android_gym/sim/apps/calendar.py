@@ -26,6 +26,7 @@ import datetime as dt
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
+from android_gym.sim.apps.columns import from_ms, number_value, to_ms
 from android_gym.sim.view import (
     HORIZONTAL,
     Column,
@@ -41,10 +42,10 @@ from android_gym.sim.view import (
     Toolbar,
     View,
 )
+from android_gym.sim.widgets import MultiSelect
 
 CALENDAR_PKG = "com.simplemobiletools.calendar.pro"
 EVENTS_URI = "content://com.android.calendar/events"
-EPOCH = dt.datetime(1970, 1, 1)
 
 REPEAT_RULES: dict[str, str] = {
     "": "No repetition",
@@ -81,25 +82,8 @@ DEFAULT_EVENTS: tuple[tuple[int, str, int, str, str, str], ...] = (
 )
 
 
-def to_ms(when: dt.datetime) -> int:
-    """Epoch milliseconds of a naive wall-clock datetime read as UTC."""
-    return int((when - EPOCH).total_seconds() * 1000)
-
-
-def from_ms(ms: int) -> dt.datetime:
-    """The naive wall-clock datetime of epoch milliseconds (UTC)."""
-    return EPOCH + dt.timedelta(milliseconds=int(ms))
-
-
-def _as_int(value: Any, name: str) -> int:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        raise ValueError(f"calendar event column {name!r} must be a number, got {value!r}") from None
-
-
 @register_app
-class SimpleCalendarApp(App):
+class SimpleCalendarApp(MultiSelect, App):
     """Simple Calendar Pro over a list of plain event dicts (see the module docstring for the provider)."""
 
     package = CALENDAR_PKG
@@ -187,8 +171,7 @@ class SimpleCalendarApp(App):
             on_long_click=(lambda e=eid: self._toggle(e)) if selectable else None,
             resource_id="event_item_holder", title_id="event_item_title", subtitle_id="event_item_time",
             icon="o",
-            trailing=View(cls="android.widget.CheckBox", checkable=True, checked=selected, width=48, height=48,
-                          resource_id="event_item_check") if self.selection else None,
+            trailing=self.selection_check(selected, "event_item_check") if self.selection else None,
         )
         row.selected = selected
         return row
@@ -223,18 +206,6 @@ class SimpleCalendarApp(App):
                      "all_day": False, "rrule": ""}
         self.selection = []
         self.push("event", event_id=None)
-
-    def _toggle(self, event_id: int) -> None:
-        if event_id in self.selection:
-            self.selection.remove(event_id)
-        else:
-            self.selection.append(event_id)
-
-    def on_back(self) -> bool:
-        if self.dialog is None and self.selection:
-            self.selection = []
-            return True
-        return super().on_back()
 
     def _shift_month(self, delta: int) -> None:
         month = self.shown_month - 1 + delta
@@ -328,12 +299,7 @@ class SimpleCalendarApp(App):
                       cls="android.widget.RelativeLayout", resource_id="calendar_coordinator", weight=1)
 
     def _selection_toolbar(self) -> View:
-        return Toolbar(f"{len(self.selection)} selected", on_back=self._clear_selection, back_desc="Done",
-                       actions=[ImageButton("Delete", lambda: self.show_dialog("delete_selected"),
-                                            resource_id="cab_delete", icon="D")], resource_id="cab_toolbar")
-
-    def _clear_selection(self) -> None:
-        self.selection = []
+        return self.selection_toolbar("Done", delete_id="cab_delete", toolbar_id="cab_toolbar")
 
     def build_day(self, date: str) -> View:
         day = dt.date.fromisoformat(date)
@@ -647,14 +613,15 @@ class SimpleCalendarApp(App):
             raise ValueError(f"unknown calendar event column(s) {sorted(unknown)}; known: {list(EVENT_COLUMNS)}")
         if "dtstart" not in values:
             raise ValueError("a calendar event needs dtstart (epoch ms)")
-        start = _as_int(values["dtstart"], "dtstart")
+        start = number_value(values["dtstart"], "dtstart", "calendar event")
         if values.get("dtend") is not None:
-            end = _as_int(values["dtend"], "dtend")
+            end = number_value(values["dtend"], "dtend", "calendar event")
         else:
-            end = start + _as_int(values.get("duration", 60), "duration") * 60_000
+            end = start + number_value(values.get("duration", 60), "duration", "calendar event") * 60_000
         event_id = self._add_event(str(values.get("title") or ""), str(values.get("description") or ""),
                                    str(values.get("eventLocation", values.get("location")) or ""), start, end,
-                                   _as_int(values.get("allDay", 0), "allDay"), str(values.get("rrule") or ""))
+                                   number_value(values.get("allDay", 0), "allDay", "calendar event"),
+                                   str(values.get("rrule") or ""))
         return f"{EVENTS_URI}/{event_id}"
 
     def content_update(self, uri: str, values: Row, match: RowMatch) -> int:
@@ -666,7 +633,7 @@ class SimpleCalendarApp(App):
             for key, value in values.items():
                 key = "eventLocation" if key == "location" else key
                 if key in ("dtstart", "dtend", "allDay"):
-                    e[key] = _as_int(value, key)
+                    e[key] = number_value(value, key, "calendar event")
                 elif key in ("title", "description", "eventLocation", "rrule"):
                     e[key] = "" if value is None else str(value)
         return len(ids)

@@ -27,6 +27,7 @@ import datetime as _dt
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
+from android_gym.sim.apps.columns import int_column
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
@@ -118,15 +119,6 @@ def timer_setup_parts(digits: str) -> tuple[int, int, int]:
     """(hours, minutes, seconds) from keypad digits, which fill ``hhmmss`` from the right."""
     d = digits.rjust(6, "0")[-6:]
     return int(d[0:2]), int(d[2:4]), int(d[4:6])
-
-
-def _int(values: Row, key: str, default: int) -> int:
-    if key not in values:
-        return default
-    try:
-        return int(str(values[key]).strip())
-    except ValueError:
-        raise ValueError(f"column {key!r} must be an integer, got {values[key]!r}") from None
 
 
 @register_app
@@ -746,9 +738,9 @@ class ClockApp(App):
             raise ValueError(f"insert is only supported on content://{CLOCK_PKG}/alarms, not {uri}")
         if "hour" not in values:
             raise ValueError("inserting an alarm needs `hour` (0-23)")
-        a = self.add_alarm(_int(values, "hour", 0), _int(values, "minutes", 0),
-                           enabled=bool(_int(values, "enabled", 1)), days=_int(values, "daysofweek", 0),
-                           label=str(values.get("label", "")), vibrate=bool(_int(values, "vibrate", 1)))
+        a = self.add_alarm(int_column(values, "hour", 0), int_column(values, "minutes", 0),
+                           enabled=bool(int_column(values, "enabled", 1)), days=int_column(values, "daysofweek", 0),
+                           label=str(values.get("label", "")), vibrate=bool(int_column(values, "vibrate", 1)))
         self.phone.invalidate()
         return f"content://{CLOCK_PKG}/alarms/{a['_id']}"
 
@@ -759,11 +751,11 @@ class ClockApp(App):
         for a in self.alarms:
             if not match(self._alarm_row(a)):
                 continue
-            hour, minutes = _int(values, "hour", a["hour"]), _int(values, "minutes", a["minutes"])
+            hour, minutes = int_column(values, "hour", a["hour"]), int_column(values, "minutes", a["minutes"])
             if not (0 <= hour <= 23 and 0 <= minutes <= 59):
                 raise ValueError(f"invalid alarm time {hour}:{minutes:02d}")
-            a.update(hour=hour, minutes=minutes, enabled=bool(_int(values, "enabled", int(a["enabled"]))),
-                     days=_int(values, "daysofweek", a["days"]), vibrate=bool(_int(values, "vibrate", int(a["vibrate"]))),
+            a.update(hour=hour, minutes=minutes, enabled=bool(int_column(values, "enabled", int(a["enabled"]))),
+                     days=int_column(values, "daysofweek", a["days"]), vibrate=bool(int_column(values, "vibrate", int(a["vibrate"]))),
                      label=str(values.get("label", a["label"])))
             changed += 1
         self.phone.invalidate()

@@ -22,6 +22,7 @@ import datetime as dt
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
+from android_gym.sim.apps.columns import from_ms, number_value, to_ms
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
@@ -37,10 +38,10 @@ from android_gym.sim.view import (
     Toolbar,
     View,
 )
+from android_gym.sim.widgets import MultiSelect
 
 EXPENSE_PKG = "com.arduia.expense"
 EXPENSES_URI = "content://com.arduia.expense/expenses"
-EPOCH = dt.datetime(1970, 1, 1)
 
 CATEGORIES: dict[int, str] = {
     1: "Others", 2: "Income", 3: "Food", 4: "Housing", 5: "Social", 6: "Entertainment", 7: "Transportation",
@@ -69,16 +70,6 @@ DEFAULT_EXPENSES: tuple[tuple[int, str, str, int, int, str], ...] = (
 )
 
 
-def to_ms(when: dt.datetime) -> int:
-    """Epoch milliseconds of a naive wall-clock datetime read as UTC."""
-    return int((when - EPOCH).total_seconds() * 1000)
-
-
-def from_ms(ms: int) -> dt.datetime:
-    """The naive wall-clock datetime of epoch milliseconds (UTC)."""
-    return EPOCH + dt.timedelta(milliseconds=int(ms))
-
-
 def format_amount(cents: int) -> str:
     """"$1,234.50" for 123450 cents."""
     return f"${cents / 100:,.2f}"
@@ -96,27 +87,20 @@ def parse_amount(text: str) -> int | None:
     return int(round(value * 100))
 
 
-def _as_int(value: Any, name: str) -> int:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        raise ValueError(f"expense column {name!r} must be a number, got {value!r}") from None
-
-
 def _category_id(value: Any) -> int:
     if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
         for cid, name in CATEGORIES.items():
             if name.lower() == value.strip().lower():
                 return cid
         raise ValueError(f"unknown expense category {value!r}; known: {list(CATEGORIES.values())}")
-    cid = _as_int(value, "category")
+    cid = number_value(value, "category", "expense")
     if cid not in CATEGORIES:
         raise ValueError(f"unknown expense category id {cid}; known ids: {sorted(CATEGORIES)}")
     return cid
 
 
 @register_app
-class ProExpenseApp(App):
+class ProExpenseApp(MultiSelect, App):
     """Pro Expense over a list of plain expense dicts (see the module docstring for the provider)."""
 
     package = EXPENSE_PKG
@@ -172,22 +156,9 @@ class ProExpenseApp(App):
                        trailing=Text(format_amount(e["amount"]), resource_id="tv_amount", size=16, bold=True,
                                      max_lines=1, padding=(4, 16), width=130, align="end"))
         if self.selection and selectable:
-            row.children.insert(0, View(cls="android.widget.CheckBox", checkable=True, checked=selected, width=48,
-                                        height=48, resource_id="cb_select"))
+            row.children.insert(0, self.selection_check(selected, "cb_select"))
         row.selected = selected
         return row
-
-    def _toggle(self, expense_id: int) -> None:
-        if expense_id in self.selection:
-            self.selection.remove(expense_id)
-        else:
-            self.selection.append(expense_id)
-
-    def on_back(self) -> bool:
-        if self.dialog is None and self.selection:
-            self.selection = []
-            return True
-        return super().on_back()
 
     # --- pages -------------------------------------------------------------------------------------
     def build_main(self) -> View:
@@ -233,17 +204,12 @@ class ProExpenseApp(App):
             items = [Text("No expenses yet", resource_id="tv_no_data", align="center", padding=(24, 48),
                           color="#5f6368")]
         if self.selection:
-            toolbar = Toolbar(f"{len(self.selection)} selected", on_back=self._clear_selection, back_desc="Close",
-                              actions=[ImageButton("Delete", lambda: self.show_dialog("delete_selected"),
-                                                   resource_id="delete", icon="D")], resource_id="tb_expense")
+            toolbar = self.selection_toolbar("Close", delete_id="delete", toolbar_id="tb_expense")
         else:
             toolbar = Toolbar("Expense Logs", on_back=self.pop, resource_id="tb_expense")
         return Column(toolbar, ScrollList(items, "logs:list", resource_id="rv_expense"),
                       Fab("Add expense", self.new_expense, resource_id="fb_expense_add"),
                       cls="android.widget.RelativeLayout", resource_id="cl_expense_logs", weight=1)
-
-    def _clear_selection(self) -> None:
-        self.selection = []
 
     def build_detail(self, expense_id: int) -> View:
         e = self._expense(expense_id)
@@ -421,12 +387,12 @@ class ProExpenseApp(App):
         if not values.get("name") or values.get("amount") is None:
             raise ValueError("an expense needs name and amount (cents)")
         created = values.get("created_date")
-        created_ms = _as_int(created, "created_date") if created is not None else to_ms(
+        created_ms = number_value(created, "created_date", "expense") if created is not None else to_ms(
             self.phone.now().replace(microsecond=0))
-        expense_id = self._add(str(values["name"]), _as_int(values["amount"], "amount"),
+        expense_id = self._add(str(values["name"]), number_value(values["amount"], "amount", "expense"),
                                _category_id(values.get("category", 1)), str(values.get("note") or ""), created_ms)
         if values.get("modified_date") is not None:
-            self.expenses[-1]["modified_date"] = _as_int(values["modified_date"], "modified_date")
+            self.expenses[-1]["modified_date"] = number_value(values["modified_date"], "modified_date", "expense")
         return f"{EXPENSES_URI}/{expense_id}"
 
     def content_update(self, uri: str, values: Row, match: RowMatch) -> int:
@@ -437,7 +403,7 @@ class ProExpenseApp(App):
                 continue
             for key, value in values.items():
                 if key in ("amount", "created_date", "modified_date"):
-                    e[key] = _as_int(value, key)
+                    e[key] = number_value(value, key, "expense")
                 elif key == "category":
                     e[key] = _category_id(value)
                 elif key in ("name", "note"):

@@ -34,6 +34,7 @@ from android_gym.sim.view import (
     Toolbar,
     View,
 )
+from android_gym.sim.widgets import MultiSelect
 
 MARKOR_PKG = "net.gsantner.markor"
 MARKOR_ROOT = "/sdcard/Documents/Markor"
@@ -68,7 +69,7 @@ def _size(n: int) -> str:
 
 
 @register_app
-class MarkorApp(App):
+class MarkorApp(MultiSelect, App):
     """Markor's file browser and editor over ``phone.files`` under /sdcard/Documents/Markor."""
 
     package = MARKOR_PKG
@@ -207,17 +208,8 @@ class MarkorApp(App):
         self.cwd = posixpath.dirname(self.cwd)
         self.scroll.pop("main:files", None)
 
-    def _toggle(self, name: str) -> None:
-        if name in self.selection:
-            self.selection.remove(name)
-        else:
-            self.selection.append(name)
-
     def _select_all(self) -> None:
         self.selection = [n for n, _ in self.entries(self.cwd)]
-
-    def _clear_selection(self) -> None:
-        self.selection = []
 
     def on_back(self) -> bool:
         if self.dialog is not None:

@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
+from android_gym.sim.apps.columns import int_column
 from android_gym.sim.view import (
     HORIZONTAL,
     Column,
@@ -68,15 +69,6 @@ def same_number(a: str, b: str) -> bool:
     if da == db:
         return True
     return len(da) >= 10 and len(db) >= 10 and da[-10:] == db[-10:]
-
-
-def _int(values: Row, key: str, default: int) -> int:
-    if key not in values:
-        return default
-    try:
-        return int(str(values[key]).strip())
-    except ValueError:
-        raise ValueError(f"column {key!r} must be an integer, got {values[key]!r}") from None
 
 
 @register_app
@@ -469,12 +461,12 @@ class SmsMessengerApp(App):
 
     def content_insert(self, uri: str, values: Row) -> str:
         box = self._box(uri)
-        kind = box if box is not None else _int(values, "type", TYPE_INBOX)
+        kind = box if box is not None else int_column(values, "type", TYPE_INBOX)
         if "address" not in values or "body" not in values:
             raise ValueError("inserting a message needs `address` and `body`")
         m = self.add_message(str(values["address"]), str(values["body"]), kind,
-                             date=_int(values, "date", self.now_epoch_ms()),
-                             read=bool(_int(values, "read", 1 if kind == TYPE_SENT else 0)))
+                             date=int_column(values, "date", self.now_epoch_ms()),
+                             read=bool(int_column(values, "read", 1 if kind == TYPE_SENT else 0)))
         self.phone.invalidate()
         return f"content://sms/{m['_id']}"
 
@@ -484,7 +476,7 @@ class SmsMessengerApp(App):
         for m in self.messages:
             if (box is None or m["type"] == box) and match(self._row(m)):
                 if "read" in values:
-                    m["read"] = _int(values, "read", m["read"])
+                    m["read"] = int_column(values, "read", m["read"])
                 if "body" in values:
                     m["body"] = str(values["body"])
                 n += 1
