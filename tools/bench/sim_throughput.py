@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
         "phone_steps_per_s_with_screenshot": round(bench_steps(args.shots, True), 1),
         **bench_screenshots(args.shots),
         **bench_snapshots(200),
+        "load_average_1m_end": round(os.getloadavg()[0], 2),
     }
     print(json.dumps(result, indent=2))
     return result

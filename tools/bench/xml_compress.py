@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -88,12 +89,15 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"note: no real dumps at {xml_dir}; measuring the generated dump only", file=sys.stderr)
     generated_name = f"generated_{args.nodes}_nodes"
     dumps.append((generated_name, synthetic_dump(args.nodes, seed=0)))
+    load_start = round(os.getloadavg()[0], 2)  # the machine is shared: numbers mean little without it
     results = [measure(name, xml, args.repeats) for name, xml in dumps]
     generated = results[-1]
     report = {
         "python": platform.python_version(),
         "machine": platform.machine(),
         "repeats": args.repeats,
+        "load_average_1m_start": load_start,
+        "load_average_1m_end": round(os.getloadavg()[0], 2),
         "dumps": results,
         f"generated_{args.nodes}_median_ms_compress": generated["median_ms_compress"],
         f"generated_{args.nodes}_median_ms_compress_with_elements": generated[

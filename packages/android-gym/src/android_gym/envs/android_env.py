@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -157,6 +158,7 @@ class AndroidEnv(gym.Env):
         self._expert_suggestion: Action | None = None
         self._last_action: Action | None = None
         self._needs_recovery = False
+        self._ui_cache = _RecentUICache()
 
     # --- construction helpers ----------------------------------------------------------------
     @staticmethod
@@ -406,15 +408,12 @@ class AndroidEnv(gym.Env):
         self._screen = self.device.observe(screenshot=self.screenshot or self.recorder.keep_screenshots)
         # Agents revisit screens all the time (back and forth, no-op steps): a dump identical to one seen
         # lately gets the same compression again (compress_xml is a pure function of these arguments).
-        cache = self.__dict__.get("_ui_cache")
-        if cache is None:
-            cache = self._ui_cache = _RecentUICache()
         key = (self._screen.xml, self.ui_style, self._screen.width, self._screen.height)
-        ui = cache.get(key)
+        ui = self._ui_cache.get(key)
         if ui is None:
             ui = compress_xml(self._screen.xml, style=self.ui_style,
                               screen_size=(self._screen.width, self._screen.height))
-            cache.put(key, ui)
+            self._ui_cache.put(key, ui)
         self._ui = ui
 
     def _recover_device(self) -> None:
@@ -459,13 +458,13 @@ class _RecentUICache:
     SIZE = 16
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str, int, int], Any] = {}
+        self._entries: OrderedDict[tuple[str, str, int, int], Any] = OrderedDict()
 
     def get(self, key: tuple[str, str, int, int]) -> Any:
         """The cached compression for ``key`` (marked most recent), or None."""
-        ui = self._entries.pop(key, None)
+        ui = self._entries.get(key)
         if ui is not None:
-            self._entries[key] = ui
+            self._entries.move_to_end(key)
         return ui
 
     def put(self, key: tuple[str, str, int, int], ui: Any) -> None:
@@ -473,7 +472,7 @@ class _RecentUICache:
         entries = self._entries
         entries[key] = ui
         if len(entries) > self.SIZE:
-            del entries[next(iter(entries))]
+            entries.popitem(last=False)
 
 
 _CLEAN_SNAPSHOT = "android_gym_clean"

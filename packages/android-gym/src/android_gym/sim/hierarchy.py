@@ -92,7 +92,10 @@ def to_xml(entries: list[Entry]) -> str:
     parts = [XML_HEADER]
     append = parts.append
     esc = _ESCAPE
-    b = _BOOL
+    flag_text = _flag_text
+    escaped = _escaped
+    if len(escaped) > 20_000:  # typed text makes new strings; stay bounded
+        escaped.clear()
     n = len(entries)
     open_depths: list[int] = []
     for k, e in enumerate(entries):
@@ -102,13 +105,37 @@ def to_xml(entries: list[Entry]) -> str:
             open_depths.pop()
             append("</node>")
         x1, y1, x2, y2 = e.bounds
+        text, rid, desc, hint = e.text, e.resource_id, v.content_desc, v.hint
+        # Labels repeat frame after frame: escape each distinct string once.
+        if text:
+            t = escaped.get(text)
+            if t is None:
+                t = escaped[text] = text.translate(esc)
+            text = t
+        if rid:
+            t = escaped.get(rid)
+            if t is None:
+                t = escaped[rid] = rid.translate(esc)
+            rid = t
+        if desc:
+            t = escaped.get(desc)
+            if t is None:
+                t = escaped[desc] = desc.translate(esc)
+            desc = t
+        if hint:
+            t = escaped.get(hint)
+            if t is None:
+                t = escaped[hint] = hint.translate(esc)
+            hint = t
+        # The ten flags read as one cached run of attributes (screens use a handful of combinations).
+        key = (v.checkable, v.checked, v.clickable, v.enabled, v.focusable, v.focused, v.scrollable,
+               v.long_clickable, v.password, v.selected)
+        flags = flag_text.get(key)
+        if flags is None:
+            flags = flag_text[key] = _flags_attrs(key)
         append(
-            f'<node index="{e.index}" text="{e.text.translate(esc)}" resource-id="{e.resource_id.translate(esc)}" '
-            f'class="{v.cls}" package="{e.package}" content-desc="{v.content_desc.translate(esc)}" '
-            f'checkable="{b[v.checkable]}" checked="{b[v.checked]}" clickable="{b[v.clickable]}" '
-            f'enabled="{b[v.enabled]}" focusable="{b[v.focusable]}" focused="{b[v.focused]}" '
-            f'scrollable="{b[v.scrollable]}" long-clickable="{b[v.long_clickable]}" password="{b[v.password]}" '
-            f'selected="{b[v.selected]}" bounds="[{x1},{y1}][{x2},{y2}]" hint="{v.hint.translate(esc) if v.hint else ""}"'
+            f'<node index="{e.index}" text="{text}" resource-id="{rid}" class="{v.cls}" package="{e.package}" '
+            f'content-desc="{desc}" {flags} bounds="[{x1},{y1}][{x2},{y2}]" hint="{hint}"'
         )
         if k + 1 < n and entries[k + 1].depth > d:
             append(">")
@@ -118,3 +145,14 @@ def to_xml(entries: list[Entry]) -> str:
     append("</node>" * len(open_depths))
     append(XML_FOOTER)
     return "".join(parts)
+
+
+_FLAG_NAMES = ("checkable", "checked", "clickable", "enabled", "focusable", "focused", "scrollable",
+               "long-clickable", "password", "selected")
+_flag_text: dict[tuple[bool, ...], str] = {}
+_escaped: dict[str, str] = {}
+
+
+def _flags_attrs(values: tuple[bool, ...]) -> str:
+    """The dumper's run of boolean attributes (``checkable="false" ... selected="false"``) for these values."""
+    return " ".join(f'{name}="{_BOOL[value]}"' for name, value in zip(_FLAG_NAMES, values))

@@ -360,8 +360,11 @@ def measure(view: View, width: int, scale: float) -> int:
     else:
         pad_h = view.padding[0] * scale
         pad_v = view.padding[1] * scale
-        inner = max(1, width - 2 * pad_h)
-        if not view.children:
+        inner = width - 2 * pad_h
+        if inner < 1:
+            inner = 1
+        children = view.children
+        if not children:
             if view.weight and view.cls == "android.view.View" and not view.text:
                 h = 0
             else:
@@ -372,14 +375,21 @@ def measure(view: View, width: int, scale: float) -> int:
         elif view.orientation == VERTICAL:
             total = 0
             if view.scroll_key is None:
-                for c in view.children:
-                    total += measure(c, int(inner) if c.width is None else int(c.width * scale), scale)
+                inner_i = int(inner)
+                for c in children:
+                    total += measure(c, inner_i if c.width is None else int(c.width * scale), scale)
             h = int(total + 2 * pad_v)
         else:
-            widths = _row_widths(view, int(inner), scale)
-            h = int(max((measure(c, w, scale) for c, w in zip(view.children, widths)), default=0) + 2 * pad_v)
+            tallest = 0
+            for c, w in zip(children, _row_widths(view, int(inner), scale)):
+                ch = measure(c, w, scale)
+                if ch > tallest:
+                    tallest = ch
+            h = int(tallest + 2 * pad_v)
         if view.min_height:
-            h = max(h, int(view.min_height * scale))
+            least = int(view.min_height * scale)
+            if least > h:
+                h = least
     view._measured = (width, h)
     return h
 
@@ -427,17 +437,26 @@ def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
         widths = _row_widths(view, iw, scale)
         cx = ix
         for c, w in zip(children, widths):
-            ch = min(ih, measure(c, w, scale)) if c.height is not None or not c.weight else ih
-            if c.children and c.height is None:
-                ch = ih  # containers in a row fill its height
-            layout(c, cx, iy + (ih - ch) // 2, w, ch, scale, scroll)
+            if (c.children and c.height is None) or (c.height is None and c.weight):
+                ch = ih  # containers in a row fill its height, as do weighted children without a height
+            else:
+                ch = measure(c, w, scale)
+                if ch > ih:
+                    ch = ih
+            cy = iy + (ih - ch) // 2
+            if c.children:
+                layout(c, cx, cy, w, ch, scale, scroll)
+            else:  # a leaf only takes its box
+                c.bounds = (cx, cy, cx + w, cy + ch)
             cx += w
         return
     heights: list[int] = []
+    widths: list[int] = []
     fixed = 0
     total_weight = 0.0
     for c in children:
         cw = iw if c.width is None else int(c.width * scale)
+        widths.append(cw)
         if c.weight and c.height is None and view.scroll_key is None:
             heights.append(-1)
             total_weight += c.weight
@@ -457,7 +476,9 @@ def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
             offset = min(max(0, scroll.get(view.scroll_key, 0)), limit)
             scroll[view.scroll_key] = offset
         cy -= offset
-    for c, h in zip(children, heights):
-        cw = iw if c.width is None else int(c.width * scale)
-        layout(c, ix, cy, cw, h, scale, scroll)
+    for c, h, cw in zip(children, heights, widths):
+        if c.children:
+            layout(c, ix, cy, cw, h, scale, scroll)
+        else:  # a leaf only takes its box
+            c.bounds = (ix, cy, ix + cw, cy + h)
         cy += h

@@ -26,6 +26,9 @@ from android_gym.xml.tree import F_CHECKABLE, F_DESC, F_HINT, F_RID, F_SCROLLABL
 __all__ = ["assign_ids", "identity_key"]
 
 _SEP = "\x1f"
+# Identity key -> hex digest: screens repeat their elements step after step, so hashing is mostly a lookup.
+_DIGESTS: dict[str, str] = {}
+_DIGEST_MEMO_SIZE = 20_000
 _STATE_TEXT_CLASS = re.compile(r"(?:Switch|Toggle)\w*$")
 
 
@@ -161,8 +164,13 @@ def assign_ids(tree: UITree, members: list[int], ancestries: list[str]) -> list[
                 keys[p] = f"{keys[p]}{_SEP}{s}"
     ids: list[str] = []
     taken: set[str] = set()
+    digests = _DIGESTS
     for key in keys:
-        digest = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        digest = digests.get(key)
+        if digest is None:
+            if len(digests) >= _DIGEST_MEMO_SIZE:
+                digests.clear()
+            digest = digests[key] = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         cand = "n" + digest[:4]
         if cand in taken:  # rare: lengthen until unique
             for width in range(5, 17):

@@ -102,6 +102,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     edep = [0] * n
     skip = bytearray(n)
     reordered = [False]
+    any_order = any(r[F_DRAWING_ORDER] for r in rows)  # most dumps carry no drawing-order at all
 
     def area(c: int, v: Bounds | None, clip: Bounds | None) -> Bounds | None:
         """Where node c's subtree can draw: its visible rect when clipping, else its subtree's span."""
@@ -138,12 +139,14 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
 
     def group(cs: list[int], clip: Bounds | None, above: list[Bounds], a: str, ep: int, ed: int) -> None:
         """Hand the children ``cs`` of one node their visible rects, clip, occluders and ancestry."""
-        if len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
+        if any_order and len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
             ordered = sorted(cs, key=lambda c: (_int_or(rows[c][F_DRAWING_ORDER], -1), c))
             if ordered != cs:
                 reordered[0] = True
                 cs = ordered
         boxes: list[Bounds | None] = []
+        if clip is not None:
+            cx1, cy1, cx2, cy2 = clip
         for c in cs:
             anc[c] = a
             epar[c] = ep
@@ -158,11 +161,21 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                 boxes.append(area(c, None, clip))
                 continue
             if clip is not None:
-                b = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
-                if b[2] <= b[0] or b[3] <= b[1]:
-                    skip[c] = 1
-                    boxes.append(None)
-                    continue
+                x1, y1, x2, y2 = b
+                if x1 < cx1 or y1 < cy1 or x2 > cx2 or y2 > cy2:  # the rect sticks out: clip it
+                    if x1 < cx1:
+                        x1 = cx1
+                    if y1 < cy1:
+                        y1 = cy1
+                    if x2 > cx2:
+                        x2 = cx2
+                    if y2 > cy2:
+                        y2 = cy2
+                    if x2 <= x1 or y2 <= y1:
+                        skip[c] = 1
+                        boxes.append(None)
+                        continue
+                    b = (x1, y1, x2, y2)
             vis[c] = b
             boxes.append(b if clip_on else span[c])
         if len(cs) == 1:

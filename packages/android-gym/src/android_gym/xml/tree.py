@@ -7,9 +7,12 @@ partial dumps without a ``<hierarchy>`` root, and junk printed around the XML (`
 to: ...``, shell warnings). Anything that is not well-formed XML raises `XMLParseError` with the line
 and column; DTD entity declarations are refused (no dump has them, and they enable entity bombs).
 
-Speed: the dump is read with the C expat parser into per-node attribute lists, and the fields the
-compressor needs are pulled out with one ``itemgetter`` call per node; `UINode` objects are only built
-when ``UITree.nodes`` is first used. On a parse error lxml re-reads the text for a precise message.
+Speed: a plain uiautomator dump given as text (every ``<node>`` listing the same attributes in the same
+order) is read with one regex pass that yields each node's values; anything else (other layouts, bytes,
+comments, odd whitespace, errors) goes to the C expat parser, which gives the same tree (tests compare
+the two). The fields the compressor needs are pulled out with one ``itemgetter`` call per node;
+`UINode` objects are only built when ``UITree.nodes`` is first used. On a parse error lxml re-reads the
+text for a precise message.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 from xml.parsers import expat
@@ -136,16 +140,19 @@ class UITree:
 
     __slots__ = (
         "roots", "rotation", "screen_size", "attrs", "parents", "child_lists", "ends", "rows", "bounds",
-        "classes", "editable", "_raw", "_nodes",
+        "classes", "editable", "_raw", "_raw_keys", "_nodes",
     )  # fmt: skip
 
     def __init__(self, tags: list[str], raw: list[list[str]], rows: list[tuple[str, ...]], parents: list[int],
-                 attrs: dict[str, str]):  # fmt: skip
+                 attrs: dict[str, str], raw_keys: tuple[str, ...] | None = None):  # fmt: skip
         n = len(rows)
         self.attrs = attrs
         self.parents = parents
         self.rows = rows
-        self._raw = raw
+        # raw[i]: the node's flat [name, value, ..., ""] list, or (from the fast reader) its match tuple
+        # holding the values of ``raw_keys`` at positions 1..len(raw_keys).
+        self._raw: list[Any] = raw
+        self._raw_keys = raw_keys
         self._nodes: list[UINode] | None = None
         child_lists: list[list[int]] = [[] for _ in range(n)]
         roots: list[int] = []
@@ -229,6 +236,8 @@ class UITree:
         for kids in [self.roots, *self.child_lists]:
             for pos, c in enumerate(kids):
                 positions[c] = pos
+        keys = self._raw_keys
+        width = len(keys) + 1 if keys is not None else 0
         for i, (r, raw) in enumerate(zip(self.rows, self._raw)):
             p = self.parents[i]
             parent_node = out[p] if p >= 0 else None
@@ -262,7 +271,7 @@ class UITree:
                     naf=r[F_NAF] in _TRUE,
                     drawing_order=_int_or_none(r[F_DRAWING_ORDER]),
                     visible=r[F_VISIBLE] not in _FALSE and r[F_DISPLAYED] not in _FALSE,
-                    attrs=dict(zip(raw[0:-1:2], raw[1::2])),
+                    attrs=dict(zip(raw[0:-1:2], raw[1::2])) if keys is None else dict(zip(keys, raw[1:width])),
                 )
             )
         return out
@@ -427,12 +436,134 @@ def _parse_error(doc: bytes, err: expat.ExpatError, lines_cut: int) -> XMLParseE
     return XMLParseError(expat.errors.messages[err.code], err.lineno + lines_cut, err.offset + 1)
 
 
+class _NotSimple(Exception):
+    """The fast reader met something it does not handle; the expat reader takes the dump instead."""
+
+
+# A value as the fast reader takes it: no quote, '<', carriage return, or character XML forbids.
+_FAST_VALUE = '"([^"<\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*)"'
+_FAST_DECL_RE = re.compile(r"[ \t\n]*(?:<\?xml[^>]*\?>)?[ \t\n]*")
+_FAST_HEAD_RE = re.compile(
+    r'<hierarchy((?:[ \t\n]+[A-Za-z_:][A-Za-z0-9_.:-]*="[^"<&\t\n\r\x00-\x1f\ud800-\udfff\ufffe\uffff]*")*)[ \t\n]*>'
+)
+_FAST_FIRST_RE = re.compile(r'[ \t\n]*<node((?: [A-Za-z_:][A-Za-z0-9_.:-]*="[^"]*")+)[ \t\n]*/?>')
+_FAST_PAIR_RE = re.compile(r'([A-Za-z_:][A-Za-z0-9_.:-]*)="([^"]*)"')
+_FAST_REF_RE = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));")
+_FAST_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+_FAST_PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], Any, int]] = {}
+
+
+def _fast_pattern(keys: tuple[str, ...]) -> tuple[re.Pattern[str], Any, int]:
+    """For one attribute layout: the regex reading ``<node k1="v1" ... />`` and ``</node>`` tags with their
+    leading whitespace, the getter of a row from its match tuple, and the fixed characters of an open tag."""
+    got = _FAST_PATTERNS.get(keys)
+    if got is None:
+        if len(_FAST_PATTERNS) >= 64:  # a few layouts exist in practice; stay bounded whatever comes in
+            _FAST_PATTERNS.clear()
+        k = len(keys)
+        attrs = "".join(f" {re.escape(name)}={_FAST_VALUE}" for name in keys)
+        pattern = re.compile(rf"([ \t\n]*)(?:<node{attrs}([ \t\n]*)(/?)>()|(</node>))")
+        pos = {name: j + 1 for j, name in enumerate(keys)}
+        getter = itemgetter(*(pos.get(f, k + 3) for f in FIELDS))  # k + 3: an always-empty group
+        fixed = len("<node>") + sum(len(name) + 4 for name in keys)
+        got = _FAST_PATTERNS[keys] = (pattern, getter, fixed)
+    return got
+
+
+def _fast_unescape(value: str) -> str:
+    """An attribute value as expat reports it: literal tabs and newlines become spaces, references expand."""
+    if "\t" in value or "\n" in value:
+        value = value.replace("\t", " ").replace("\n", " ")
+    if "&" not in value:
+        return value
+
+    def expand(m: re.Match[str]) -> str:
+        if m[1]:
+            return _FAST_NAMED[m[1]]
+        c = int(m[2]) if m[2] else int(m[3], 16)
+        if not (c in (9, 10, 13) or 0x20 <= c <= 0xD7FF or 0xE000 <= c <= 0xFFFD or 0x10000 <= c <= 0x10FFFF):
+            raise _NotSimple
+        return chr(c)
+
+    out, refs = _FAST_REF_RE.subn(expand, value)
+    if refs != value.count("&"):  # a bare '&' or an entity XML does not predefine
+        raise _NotSimple
+    return out
+
+
+def _fast_read(xml: str) -> UITree | None:
+    """Read a plain uiautomator dump (``<hierarchy>`` of ``<node>`` tags that all list the same attributes
+    in the same order, one space apart, double-quoted) with one regex pass; None for anything else.
+
+    What it accepts, expat accepts too, and the tree is the same (tests compare the two readers).
+    """
+    m = _FAST_DECL_RE.match(xml)
+    head = _FAST_HEAD_RE.match(xml, m.end()) if m is not None else None
+    if head is None:
+        return None
+    end = xml.rfind("</hierarchy>")
+    if end < head.end() or xml[end + 12 :].strip(" \t\n"):
+        return None
+    pairs = _FAST_PAIR_RE.findall(head[1])
+    hierarchy_attrs = dict(pairs)
+    if len(hierarchy_attrs) != len(pairs):
+        return None
+    body = xml[head.end() : end].rstrip(" \t\n")
+    first = _FAST_FIRST_RE.match(body)
+    if first is None:
+        return None
+    keys = tuple(name for name, _ in _FAST_PAIR_RE.findall(first[1]))
+    if len(set(keys)) != len(keys):
+        return None
+    pattern, getter, fixed = _fast_pattern(keys)
+    found = pattern.findall(body)
+    k = len(keys)
+    close_at, slash_at = k + 4, k + 2
+    rows: list[tuple[str, ...]] = []
+    raw: list[Any] = []
+    parents: list[int] = []
+    stack = [-1]
+    for t in found:
+        if t[close_at]:
+            if len(stack) == 1:
+                return None
+            stack.pop()
+            continue
+        parents.append(stack[-1])
+        if not t[slash_at]:
+            stack.append(len(rows))
+        raw.append(t)
+        rows.append(t)
+    if len(stack) != 1:
+        return None
+    # Every character of the body must belong to a match (findall skips what does not match).
+    if sum(map(len, chain.from_iterable(found))) + fixed * len(rows) != len(body):
+        return None
+    if "&" in body or "\t" in body or "\n" in body:
+        fixed_raw = []
+        for t in raw:
+            values = "\x1f".join(t[1 : k + 1])  # one look at all values: most tags need nothing
+            if "&" in values or "\t" in values or "\n" in values:
+                try:
+                    t = t[:1] + tuple(map(_fast_unescape, t[1 : k + 1])) + t[k + 1 :]
+                except _NotSimple:
+                    return None
+            fixed_raw.append(t)
+        raw = fixed_raw
+    rows = list(map(getter, raw))
+    return UITree(["node"] * len(rows), raw, rows, parents, hierarchy_attrs, raw_keys=keys)
+
+
 def parse_ui(xml: str | bytes) -> UITree:
     """Parse a uiautomator (or Appium) hierarchy dump into a `UITree`.
 
     Raises `XMLParseError` (a ValueError) naming line and column when the XML is malformed, and
     TypeError for input that is neither str nor bytes.
     """
+    if isinstance(xml, str) and "\r" not in xml:
+        tree = _fast_read(xml)
+        if tree is not None:
+            return tree
     data, from_str = _to_bytes(xml)
     doc, lines_cut = _strip_junk(data)
     if from_str:
