@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from transformers.trainer_utils import SchedulerType
 from trl import GRPOConfig
 
 __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"]
@@ -411,7 +412,7 @@ class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
         default=1.0,
         metadata={"help": f"Gradient-norm clip of the actor ({_TABLE5}: Gradient Clipping 1.0)."},
     )
-    lr_scheduler_type: str = field(
+    lr_scheduler_type: SchedulerType | str = field(
         default="constant",
         metadata={
             "help": "Actor learning-rate schedule. Constant, as verl's actor (the paper's framework) uses: the outer loop "

@@ -531,6 +531,7 @@ class CoachTrainer(GRPOTrainer):
             "optimizer": copy.deepcopy(self.optimizer.state_dict()),
             "scheduler": copy.deepcopy(self.lr_scheduler.state_dict()),
             "global_step": int(self.state.global_step),
+            "num_input_tokens_seen": int(self.state.num_input_tokens_seen),  # TRL's cumulative num_tokens metric
             "micro_step": int(self._step),
             "row_generator": self.row_generator.get_state(),
             "row_queue": list(self._row_queue),
@@ -559,6 +560,7 @@ class CoachTrainer(GRPOTrainer):
         self.optimizer.load_state_dict(state["optimizer"])
         self.lr_scheduler.load_state_dict(state["scheduler"])
         self.state.global_step = int(state["global_step"])
+        self.state.num_input_tokens_seen = int(state.get("num_input_tokens_seen", 0))
         self._step = int(state["micro_step"])
         self._buffered_inputs = None
         self.row_generator.set_state(state["row_generator"])

@@ -1,0 +1,215 @@
+"""The ``coach-rl`` command line: ``train``, ``sft``, ``eval``, ``report``, ``summarize`` and ``configs``.
+
+Configurations are shipped YAML files chosen by name (``--config smoke``) or any YAML path, with
+``key=value`` overrides after them (``coach-rl train --config main seed=2 output_dir=runs/s2``); every key
+is a field of :class:`coach_rl.configs.LoopArguments` or :class:`coach_rl.config.CoachConfig`, checked
+against its type. ``coach-rl configs`` lists the shipped files, ``coach-rl configs NAME`` prints one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["build_parser", "main"]
+
+
+def _add_config_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument("--config", "-c", required=required, default=None,
+                        help="shipped config name (see `coach-rl configs`) or a YAML path")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                        help="config overrides, e.g. seed=2 num_generations=8 tasks=SystemWifiTurnOff,OpenAppTaskEval")
+    parser.add_argument("--output-dir", "-o", default=None, help="run folder (same as output_dir=...)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``coach-rl`` (sub-commands train, sft, eval, report, configs)."""
+    parser = argparse.ArgumentParser(
+        prog="coach-rl",
+        description="Train Android GUI agents with Android Coach (critic-guided Single State Multiple Actions), "
+                    "GRPO or PPO on TRL.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="run a training job (resumes from the run folder's latest checkpoint)")
+    _add_config_args(p)
+    p.add_argument("--fresh", action="store_true", help="start over even if the run folder has a checkpoint")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("sft", help="build (or load) the policy and run only the SFT warm-up on expert demos")
+    _add_config_args(p)
+    p.add_argument("--save", default=None, help="where to save the policy (default: <output_dir>/sft_policy)")
+
+    p = sub.add_parser("eval", help="evaluate a policy on held-out task instances (SR, Sub-SR, RRR, ROR, steps)")
+    _add_config_args(p, required=False)
+    p.add_argument("--policy", default=None, help="policy checkpoint folder (default: the config's policy_model)")
+    p.add_argument("--run", default=None, help="a run folder: its config and its latest checkpoint's policy")
+    p.add_argument("--tasks", default=None, help="comma-separated task names (default: the config's)")
+    p.add_argument("--instances", type=int, default=None, help="instances per task (default eval_instances_per_task)")
+    p.add_argument("--seed-offset", type=int, default=None, help="first instance seed (default eval_seed_offset)")
+    p.add_argument("--sample", action="store_true", help="sample actions instead of greedy decoding")
+    p.add_argument("--out", default=None, help="write the JSON report here")
+
+    p = sub.add_parser("report", help="(re)write report.md and plots of a run folder")
+    p.add_argument("run", help="run folder")
+
+    p = sub.add_parser("summarize", help="before/after success of several runs (seeds): mean, std, gain vs spread")
+    p.add_argument("runs", nargs="+", help="run folders")
+    p.add_argument("--out", default=None, help="also write the JSON summary here")
+
+    p = sub.add_parser("configs", help="list the shipped configs, or print one")
+    p.add_argument("name", nargs="?", default=None)
+    return parser
+
+
+def _load(args: argparse.Namespace, extra: dict[str, str] | None = None):
+    from coach_rl.configs import load_config
+
+    overrides = list(args.overrides)
+    if getattr(args, "output_dir", None):
+        overrides.append(f"output_dir={args.output_dir}")
+    for key, value in (extra or {}).items():
+        overrides.append(f"{key}={value}")
+    return load_config(args.config, overrides)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from coach_rl.loop import train
+
+    config = _load(args)
+    result = train(config, resume=not args.fresh, progress=False if args.no_progress else None)
+    summary = {
+        "run_dir": str(result.run_dir), "iterations": result.state.iteration, "env_steps": result.state.env_steps,
+        "episodes": result.state.episodes, "train_seconds": round(result.state.train_seconds, 2),
+        "resumed_from": result.resumed_from,
+        "success_before": result.eval_before.overall.success_rate if result.eval_before else None,
+        "success_after": result.eval_after.overall.success_rate if result.eval_after else None,
+        "report": str(result.report) if result.report else None,
+    }
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _cmd_sft(args: argparse.Namespace) -> int:
+    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+    from coach_rl.sft import demo_accuracy
+
+    config = _load(args)
+    if not (config.loop.sft_instances_per_task and config.loop.sft_max_steps):
+        raise SystemExit("sft_instances_per_task or sft_max_steps is 0: set both (e.g. sft_instances_per_task=8 "
+                         "sft_max_steps=100) to run a warm-up")
+    loop = TrainingLoop(config, progress=False)
+    demos = _collect_demos(config, loop.tasks)
+    model, tokenizer = build_policy_model(config, demos)
+    loop.model, loop.tokenizer = model, tokenizer
+    loop.policy = make_policy(model, tokenizer, config)
+    loop._sft(demos)
+    accuracy = demo_accuracy(loop.policy, demos, limit=64)
+    out = Path(args.save or os.path.join(config.coach.output_dir, "sft_policy"))
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    print(json.dumps({"saved": str(out), "examples": len(demos), "steps": loop.stats.get("sft_steps"),
+                      "loss": loop.stats.get("sft_loss"), "demo_exact_match": accuracy.exact,
+                      "demo_action_match": accuracy.action}, indent=2))
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from coach_rl.configs import load_config
+    from coach_rl.evaluation import evaluate_policy
+    from coach_rl.loop import _env_kwargs, _training_tasks, make_policy
+    from coach_rl.run import RunDir
+
+    policy_path = args.policy
+    if args.run:
+        run = RunDir(args.run)
+        config = load_config(run.read_config(), list(args.overrides))
+        if policy_path is None:
+            ckpt = run.latest_checkpoint()
+            if ckpt is None:
+                raise SystemExit(f"{args.run} has no checkpoint to evaluate")
+            policy_path = str(ckpt / "actor" / "policy") if (ckpt / "actor" / "policy").is_dir() else str(ckpt / "policy")
+    else:
+        config = _load(args) if args.config else load_config(None, list(args.overrides))
+    policy_path = policy_path or config.loop.policy_model
+    if policy_path == "tiny":
+        raise SystemExit("eval needs a trained policy: pass --policy PATH or --run RUN_DIR")
+    model = AutoModelForCausalLM.from_pretrained(policy_path)
+    tokenizer = AutoTokenizer.from_pretrained(policy_path)
+    policy = make_policy(model, tokenizer, config)
+    tasks = args.tasks.split(",") if args.tasks else list(config.loop.eval_tasks or _training_tasks(config))
+    n = args.instances if args.instances is not None else (config.loop.eval_instances_per_task or 10)
+    start = args.seed_offset if args.seed_offset is not None else config.loop.eval_seed_offset
+    env_kwargs = _env_kwargs(config)
+    env_kwargs.pop("latency", None)
+    report, _ = evaluate_policy(policy, tasks, list(range(start, start + n)), env_id=config.coach.env_id,
+                                env_kwargs=env_kwargs, num_envs=int(config.coach.num_envs or 4),
+                                greedy=not args.sample, meta={"policy": str(policy_path)})
+    print(report.markdown())
+    if args.out:
+        Path(args.out).write_text(report.to_json())
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from coach_rl.report import write_report
+
+    if not Path(args.run).is_dir():
+        raise SystemExit(f"no run folder at {args.run}")
+    print(write_report(args.run))
+    return 0
+
+
+def _cmd_summarize(args: argparse.Namespace) -> int:
+    from coach_rl.report import summarize_runs
+
+    missing = [r for r in args.runs if not Path(r).is_dir()]
+    if missing:
+        raise SystemExit(f"no run folder at {', '.join(missing)}")
+    summary = summarize_runs(args.runs)
+    text = json.dumps(summary, indent=2)
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+def _cmd_configs(args: argparse.Namespace) -> int:
+    from coach_rl.configs import list_configs, read_config_file
+
+    if args.name is None:
+        print("\n".join(list_configs()))
+        return 0
+    import yaml
+
+    data, source = read_config_file(args.name)
+    print(f"# {source}")
+    print(yaml.safe_dump(data, sort_keys=False), end="")
+    return 0
+
+
+_COMMANDS = {"train": _cmd_train, "sft": _cmd_sft, "eval": _cmd_eval, "report": _cmd_report,
+             "summarize": _cmd_summarize, "configs": _cmd_configs}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``coach-rl`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        return _COMMANDS[args.command](args)
+    except (KeyError, ValueError, FileNotFoundError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"coach-rl {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

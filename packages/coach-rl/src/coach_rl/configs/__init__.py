@@ -1,0 +1,463 @@
+"""Run configurations: the YAML files shipped with coach-rl, and loading one by name or path with ``key=value`` overrides.
+
+A run configuration is ONE flat mapping of keys. Each key is a field of :class:`LoopArguments` (what the
+outer pipeline does: algorithm, policy model, SFT warm-up, evaluation) or of
+:class:`coach_rl.config.CoachConfig` (TRL's ``GRPOConfig`` plus the online-RL and critic settings).
+Values are checked against the field's annotated type (``"8"`` becomes ``8`` for an int field, ``"1e-5"``
+a float, ``"a,b"`` or ``"[a, b]"`` a list, ``"null"`` None where allowed); an unknown key is an error that
+suggests the closest names. A YAML file may start from another with ``extends: NAME_OR_PATH``.
+
+    >>> from coach_rl.configs import load_config
+    >>> cfg = load_config("smoke", ["num_generations=2", "output_dir=/tmp/run"])   # doctest: +SKIP
+    >>> cfg.loop.algorithm, cfg.coach.num_generations                               # doctest: +SKIP
+    ('coach', 2)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import json
+import os
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+
+__all__ = [
+    "ALGORITHMS",
+    "LoopArguments",
+    "RunConfig",
+    "config_keys",
+    "list_configs",
+    "load_config",
+    "parse_overrides",
+    "read_config_file",
+]
+
+ALGORITHMS: tuple[str, ...] = ("coach", "grpo", "ppo")
+"""Training algorithms of ``coach-rl train``: Android Coach (SSMA, critic + ACLOO) and the SSSA baselines."""
+
+_EXTENDS = "extends"
+
+
+@dataclass
+class LoopArguments:
+    """What the training pipeline around the trainers does: which algorithm, which policy, SFT warm-up, evaluation."""
+
+    algorithm: str = field(
+        default="coach",
+        metadata={"help": "coach (Android Coach: critic-scored K actions per stored state, ACLOO), grpo "
+                          "(G trajectories per task instance, outcome reward) or ppo (V(s) critic, GAE)."},
+    )
+    policy_model: str = field(
+        default="tiny",
+        metadata={"help": "Policy checkpoint (path), or `tiny` to build a small random Qwen2 policy locally with "
+                          "a tokenizer trained on the sim's expert demos (no model hub needed)."},
+    )
+    tiny_hidden_size: int = field(default=64, metadata={"help": "Hidden size of the `tiny` policy."})
+    tiny_num_layers: int = field(default=2, metadata={"help": "Transformer layers of the `tiny` policy."})
+    tiny_num_heads: int = field(default=4, metadata={"help": "Attention heads of the `tiny` policy."})
+    tiny_vocab_size: int = field(default=1024, metadata={"help": "Vocabulary size of the `tiny` policy's tokenizer."})
+    policy_mode: str = field(
+        default="xml",
+        metadata={"help": "What the policy sees: xml (compressed UI text), screenshot, or both."},
+    )
+    action_format: str = field(
+        default="index",
+        metadata={"help": "How the policy writes actions: index (AndroidWorld JSON with element indexes, for small "
+                          "text policies) or uitars (UI-TARS calls with coordinates)."},
+    )
+    max_history: int = field(default=2, metadata={"help": "Earlier steps shown in the policy prompt."})
+    policy_action_space: bool = field(
+        default=True,
+        metadata={"help": "List the action formats in every prompt. A tiny policy fine-tuned on the format does not "
+                          "need the list, and prompts get much shorter (index format only)."},
+    )
+    policy_max_label_chars: int | None = field(
+        default=None, metadata={"help": "Cap on each element label in index-format prompts (None: the format's default)."},
+    )
+    sft_instances_per_task: int = field(
+        default=0,
+        metadata={"help": "Expert demonstrations per training task, for the SFT warm-up before RL and the critic's "
+                          "pre-training (0: no demonstrations, no SFT)."},
+    )
+    sft_max_steps: int = field(default=100, metadata={"help": "Optimizer steps of the SFT warm-up (0: no SFT)."})
+    sft_learning_rate: float = field(default=1e-3, metadata={"help": "Learning rate of the SFT warm-up."})
+    sft_batch_size: int = field(default=8, metadata={"help": "Examples per SFT optimizer step."})
+    sft_seed_offset: int = field(
+        default=500_000,
+        metadata={"help": "Demonstration instances use seeds sft_seed_offset + i (disjoint from RL and eval seeds)."},
+    )
+    train_seed_offset: int = field(
+        default=0,
+        metadata={"help": "RL rollouts of iteration t use seeds from train_seed_offset + t * rollout_batch_size."},
+    )
+    eval_instances_per_task: int = field(
+        default=0, metadata={"help": "Held-out instances per task evaluated before and after training (0: none)."},
+    )
+    eval_seed_offset: int = field(
+        default=1_000_000,
+        metadata={"help": "Evaluation instances use seeds eval_seed_offset + i: task instances unseen in training."},
+    )
+    eval_tasks: list[str] | None = field(
+        default=None, metadata={"help": "Tasks to evaluate on; None: the training tasks."},
+    )
+    eval_every: int = field(
+        default=0, metadata={"help": "Also evaluate every this many iterations (0: only before and after)."},
+    )
+    eval_before: bool = field(default=True, metadata={"help": "Evaluate the policy before RL (after SFT)."})
+    eval_after: bool = field(default=True, metadata={"help": "Evaluate the policy after RL."})
+    critic_pretrain_samples: int = field(
+        default=4,
+        metadata={"help": "With critic_pretrain_steps > 0 and no critic_pretrain_dataset: answers sampled from the "
+                          "warmed-up policy per demonstrated state, labelled 1/0 by whether they match the expert's "
+                          "action (the expert's own answer is a positive too)."},
+    )
+    actor_states_per_iteration: int | None = field(
+        default=None,
+        metadata={"help": "Stored states sampled from the replay buffer for each actor update (Algorithm 1, line 24). "
+                          "None: as many as the steps collected in this iteration."},
+    )
+    env_threads: bool = field(
+        default=False,
+        metadata={"help": "Step the envs in threads: for envs that wait on devices (emulators, the sim's latency "
+                          "model); the sim itself is CPU-bound and gains nothing."},
+    )
+    checkpoint_keep: int = field(default=2, metadata={"help": "Complete checkpoints kept in the run folder."})
+    write_report: bool = field(default=True, metadata={"help": "Write report.md and plots at the end."})
+
+    def validate(self) -> None:
+        """Check the values; raises ``ValueError`` naming the bad key."""
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
+        if self.policy_mode not in ("xml", "screenshot", "both"):
+            raise ValueError(f"policy_mode must be xml, screenshot or both, got {self.policy_mode!r}")
+        if self.action_format not in ("index", "uitars"):
+            raise ValueError(f"action_format must be index or uitars, got {self.action_format!r}")
+        if self.action_format == "index" and self.policy_mode == "screenshot":
+            raise ValueError("action_format=index names UI elements: it needs policy_mode xml or both")
+        if not self.policy_model:
+            raise ValueError("policy_model must be a checkpoint path or 'tiny'")
+        for name in ("tiny_hidden_size", "tiny_num_layers", "tiny_num_heads", "tiny_vocab_size",
+                     "sft_batch_size", "checkpoint_keep"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        for name in ("max_history", "sft_instances_per_task", "sft_max_steps", "eval_instances_per_task", "sft_seed_offset",
+                     "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if self.tiny_hidden_size % self.tiny_num_heads:
+            raise ValueError(f"tiny_hidden_size ({self.tiny_hidden_size}) must be divisible by tiny_num_heads "
+                             f"({self.tiny_num_heads})")
+        if not self.sft_learning_rate > 0:
+            raise ValueError(f"sft_learning_rate must be > 0, got {self.sft_learning_rate!r}")
+        if self.policy_max_label_chars is not None and self.policy_max_label_chars < 1:
+            raise ValueError(f"policy_max_label_chars must be >= 1 or null, got {self.policy_max_label_chars!r}")
+        if not self.policy_action_space and self.action_format != "index":
+            raise ValueError("policy_action_space=false is for the index format (UI-TARS prompts keep their list)")
+        if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
+            raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
+
+
+# -- type checking of values ------------------------------------------------------------------------------
+
+_NULLS = ("null", "none", "~", "")
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _type_name(tp: Any) -> str:
+    if isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    """``value`` (from YAML or a ``key=value`` string) as the type ``tp``; ``ValueError`` naming ``key`` otherwise."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin is Union or (hasattr(types, "UnionType") and isinstance(tp, types.UnionType)):
+        if type(None) in args and (value is None or (isinstance(value, str) and value.strip().lower() in _NULLS)):
+            return None
+        options = [a for a in args if a is not type(None)]
+        enums = [a for a in options if isinstance(a, type) and issubclass(a, enum.Enum)]
+        if enums and str in options:  # `SchedulerType | str`: the str is the enum's spelling, check it
+            options = [a for a in options if a is not str]
+        # most specific first; str (which accepts any string) last
+        options.sort(key=lambda a: (a is str, 0))
+        errors = []
+        for option in options:
+            try:
+                return _coerce(value, option, key)
+            except (ValueError, TypeError) as err:
+                errors.append(str(err))
+        raise ValueError(f"{key}: {value!r} is not a valid {_type_name(tp)}")
+    if origin is Literal:
+        if value in args:
+            return value
+        raise ValueError(f"{key} must be one of {list(args)}, got {value!r}")
+    if tp is type(None):
+        if value is None or (isinstance(value, str) and value.strip().lower() in _NULLS):
+            return None
+        raise ValueError(f"{key} must be null, got {value!r}")
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    if tp is int:
+        if isinstance(value, bool):
+            raise ValueError(f"{key} must be an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip().replace("_", ""))
+            except ValueError:
+                pass
+        raise ValueError(f"{key} must be an integer, got {value!r}")
+    if tp is float:
+        if isinstance(value, bool):
+            raise ValueError(f"{key} must be a number, got {value!r}")
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise ValueError(f"{key} must be a number, got {value!r}")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise ValueError(f"{key} must be a string, got {value!r} ({type(value).__name__}); quote it in YAML")
+    if origin in (list, Sequence) or tp is list:
+        if isinstance(value, str):
+            text = value.strip()
+            value = yaml.safe_load(text) if text.startswith("[") else [v.strip() for v in text.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{key} must be a list, got {value!r}")
+        item = args[0] if args else Any
+        return [_coerce(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin in (dict, Mapping) or tp is dict:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                value = yaml.safe_load(value)
+        if not isinstance(value, dict):
+            raise ValueError(f"{key} must be a mapping (YAML or JSON object), got {value!r}")
+        if len(args) == 2:
+            return {_coerce(k, args[0], f"{key} key"): _coerce(v, args[1], f"{key}[{k!r}]") for k, v in value.items()}
+        return value
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        raw = value.value if isinstance(value, enum.Enum) else value
+        try:
+            return tp(raw).value
+        except ValueError:
+            choices = [m.value for m in tp]
+            raise ValueError(f"{key} must be one of {choices}, got {value!r}") from None
+    raise ValueError(f"{key} has type {_type_name(tp)}, which a run configuration cannot set")
+
+
+# -- the config object ------------------------------------------------------------------------------------
+
+
+def _coach_config_class() -> type:
+    from coach_rl.config import CoachConfig
+
+    return CoachConfig
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
+
+
+def config_keys() -> dict[str, Any]:
+    """Every key a run configuration accepts, with its type (LoopArguments' and CoachConfig's fields)."""
+    keys = _field_types(_coach_config_class())
+    loop = _field_types(LoopArguments)
+    clash = set(keys) & set(loop)
+    if clash:  # pragma: no cover - guarded by a test
+        raise RuntimeError(f"LoopArguments shadows CoachConfig fields {sorted(clash)}")
+    keys.update(loop)
+    return keys
+
+
+@dataclass
+class RunConfig:
+    """A resolved run configuration: the pipeline's :class:`LoopArguments`, the trainers' ``CoachConfig`` and the
+    keys that were set explicitly (by the file, ``extends`` chain or overrides), already type-checked."""
+
+    loop: LoopArguments
+    coach: Any
+    """The :class:`coach_rl.config.CoachConfig` (TRL ``GRPOConfig`` + online RL + critic settings)."""
+    explicit: dict[str, Any]
+    source: str = "<dict>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``config.yaml`` holds: every LoopArguments/online-RL/critic key plus the other keys set explicitly.
+
+        Feeding it back to :func:`load_config` gives an equal configuration.
+        """
+        from coach_rl.config import CriticArguments, OnlineRLArguments
+
+        out: dict[str, Any] = {f.name: getattr(self.loop, f.name) for f in dataclasses.fields(LoopArguments)}
+        for cls in (OnlineRLArguments, CriticArguments):
+            for f in dataclasses.fields(cls):
+                out[f.name] = getattr(self.coach, f.name)
+        for key in self.explicit:
+            if key not in out:
+                value = getattr(self.coach, key)
+                out[key] = value.value if isinstance(value, enum.Enum) else value
+        for key in ("output_dir", "seed", "num_generations", "learning_rate"):
+            out[key] = getattr(self.coach, key)
+        return _plain(out)
+
+    def differences(self, other: RunConfig, ignore: Sequence[str] = ()) -> dict[str, tuple[Any, Any]]:
+        """Keys whose values differ between two configurations (``{key: (self_value, other_value)}``)."""
+        a, b = self.to_dict(), other.to_dict()
+        return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b))
+                if k not in ignore and a.get(k) != b.get(k)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+# -- files and names --------------------------------------------------------------------------------------
+
+
+def list_configs() -> list[str]:
+    """Names of the configurations shipped with coach-rl (``load_config(name)`` loads one)."""
+    root = resources.files(__name__)
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def _resolve(name_or_path: str | os.PathLike[str], relative_to: Path | None = None) -> tuple[str, str]:
+    """(text, source) of a config given as a path or a shipped name."""
+    text_name = os.fspath(name_or_path)
+    candidates = [Path(text_name)]
+    if relative_to is not None and not Path(text_name).is_absolute():
+        candidates.insert(0, relative_to / text_name)
+    for path in candidates:
+        if path.is_file():
+            return path.read_text(encoding="utf-8"), str(path.resolve())
+    stem = text_name[:-5] if text_name.endswith(".yaml") else text_name
+    if "/" not in stem and os.sep not in stem:
+        shipped = resources.files(__name__) / f"{stem}.yaml"
+        if shipped.is_file():
+            return shipped.read_text(encoding="utf-8"), f"coach_rl.configs:{stem}"
+    names = list_configs()
+    close = difflib.get_close_matches(stem, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise FileNotFoundError(
+        f"no config file {text_name!r} and no shipped config of that name (shipped: {', '.join(names)}){hint}"
+    )
+
+
+def read_config_file(name_or_path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], str]:
+    """The raw mapping of a config file or shipped name, with its ``extends`` chain merged (later keys win)."""
+    relative_to = Path(_seen[-1]).parent if _seen and not _seen[-1].startswith("coach_rl.configs:") else None
+    text, source = _resolve(name_or_path, relative_to)
+    if source in _seen:
+        raise ValueError(f"config 'extends' cycle: {' -> '.join((*_seen, source))}")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ValueError(f"config {source} is not valid YAML: {err}") from err
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError(f"config {source} must be a mapping of key: value, got {type(data).__name__}")
+    parent = data.pop(_EXTENDS, None)
+    if parent is not None:
+        base, _ = read_config_file(parent, (*_seen, source))
+        base.update(data)
+        data = base
+    return data, source
+
+
+def parse_overrides(overrides: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``["a=1", "b=x"]`` (CLI style) or a mapping -> a dict of raw values (types are checked by :func:`load_config`)."""
+    if overrides is None:
+        return {}
+    if isinstance(overrides, Mapping):
+        return dict(overrides)
+    if isinstance(overrides, str):
+        raise TypeError("overrides must be a list of 'key=value' strings or a mapping, not one string")
+    out: dict[str, Any] = {}
+    for item in overrides:
+        if not isinstance(item, str) or "=" not in item:
+            raise ValueError(f"override {item!r} must look like key=value")
+        key, value = item.split("=", 1)
+        key = key.strip().lstrip("-").replace("-", "_")
+        if not key:
+            raise ValueError(f"override {item!r} has an empty key")
+        out[key] = value
+    return out
+
+
+def load_config(
+    name_or_path: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] | None = None,
+) -> RunConfig:
+    """Load a run configuration: a shipped name (``smoke``, ``main``...), a YAML path or a mapping, plus overrides.
+
+    Every key is checked against :func:`config_keys` (unknown keys raise ``KeyError`` with suggestions) and
+    its value converted to the field's type (``ValueError`` naming the key when it does not fit). Defaults
+    that suit this machine are filled in when not given: ``use_cpu`` when CUDA is absent (and then ``bf16:
+    false``), ``report_to: none``. Then ``LoopArguments`` and ``CoachConfig`` validate the values.
+    """
+    if name_or_path is None:
+        raw, source = {}, "<defaults>"
+    elif isinstance(name_or_path, Mapping):
+        raw, source = dict(name_or_path), "<dict>"
+        raw.pop(_EXTENDS, None)
+    else:
+        raw, source = read_config_file(name_or_path)
+    raw.update(parse_overrides(overrides))
+
+    keys = config_keys()
+    unknown = [k for k in raw if k not in keys]
+    if unknown:
+        msgs = []
+        for k in unknown:
+            close = difflib.get_close_matches(k, list(keys), n=3)
+            msgs.append(f"{k!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        raise KeyError(f"unknown config key(s) in {source}: {'; '.join(msgs)}")
+    values = {k: _coerce(v, keys[k], k) for k, v in raw.items()}
+
+    loop_names = {f.name for f in dataclasses.fields(LoopArguments)}
+    loop = LoopArguments(**{k: v for k, v in values.items() if k in loop_names})
+    loop.validate()
+    coach_kwargs = {k: v for k, v in values.items() if k not in loop_names}
+    import torch
+
+    if not torch.cuda.is_available():
+        coach_kwargs.setdefault("use_cpu", True)
+    if coach_kwargs.get("use_cpu"):
+        coach_kwargs.setdefault("bf16", False)  # TRL turns bf16 on by default; on CPU it is slow and imprecise
+    coach_kwargs.setdefault("report_to", "none")
+    coach_kwargs.setdefault("output_dir", os.path.join("runs", "coach-rl"))
+    coach = _coach_config_class()(**coach_kwargs)
+    return RunConfig(loop=loop, coach=coach, explicit=values, source=source)

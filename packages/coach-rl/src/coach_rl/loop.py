@@ -1,0 +1,749 @@
+r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns -> critic update -> actor update.
+
+:class:`TrainingLoop` runs a whole configured run (:class:`coach_rl.configs.RunConfig`) in its run folder
+(:class:`coach_rl.run.RunDir`):
+
+1. **policy**: a checkpoint, or (``policy_model: tiny``) a small Qwen2 built locally whose tokenizer is
+   trained on the sim's expert demonstrations; optionally an SFT warm-up on those demonstrations
+   (:mod:`coach_rl.demos`, :mod:`coach_rl.sft`);
+2. **evaluation before** RL on held-out task instances (:func:`coach_rl.evaluation.evaluate_policy`);
+3. **iterations**: the policy plays ``rollout_batch_size`` episodes in ``num_envs`` envs in lockstep
+   (:class:`coach_rl.rollout.RolloutCollector`), finished trajectories go to the replay buffer with their
+   return targets ``R_t``; then, by ``algorithm``:
+
+   - ``coach``: the critic ``Q(s, a)`` regresses onto ``R_t`` with the clipped value loss (Eq. 2), then
+     :class:`coach_rl.trainer.CoachTrainer` samples K actions for stored states, scores them with the
+     critic and applies ACLOO + PPO clip (Eq. 3, 4);
+   - ``grpo`` / ``ppo``: :class:`coach_rl.baselines.GRPOBaseline` / ``PPOBaseline`` update on the
+     trajectories just collected (one action per state);
+
+   each iteration appends a record to ``metrics.jsonl`` and (every ``checkpoint_every``) saves a
+   checkpoint: policy weights, actor optimiser/scheduler, critic and its optimiser, the replay buffer's
+   state (its shards hard-linked), loop counters and every RNG state;
+4. **evaluation after** and ``report.md`` with plots.
+
+**Exact resume.** Starting a run whose folder has a checkpoint continues from it (the configuration must
+be the same). All randomness the loop draws comes from
+generators that the checkpoint saves (Python, NumPy and torch global states, the critic's and the actor's
+own generators, the loop's NumPy generator for replay sampling) and every episode's seed is a function of
+the iteration, so the iterations after a resume produce the same numbers as an uninterrupted run (on the
+same machine and torch build). The checkpoint of iteration 0 is written right after the warm-up and the
+evaluation before training, so a run killed at any later moment never redoes them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from coach_rl.configs import RunConfig, load_config
+from coach_rl.evaluation import EvalReport
+from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
+
+__all__ = [
+    "LOOP_STATE_NAME",
+    "LoopState",
+    "TrainResult",
+    "TrainingLoop",
+    "build_policy_model",
+    "make_envs",
+    "make_policy",
+    "train",
+]
+
+LOOP_STATE_NAME = "loop_state.pt"
+"""Checkpoint file with the loop counters, the loop's sampling generator and the global RNG states."""
+_CRITIC_DIR = "critic"
+_CRITIC_TRAINER = "critic_trainer.pt"
+_ACTOR_DIR = "actor"
+_BASELINE_STATE = "baseline.pt"
+_POLICY_DIR = "policy"
+_TIMING_KEYS = ("env", "generation", "reward")
+
+
+@dataclass
+class LoopState:
+    """Counters of the outer loop, saved with every checkpoint."""
+
+    iteration: int = 0
+    """Iterations completed."""
+    env_steps: int = 0
+    episodes: int = 0
+    train_seconds: float = 0.0
+    """Wall time spent in iterations (rollout + updates + checkpoints), summed over resumes."""
+    policy_version: int = 0
+    successes: int = 0
+    """Successful training episodes so far."""
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` did: the run folder, final counters, evaluations before/after, the report path."""
+
+    run_dir: Path
+    state: LoopState
+    eval_before: EvalReport | None = None
+    eval_after: EvalReport | None = None
+    report: Path | None = None
+    resumed_from: int | None = None
+    """The iteration of the checkpoint the run continued from (None: it started fresh)."""
+    seconds: float = 0.0
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def success_gain(self) -> float | None:
+        """Overall success rate after minus before (None without both evaluations)."""
+        if self.eval_before is None or self.eval_after is None:
+            return None
+        return self.eval_after.overall.success_rate - self.eval_before.overall.success_rate
+
+
+# -- building blocks ---------------------------------------------------------------------------------------
+
+
+def _training_tasks(config: RunConfig) -> list[str]:
+    if config.coach.tasks:
+        return list(config.coach.tasks)
+    from android_gym.tasks import list_tasks
+
+    suite = (config.coach.env_kwargs or {}).get("suite", "sim")
+    return list_tasks(suite)
+
+
+def _env_kwargs(config: RunConfig) -> dict[str, Any]:
+    kwargs = dict(config.coach.env_kwargs or {})
+    steps = config.coach.max_episode_steps
+    if steps is not None:
+        kwargs["max_steps"] = steps
+    kwargs.setdefault("screenshot", config.loop.policy_mode != "xml")
+    return kwargs
+
+
+def make_envs(env_id: str, n: int, *, tasks: Sequence[str] | None = None,
+              env_kwargs: dict[str, Any] | None = None) -> list[Any]:
+    """``n`` Gymnasium envs of ``env_id`` over ``tasks`` (passed as the env's ``task`` list) with ``env_kwargs``."""
+    import gymnasium as gym
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    kwargs = dict(env_kwargs or {})
+    if tasks is not None:
+        kwargs["task"] = list(tasks)
+    return [gym.make(env_id, disable_env_checker=True, **kwargs) for _ in range(n)]
+
+
+def _policy_format(config: RunConfig) -> Any:
+    from coach_rl.policy import PolicyFormat
+
+    loop = config.loop
+    kwargs: dict[str, Any] = {"mode": loop.policy_mode, "action_format": loop.action_format,
+                              "max_history": loop.max_history}
+    if loop.policy_max_label_chars is not None:
+        kwargs["max_label_chars"] = loop.policy_max_label_chars
+    if not loop.policy_action_space:
+        kwargs["action_space"] = ()
+    return PolicyFormat(**kwargs)
+
+
+def make_policy(model: Any, processing_class: Any, config: RunConfig, *, version: int = 0) -> Any:
+    """The :class:`coach_rl.policy.HFPolicy` of a run: its prompt format and the sampling settings of the config."""
+    from coach_rl.policy import HFPolicy
+
+    args = config.coach
+    return HFPolicy(
+        model, processing_class, format=_policy_format(config),
+        max_new_tokens=int(args.max_completion_length or 128), temperature=float(args.temperature),
+        top_p=float(args.top_p), max_prompt_tokens=args.max_prompt_length, batch_size=max(1, int(args.num_envs or 1)),
+        version=version,
+    )
+
+
+def build_policy_model(config: RunConfig, demos: Any = None) -> tuple[Any, Any]:
+    """The policy model and tokenizer: loaded from ``policy_model``, or built (``tiny``) on the demos' text."""
+    loop = config.loop
+    if loop.policy_model != "tiny":
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model = AutoModelForCausalLM.from_pretrained(loop.policy_model)
+        return model, AutoTokenizer.from_pretrained(loop.policy_model)
+    from coach_reward.tiny_models import build_tiny_causal_lm
+
+    corpus = demos.corpus() if demos is not None else None
+    return build_tiny_causal_lm(
+        vocab_size=loop.tiny_vocab_size, hidden_size=loop.tiny_hidden_size, num_layers=loop.tiny_num_layers,
+        num_heads=loop.tiny_num_heads, seed=int(config.coach.seed), corpus=corpus,
+    )
+
+
+def _collect_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
+    from coach_rl.demos import collect_demos
+
+    n = config.loop.sft_instances_per_task or 2  # a tiny tokenizer needs some text even without SFT
+    kwargs = dict(config.coach.env_kwargs or {})
+    kwargs.pop("latency", None)  # demonstrations are not timed
+    kwargs.pop("faults", None)
+    return collect_demos(_policy_format(config), list(tasks),
+                         seeds=range(config.loop.sft_seed_offset, config.loop.sft_seed_offset + n),
+                         env_kwargs=kwargs)
+
+
+def _steps(trajectory: Any) -> list[Any]:
+    return list(getattr(trajectory, "steps", []))
+
+
+def _step_value(step: Any, name: str) -> Any:
+    value = getattr(step, name, None)
+    if value is None and isinstance(getattr(step, "info", None), dict):
+        value = step.info.get(name)
+    return value
+
+
+def _returns_of(trajectory: Any, config: RunConfig) -> list[float]:
+    """R_t of each step: as the collector recorded them, else Eq. (R_t) from the step's process rewards."""
+    steps = _steps(trajectory)
+    recorded = getattr(trajectory, "returns", None)
+    if recorded is not None and len(recorded) == len(steps):
+        return [float(r) for r in recorded]
+    per_step = [_step_value(s, "return_t") for s in steps]
+    if steps and all(v is not None for v in per_step):
+        return [float(v) for v in per_step]
+    from coach_rl.returns import coach_returns
+
+    rewards = [float(_step_value(s, "process_reward") or 0.0) for s in steps]
+    outcome = getattr(trajectory, "outcome_reward", None)
+    outcome = float(trajectory.success if outcome is None else outcome)
+    args = config.coach
+    return coach_returns(rewards, outcome, w_p=args.w_p, w_o=args.w_o, gamma=args.gamma)
+
+
+def _replay_rows(steps: Sequence[Any]) -> list[dict[str, Any]]:
+    """Actor-update rows (``prompt`` messages + critic ``state`` text) of stored replay steps."""
+    rows = []
+    for s in steps:
+        prompt, text = s.info.get("prompt"), s.info.get("prompt_text")
+        if not prompt or not text:
+            raise ValueError(
+                f"replay step {s.trajectory_id}/{s.step_index} has no prompt/prompt_text in its info: the rollout "
+                "collector records them per step"
+            )
+        rows.append({"prompt": prompt, "state": text})
+    return rows
+
+
+# -- the loop ---------------------------------------------------------------------------------------------
+
+
+class TrainingLoop:
+    """One training run: builds (or restores) everything from a :class:`RunConfig` and runs Algorithm 1.
+
+    Use :func:`train` for the whole pipeline; the object exposes the pieces (``policy``, ``critic``,
+    ``actor``, ``replay``, ``state``) for tests and benchmarks, and :meth:`run_iteration` for one step.
+    """
+
+    def __init__(self, config: RunConfig, *, progress: bool | None = None,
+                 echo: Callable[[str], None] | None = None) -> None:
+        """Prepare the run folder of ``config`` (nothing is built until :meth:`setup`)."""
+        if not isinstance(config, RunConfig):
+            raise TypeError(f"config must be a coach_rl.configs.RunConfig (load_config(...)), got {type(config).__name__}")
+        self.config = config
+        self.args = config.coach
+        self.loop = config.loop
+        self.run = RunDir(self.args.output_dir, keep=config.loop.checkpoint_keep)
+        self.progress = sys.stderr.isatty() if progress is None else bool(progress)
+        self.echo = echo or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.tasks = _training_tasks(config)
+        self.eval_tasks = list(config.loop.eval_tasks or self.tasks)
+        self.state = LoopState()
+        self.rng = np.random.default_rng(int(self.args.seed))
+        self.envs: list[Any] = []
+        self.policy: Any = None
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.replay: Any = None
+        self.collector: Any = None
+        self.critic: Any = None
+        self.critic_trainer: Any = None
+        self.actor: Any = None
+        self.resumed_from: int | None = None
+        self.eval_before: EvalReport | None = None
+        self.eval_after: EvalReport | None = None
+        self.stats: dict[str, Any] = {}
+
+    # -- set-up ------------------------------------------------------------------------------------------
+
+    def _check_resume_config(self) -> None:
+        saved = load_config(self.run.read_config())
+        diff = saved.differences(self.config)
+        if diff:
+            shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(diff.items())[:8])
+            raise ValueError(
+                f"{self.run.path} holds a run with a different configuration ({shown}); resume it with the same "
+                "configuration, or pick another output_dir (or pass fresh=True / --fresh to start over)"
+            )
+
+    def setup(self, *, resume: bool = True) -> None:
+        """Build everything: from the latest checkpoint when ``resume`` finds one, else fresh (warm-up + eval)."""
+        torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", torch.get_num_threads()))))
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Writing model shards" bars on every checkpoint
+        checkpoint = self.run.latest_checkpoint() if resume else None
+        if checkpoint is not None:
+            self._check_resume_config()
+            self._restore(checkpoint)
+            return
+        self._fresh()
+
+    def _fresh(self) -> None:
+        started = time.perf_counter()
+        cpu_started = time.process_time()
+        for item in (self.run.metrics_path, *self.run.path.glob("eval_*.json")):
+            item.unlink(missing_ok=True)
+        if self.run.checkpoints_dir.exists():
+            shutil.rmtree(self.run.checkpoints_dir)
+            self.run.checkpoints_dir.mkdir()
+        replay_dir = Path(self.args.replay_dir)
+        if replay_dir.exists():
+            shutil.rmtree(replay_dir)
+        self.run.write_config(self.config.to_dict())
+        from transformers import set_seed
+
+        set_seed(int(self.args.seed))
+        demos = None
+        needs_demos = (self.loop.policy_model == "tiny" or self.loop.sft_instances_per_task
+                       or (self.loop.algorithm == "coach" and self.args.critic_pretrain_steps
+                           and not self.args.critic_pretrain_dataset))
+        if needs_demos:
+            t0 = time.perf_counter()
+            demos = _collect_demos(self.config, self.tasks)
+            self.stats["demos"] = {**demos.stats.as_dict(), "records": len(demos)}
+            self.echo(f"[coach-rl] {len(demos)} demonstration steps from {demos.stats.kept} expert episodes "
+                      f"({time.perf_counter() - t0:.1f} s)")
+        self.model, self.tokenizer = build_policy_model(self.config, demos)
+        self.policy = make_policy(self.model, self.tokenizer, self.config)
+        if self.loop.sft_instances_per_task and self.loop.sft_max_steps:
+            self._sft(demos)
+        self._build_components()
+        if self.loop.algorithm == "coach" and self.args.critic_pretrain_steps:
+            self._critic_pretrain(demos)
+        if self.loop.eval_before and self.loop.eval_instances_per_task:
+            self.eval_before = self.evaluate("before")
+        self.stats["setup_seconds"] = time.perf_counter() - started
+        self.stats["setup_cpu_seconds"] = time.process_time() - cpu_started
+        self.run.log_metrics({"kind": "setup", "seconds": self.stats["setup_seconds"],
+                              "cpu_seconds": self.stats["setup_cpu_seconds"], **{
+            k: v for k, v in self.stats.items() if k.startswith(("sft_", "critic_pretrain_"))}})
+        self.save_checkpoint()
+
+    def _sft(self, demos: Any) -> None:
+        from coach_rl.sft import sft_warmup
+
+        t0 = time.perf_counter()
+        result = sft_warmup(
+            self.model, self.tokenizer, demos.examples(self.policy), max_steps=self.loop.sft_max_steps,
+            learning_rate=self.loop.sft_learning_rate, per_device_train_batch_size=self.loop.sft_batch_size,
+            seed=int(self.args.seed), logging_steps=max(1, self.loop.sft_max_steps // 10), use_cpu=self.args.use_cpu,
+        )
+        self.stats.update({"sft_steps": result.steps, "sft_loss": result.train_loss,
+                           "sft_final_loss": result.losses[-1] if result.losses else math.nan,
+                           "sft_seconds": time.perf_counter() - t0})
+        self.echo(f"[coach-rl] SFT warm-up: {result.steps} steps on {result.examples} examples, loss "
+                  f"{result.train_loss:.3f} ({self.stats['sft_seconds']:.1f} s)")
+
+    def critic_pretrain_examples(self, demos: Any) -> list[tuple[str, str, int]]:
+        """Critic pre-training triples ``(state, action, label)`` (the paper pre-trains Q on PRM-labelled steps).
+
+        From ``critic_pretrain_dataset`` (a PRM dataset saved by coach_reward) when set; otherwise from the
+        expert demonstrations: at every demonstrated state the expert's answer is labelled 1 and
+        ``critic_pretrain_samples`` answers sampled from the current policy are labelled by whether they
+        read as the expert's action (1) or not (0: another action, or no valid action at all), the
+        action-match labelling of the PRM dataset builder. States are the policy's own templated prompts,
+        the strings the critic scores online.
+        """
+        args = self.args
+        if args.critic_pretrain_dataset:
+            from coach_reward.prm_data import load_prm_dataset, to_critic_pretrain_examples
+
+            return to_critic_pretrain_examples(load_prm_dataset(args.critic_pretrain_dataset))
+        if demos is None or not len(demos):
+            raise ValueError("critic_pretrain_steps > 0 needs demonstrations (policy_model: tiny or "
+                             "sft_instances_per_task > 0) or a critic_pretrain_dataset")
+        k = self.loop.critic_pretrain_samples
+        records = list(demos.records)
+        requests = [r.request for r in records]
+        outputs = self.policy.act([q for q in requests for _ in range(k)], greedy=False) if k else []
+        examples: list[tuple[str, str, int]] = []
+        for i, record in enumerate(records):
+            state = self.policy.prompt_text_for(record.request)
+            examples.append((state, record.answer, 1))
+            seen = {record.answer.strip()}
+            for out in outputs[i * k:(i + 1) * k]:
+                if out.text.strip() in seen:
+                    continue
+                seen.add(out.text.strip())
+                examples.append((state, out.text, int(out.action is not None and out.action == record.action)))
+        return examples
+
+    def _critic_pretrain(self, demos: Any) -> None:
+        from coach_rl.critic import critic_pretrain
+
+        t0 = time.perf_counter()
+        examples = self.critic_pretrain_examples(demos)
+        args = self.args
+        result = critic_pretrain(self.critic, examples, learning_rate=args.critic_learning_rate,
+                                 epochs=max(1, math.ceil(args.critic_pretrain_steps * args.critic_batch_size
+                                                         / max(1, len(examples)))),
+                                 batch_size=args.critic_batch_size, max_steps=args.critic_pretrain_steps,
+                                 warmup_ratio=args.critic_warmup_ratio, max_grad_norm=args.critic_max_grad_norm,
+                                 seed=int(args.seed))
+        positives = sum(label for _, _, label in examples)
+        self.stats.update({"critic_pretrain_examples": len(examples), "critic_pretrain_positives": positives,
+                           "critic_pretrain_steps": result.steps, "critic_pretrain_accuracy": result.accuracy,
+                           "critic_pretrain_final_loss": result.losses[-1] if result.losses else math.nan,
+                           "critic_pretrain_seconds": time.perf_counter() - t0})
+        self.echo(f"[coach-rl] critic pre-training: {result.steps} steps on {len(examples)} labelled actions "
+                  f"({positives} positive), accuracy {result.accuracy:.2f} "
+                  f"({self.stats['critic_pretrain_seconds']:.1f} s)")
+
+    def _estimated_steps_per_iteration(self) -> int:
+        args = self.args
+        episode = args.max_episode_steps or max(1, args.max_turns // 2)
+        return max(1, args.rollout_batch_size * min(episode, 8))
+
+    def _build_components(self) -> None:
+        """Envs, replay, collector and the algorithm's trainers around ``self.model`` (fresh optimisers)."""
+        from coach_rl.replay import ReplayBuffer
+        from coach_rl.rollout import RolloutCollector
+
+        args = self.args
+        self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks, env_kwargs=_env_kwargs(self.config))
+        self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size, w_p=args.w_p, w_o=args.w_o,
+                                   gamma=args.gamma)
+        self.collector = RolloutCollector(self.envs, self.policy, replay=self.replay, w_p=args.w_p, w_o=args.w_o,
+                                          gamma=args.gamma, keep_xml=False, threads=self.loop.env_threads)
+        algorithm = self.loop.algorithm
+        iterations = int(args.total_iterations)
+        per_iteration = self._estimated_steps_per_iteration()
+        if algorithm == "coach":
+            from coach_rl.critic import Critic, CriticTrainer
+            from coach_rl.trainer import CoachTrainer
+
+            if args.critic_model_name_or_path:
+                self.critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed))
+            else:
+                self.critic = Critic.from_pretrained_lm(self.model, self.tokenizer, seed=int(args.seed))
+            critic_steps = iterations * (args.critic_updates_per_iteration
+                                         or math.ceil(per_iteration / args.critic_batch_size))
+            self.critic_trainer = CriticTrainer.from_config(self.critic, args, max(1, critic_steps))
+            states = self.loop.actor_states_per_iteration or per_iteration
+            self.actor = CoachTrainer(self.model, self.critic, args, self.tokenizer,
+                                      num_training_steps=max(1, iterations * max(1, states // 2)))
+        elif algorithm == "grpo":
+            from coach_rl.baselines import GRPOBaseline
+
+            self.actor = GRPOBaseline.from_config(self.model, self.tokenizer, args)
+        else:
+            from coach_rl.baselines import PPOBaseline
+
+            value_steps = iterations * math.ceil(per_iteration / args.critic_batch_size)
+            self.actor = PPOBaseline.from_config(self.model, self.tokenizer, args, total_value_steps=max(1, value_steps))
+
+    # -- checkpoints --------------------------------------------------------------------------------------
+
+    def save_checkpoint(self) -> Path:
+        """Write the checkpoint of the current iteration atomically (see :class:`coach_rl.run.RunDir`)."""
+        manifest = {"algorithm": self.loop.algorithm, **asdict(self.state)}
+        with self.run.checkpoint(self.state.iteration, manifest) as tmp:
+            if self.loop.algorithm == "coach":
+                self.actor.save_actor_state(tmp / _ACTOR_DIR, include_rng=False)
+                self.critic.save(tmp / _CRITIC_DIR)
+                torch.save(self.critic_trainer.state_dict(include_critic=False), tmp / _CRITIC_TRAINER)
+            else:
+                self.model.save_pretrained(tmp / _POLICY_DIR)
+                self.tokenizer.save_pretrained(tmp / _POLICY_DIR)
+                torch.save(self.actor.state_dict(), tmp / _BASELINE_STATE)
+            snapshot_replay(self.replay, tmp)
+            torch.save({"state": asdict(self.state), "rng": capture_rng_state(),
+                        "loop_rng": self.rng.bit_generator.state, "stats": json.loads(json.dumps(self.stats, default=str))},
+                       tmp / LOOP_STATE_NAME)
+            if self.eval_before is not None:
+                (tmp / "eval_before.json").write_text(self.eval_before.to_json())
+        return self.run.checkpoint_path(self.state.iteration)
+
+    def _restore(self, checkpoint: Path) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=False)
+        self.state = LoopState(**saved["state"])
+        self.stats = dict(saved.get("stats", {}))
+        policy_dir = checkpoint / (_ACTOR_DIR + "/policy" if self.loop.algorithm == "coach" else _POLICY_DIR)
+        self.model = AutoModelForCausalLM.from_pretrained(policy_dir)
+        self.tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+        self.policy = make_policy(self.model, self.tokenizer, self.config, version=self.state.policy_version)
+        restore_replay(self.args.replay_dir, checkpoint)  # before the buffer opens (it would evict to capacity)
+        self._build_components()
+        self.replay.load_state_dict(json.loads((checkpoint / "replay_state.json").read_text()))
+        if self.loop.algorithm == "coach":
+            from coach_rl.critic import Critic
+
+            self.critic.load_state_dict(Critic.load(checkpoint / _CRITIC_DIR).state_dict())
+            self.critic_trainer.load_state_dict(torch.load(checkpoint / _CRITIC_TRAINER, weights_only=False))
+            self.actor.load_actor_state(checkpoint / _ACTOR_DIR)
+        else:
+            self.actor.load_state_dict(torch.load(checkpoint / _BASELINE_STATE, weights_only=False))
+        if (checkpoint / "eval_before.json").is_file():
+            self.eval_before = EvalReport.from_dict(json.loads((checkpoint / "eval_before.json").read_text()))
+            (self.run.path / "eval_before.json").write_text(self.eval_before.to_json())
+        self.run.truncate_metrics(self.state.iteration)
+        self.rng.bit_generator.state = saved["loop_rng"]
+        restore_rng_state(saved["rng"])  # last: building trainers above re-seeds the global RNGs
+        self.resumed_from = self.state.iteration
+        self.echo(f"[coach-rl] resumed {self.run.path} from iteration {self.state.iteration} "
+                  f"({self.state.env_steps} env steps so far)")
+
+    # -- one iteration ------------------------------------------------------------------------------------
+
+    def _rollout_plan(self, iteration: int) -> tuple[list[int], list[dict[str, Any]]]:
+        """Seeds and tasks of this iteration's episodes: a function of the iteration only (resume-safe).
+
+        Tasks go round-robin over the training tasks; GRPO plays each task instance G times (same seed).
+        """
+        args, loop = self.args, self.loop
+        n = int(args.rollout_batch_size)
+        group = int(args.num_generations) if loop.algorithm == "grpo" else 1
+        instances = max(1, n // group)
+        first = (iteration - 1) * instances
+        seeds, options = [], []
+        for j in range(instances):
+            index = first + j
+            seed = loop.train_seed_offset + index
+            task = self.tasks[index % len(self.tasks)]
+            for _ in range(group):
+                seeds.append(seed)
+                options.append({"task": task})
+        return seeds, options
+
+    def run_iteration(self) -> dict[str, Any]:
+        """One iteration of Algorithm 1; returns (and logs) its metrics record."""
+        started = time.perf_counter()
+        cpu_started = time.process_time()
+        iteration = self.state.iteration + 1
+        seeds, options = self._rollout_plan(iteration)
+        batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
+        trajectories = list(batch.trajectories)
+        rollout_seconds = time.perf_counter() - started
+        record: dict[str, Any] = {"kind": "train", "iteration": iteration}
+        record.update(self._rollout_metrics(batch, trajectories, rollout_seconds))
+
+        t0 = time.perf_counter()
+        if self.loop.algorithm == "coach":
+            record.update(self._coach_update(trajectories, record))
+        else:
+            record.update(self.actor.update(batch))
+            record["time/actor"] = time.perf_counter() - t0
+        self.policy.version += 1
+        steps = int(record["rollout/steps"])
+        self.state.iteration = iteration
+        self.state.env_steps += steps
+        self.state.episodes += len(trajectories)
+        self.state.successes += int(record["rollout/successes"])
+        self.state.policy_version = int(self.policy.version)
+        record["time/iteration_compute"] = time.perf_counter() - started
+
+        checkpoint_seconds = 0.0
+        every = int(self.args.checkpoint_every)
+        final = iteration >= int(self.args.total_iterations)
+        if (every and iteration % every == 0) or final:
+            t1 = time.perf_counter()
+            self.state.train_seconds += time.perf_counter() - started
+            self.save_checkpoint()
+            checkpoint_seconds = time.perf_counter() - t1
+            self.state.train_seconds += checkpoint_seconds
+        else:
+            self.state.train_seconds += time.perf_counter() - started
+        record.update({
+            "env_steps": self.state.env_steps, "episodes": self.state.episodes,
+            "policy_version": self.state.policy_version, "wall_time": self.state.train_seconds,
+            "time/checkpoint": checkpoint_seconds, "time/iteration": time.perf_counter() - started,
+            "cpu/iteration": time.process_time() - cpu_started,
+        })
+        self.run.log_metrics(record)
+        return record
+
+    def _rollout_metrics(self, batch: Any, trajectories: list[Any], seconds: float) -> dict[str, Any]:
+        n = len(trajectories)
+        steps = sum(len(_steps(t)) for t in trajectories)
+        wins = sum(float(getattr(t, "success", 0.0)) >= 1.0 for t in trajectories)
+        returns0 = [(_returns_of(t, self.config) or [0.0])[0] for t in trajectories]
+        errors = sum(1 for t in trajectories for s in _steps(t) if getattr(s, "parse_error", None))
+        out: dict[str, Any] = {
+            "rollout/episodes": n, "rollout/steps": steps, "rollout/successes": wins,
+            "rollout/success_rate": wins / n if n else 0.0,
+            "rollout/return_mean": float(np.mean(returns0)) if returns0 else 0.0,
+            "rollout/outcome_mean": float(np.mean([float(getattr(t, "success", 0.0)) for t in trajectories])) if n else 0.0,
+            "rollout/episode_length": steps / n if n else 0.0,
+            "rollout/parse_error_rate": errors / steps if steps else 0.0,
+            "time/rollout": seconds,
+        }
+        stats = getattr(batch, "stats", None)
+        stats = asdict(stats) if hasattr(stats, "__dataclass_fields__") else (stats or {})
+        for key in _TIMING_KEYS:
+            for name in (f"{key}_seconds", f"time_{key}", key):
+                if isinstance(stats.get(name), (int, float)):
+                    out[f"time/{key}"] = float(stats[name])
+                    break
+        return out
+
+    def _coach_update(self, trajectories: list[Any], record: dict[str, Any]) -> dict[str, Any]:
+        """Phase 3 (critic on (s, a, R_t)) then Phase 4 (actor on states sampled from the replay buffer)."""
+        out = self._critic_update(trajectories)
+        out.update(self._actor_update(record))
+        return out
+
+    def _critic_update(self, trajectories: list[Any]) -> dict[str, Any]:
+        """Regress Q onto R_t with the clipped value loss: one pass over this iteration's steps, or
+        ``critic_updates_per_iteration`` batches sampled from the replay buffer (Algorithm 1, lines 18-21)."""
+        args = self.args
+        out: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        per = args.critic_updates_per_iteration
+        if per is None:
+            states, actions, returns = [], [], []
+            for traj in trajectories:
+                for step, ret in zip(_steps(traj), _returns_of(traj, self.config)):
+                    text = _step_value(step, "prompt_text")
+                    if not text:
+                        raise ValueError("a collected step has no prompt_text: the critic needs the policy's prompt")
+                    states.append(text)
+                    actions.append(step.response or "")
+                    returns.append(ret)
+        else:
+            n = min(len(self.replay), per * args.critic_batch_size)
+            picked = self.replay.sample_steps(n, self.rng, with_screenshots=False)
+            states = [s.info.get("prompt_text") or "" for s in picked]
+            actions = [s.response for s in picked]
+            returns = [s.return_t for s in picked]
+        if states:
+            metrics = self.critic_trainer.update(states, actions, returns, mini_batch_size=args.critic_batch_size)
+            out.update({f"critic/{k}": v for k, v in metrics.items()})
+        out["time/critic"] = time.perf_counter() - t0
+        return out
+
+    def _actor_states(self, record: dict[str, Any]) -> list[Any]:
+        """States for the actor update, drawn uniformly from the replay buffer (Algorithm 1, line 24)."""
+        n_states = self.loop.actor_states_per_iteration or int(record["rollout/steps"])
+        n_states = max(1, min(n_states, len(self.replay)))
+        return self.replay.sample_steps(n_states, self.rng, with_screenshots=False)
+
+    def _actor_update(self, record: dict[str, Any]) -> dict[str, Any]:
+        """K actions per sampled state from the current policy, scored by the critic, ACLOO, PPO clip (CoachTrainer)."""
+        t1 = time.perf_counter()
+        picked = self._actor_states(record)
+        metrics = self.actor.actor_update(_replay_rows(picked))
+        out = {k if k.startswith("actor/") else f"actor/{k}": v for k, v in metrics.items()}
+        out["actor/states"] = len(picked)
+        out["time/actor"] = time.perf_counter() - t1
+        return out
+
+    # -- evaluation ---------------------------------------------------------------------------------------
+
+    def eval_seeds(self) -> list[int]:
+        """Seeds of the held-out evaluation instances (the same before and after training)."""
+        start = self.loop.eval_seed_offset
+        return list(range(start, start + self.loop.eval_instances_per_task))
+
+    def evaluate(self, label: str) -> EvalReport:
+        """Greedy evaluation on the held-out instances; writes ``eval_<label>.json`` and a metrics record."""
+        from coach_rl.evaluation import evaluate_policy
+
+        t0 = time.perf_counter()
+        env_kwargs = _env_kwargs(self.config)
+        env_kwargs.pop("latency", None)  # evaluation is not what the latency study times
+        report, _ = evaluate_policy(
+            self.policy, self.eval_tasks, self.eval_seeds(), env_id=self.args.env_id, env_kwargs=env_kwargs,
+            num_envs=max(1, int(self.args.num_envs)), greedy=True,
+            meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps},
+        )
+        (self.run.path / f"eval_{label}.json").write_text(report.to_json())
+        m = report.overall
+        self.run.log_metrics({"kind": "eval", "label": label, "at_iteration": self.state.iteration,
+                              "env_steps": self.state.env_steps, "success_rate": m.success_rate, "ci_low": m.ci_low,
+                              "ci_high": m.ci_high, "episodes": m.episodes, "seconds": time.perf_counter() - t0})
+        self.echo(f"[coach-rl] eval {label}: success {100 * m.success_rate:.1f}% "
+                  f"[{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}] over {m.episodes} episodes")
+        return report
+
+    # -- the whole run ------------------------------------------------------------------------------------
+
+    def train(self) -> TrainResult:
+        """Run the remaining iterations, then the evaluation after training and the report."""
+        started = time.perf_counter()
+        total = int(self.args.total_iterations)
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, initial=self.state.iteration, desc=f"{self.loop.algorithm} iterations",
+                       dynamic_ncols=True)
+        try:
+            while self.state.iteration < total:
+                record = self.run_iteration()
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(sr=f"{record['rollout/success_rate']:.2f}", steps=record["env_steps"])
+                every = self.loop.eval_every
+                if every and self.state.iteration % every == 0 and self.state.iteration < total:
+                    self.evaluate(f"iter{self.state.iteration:04d}")
+        finally:
+            if bar is not None:
+                bar.close()
+        after = self.run.path / "eval_after.json"
+        if self.loop.eval_after and self.loop.eval_instances_per_task:
+            if after.is_file() and self.resumed_from is not None and self.resumed_from >= total:
+                self.eval_after = EvalReport.from_dict(json.loads(after.read_text()))
+            else:
+                self.eval_after = self.evaluate("after")
+        report = None
+        if self.loop.write_report:
+            from coach_rl.report import write_report
+
+            report = write_report(self.run)
+        return TrainResult(run_dir=self.run.path, state=self.state, eval_before=self.eval_before,
+                           eval_after=self.eval_after, report=report, resumed_from=self.resumed_from,
+                           seconds=time.perf_counter() - started, stats=dict(self.stats))
+
+    def close(self) -> None:
+        """Close the envs."""
+        for env in self.envs:
+            env.close()
+        self.envs = []
+
+
+def train(config: RunConfig | str, overrides: Sequence[str] | None = None, *, resume: bool = True,
+          progress: bool | None = None, echo: Callable[[str], None] | None = None) -> TrainResult:
+    """Run a configured training job end to end (see the module docstring); resumes when a checkpoint exists.
+
+    ``config`` is a :class:`RunConfig` or a config name/path for :func:`coach_rl.configs.load_config`
+    (with ``overrides``). ``resume=False`` starts over in the same folder.
+    """
+    if not isinstance(config, RunConfig):
+        config = load_config(config, overrides)
+    elif overrides:
+        raise ValueError("overrides apply when config is a name or path; edit the RunConfig instead")
+    loop = TrainingLoop(config, progress=progress, echo=echo)
+    try:
+        loop.setup(resume=resume)
+        return loop.train()
+    finally:
+        loop.close()

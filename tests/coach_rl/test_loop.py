@@ -1,0 +1,192 @@
+"""The run folder and checkpoint machinery under the training loop: atomic checkpoints, RNG and replay restore."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from android_gym.actions import Click, Finished
+from android_gym.trajectory import Step, Trajectory
+from coach_rl.replay import ReplayBuffer
+from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
+
+
+def _draws() -> tuple:
+    return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+
+def test_rng_state_round_trip_through_a_weights_only_file(tmp_path: Path):
+    random.seed(1)
+    np.random.seed(2)
+    torch.manual_seed(3)
+    _draws()
+    state = capture_rng_state()
+    torch.save(state, tmp_path / "rng.pt")
+    expected = [_draws() for _ in range(3)]
+    _draws()
+    restore_rng_state(torch.load(tmp_path / "rng.pt", weights_only=True))
+    assert [_draws() for _ in range(3)] == expected
+    with pytest.raises(ValueError, match="missing"):
+        restore_rng_state({"python": state["python"]})
+
+
+def test_checkpoints_publish_atomically_prune_and_survive_errors(tmp_path: Path):
+    run = RunDir(tmp_path / "run", keep=2)
+    assert run.latest_checkpoint() is None
+    for i in range(1, 4):
+        with run.checkpoint(i, {"env_steps": 10 * i}) as d:
+            (d / "weights.bin").write_bytes(bytes([i]) * 100)
+    assert run.latest_checkpoint() == run.checkpoint_path(3)
+    assert [i for i, _ in run.complete_checkpoints()] == [2, 3]  # keep=2
+    assert RunDir.read_manifest(run.latest_checkpoint())["env_steps"] == 30
+    # an exception inside the block publishes nothing and leaves no temporary folder
+    with pytest.raises(RuntimeError):
+        with run.checkpoint(4) as d:
+            (d / "weights.bin").write_bytes(b"half")
+            raise RuntimeError("disk full")
+    assert run.latest_checkpoint() == run.checkpoint_path(3)
+    assert not any(p.name.startswith(".tmp") for p in run.checkpoints_dir.iterdir())
+    # a LATEST pointing at a missing folder falls back to the newest complete checkpoint
+    (run.checkpoints_dir / "LATEST").write_text("iter-000099\n")
+    assert run.latest_checkpoint() == run.checkpoint_path(3)
+
+
+def test_kill_9_while_saving_keeps_the_previous_checkpoint(tmp_path: Path):
+    run = RunDir(tmp_path / "run")
+    with run.checkpoint(1) as d:
+        (d / "state.txt").write_text("one")
+    script = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from coach_rl.run import RunDir
+        run = RunDir({str(run.path)!r})
+        with run.checkpoint(2) as d:
+            (d / "state.txt").write_text("two, half written")
+            (Path({str(tmp_path)!r}) / "inside").write_text("1")
+            time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.time() + 60
+        while not (tmp_path / "inside").exists():
+            assert proc.poll() is None and time.time() < deadline, "the writer did not reach its checkpoint"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert any(p.name.startswith(".tmp") for p in run.checkpoints_dir.iterdir())
+    reopened = RunDir(run.path)
+    assert reopened.latest_checkpoint() == run.checkpoint_path(1)
+    assert (reopened.latest_checkpoint() / "state.txt").read_text() == "one"
+    assert not any(p.name.startswith(".tmp") for p in run.checkpoints_dir.iterdir())
+
+
+def test_metrics_log_and_truncate_for_resume(tmp_path: Path):
+    run = RunDir(tmp_path / "run")
+    run.log_metrics({"kind": "eval", "label": "before", "success_rate": 0.25})
+    for i in range(1, 5):
+        run.log_metrics({"kind": "train", "iteration": i, "loss": float(i), "arr": np.float32(0.5)})
+    assert run.truncate_metrics(2) == 2
+    records = run.read_metrics()
+    assert [r.get("iteration") for r in records] == [None, 1, 2]
+    assert run.read_metrics("eval")[0]["success_rate"] == 0.25
+    run.write_config({"tasks": ("a", "b"), "lr": 1e-5, "path": tmp_path})
+    assert run.read_config() == {"tasks": ["a", "b"], "lr": 1e-5, "path": str(tmp_path)}
+
+
+def _traj(n: int, tag: int) -> Trajectory:
+    steps = [Step(ui=f"screen {tag}-{i}", action=Click(i, tag)) for i in range(n - 1)]
+    steps.append(Step(ui=f"screen {tag}-end", action=Finished()))
+    return Trajectory(task="T", instruction=f"task {tag}", steps=steps, success=float(tag % 2), seed=tag)
+
+
+def test_replay_restore_brings_back_evicted_and_drops_newer_shards(tmp_path: Path):
+    buf = ReplayBuffer(tmp_path / "replay", capacity=9)
+    for tag in range(3):
+        buf.add(_traj(3, tag))
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    state = snapshot_replay(buf, ckpt)
+    expected = [(s.instruction, s.ui, s.return_t) for s in buf.states()]
+    for tag in range(3, 6):  # evicts the three shards the checkpoint holds
+        buf.add(_traj(3, tag))
+    assert not set(state["shards"]) & set(p.name for p in (tmp_path / "replay").iterdir())
+    restored_state = restore_replay(tmp_path / "replay", ckpt)
+    again = ReplayBuffer(tmp_path / "replay", capacity=9)
+    again.load_state_dict(restored_state)
+    assert [(s.instruction, s.ui, s.return_t) for s in again.states()] == expected
+    # the numbering continues where the checkpoint left it, so the next shard sorts last
+    again.add(_traj(2, 9))
+    assert again.trajectory_ids()[-1].startswith(f"{state['next_seq']:010d}-")
+
+
+# -- the loop's own logic (no training) ---------------------------------------------------------------------
+
+_quiet_trl = pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")
+
+
+@_quiet_trl
+def test_rollout_plan_is_a_function_of_the_iteration(tmp_path: Path):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path / 'a'}", "tasks=A,B,C", "rollout_batch_size=4"])
+    loop = TrainingLoop(cfg, progress=False)
+    seeds, options = loop._rollout_plan(2)
+    assert seeds == [4, 5, 6, 7]
+    assert [o["task"] for o in options] == ["B", "C", "A", "B"]  # round-robin continues across iterations
+    assert loop._rollout_plan(2) == (seeds, options)
+    grpo = TrainingLoop(load_config("smoke", [f"output_dir={tmp_path / 'b'}", "algorithm=grpo", "tasks=A,B",
+                                              "rollout_batch_size=4", "num_generations=2"]), progress=False)
+    seeds, options = grpo._rollout_plan(1)
+    assert seeds == [0, 0, 1, 1] and [o["task"] for o in options] == ["A", "A", "B", "B"]  # G=2 per instance
+
+
+@_quiet_trl
+def test_resume_refuses_a_different_configuration(tmp_path: Path):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    run = RunDir(tmp_path / "run")
+    run.write_config(load_config("smoke", [f"output_dir={run.path}", "seed=1"]).to_dict())
+    with run.checkpoint(0) as d:
+        (d / "loop_state.pt").write_bytes(b"")
+    loop = TrainingLoop(load_config("smoke", [f"output_dir={run.path}", "seed=2"]), progress=False)
+    with pytest.raises(ValueError, match="different configuration.*seed: 1 -> 2"):
+        loop.setup()
+
+
+@_quiet_trl
+def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=2",
+                                "critic_pretrain_samples=3"])
+    loop = TrainingLoop(cfg, progress=False)
+    demos = _collect_demos(cfg, loop.tasks)
+    loop.model, loop.tokenizer = build_policy_model(cfg, demos)
+    loop.policy = make_policy(loop.model, loop.tokenizer, cfg)
+    torch.manual_seed(0)
+    examples = loop.critic_pretrain_examples(demos)
+    states = {loop.policy.prompt_text_for(r.request) for r in demos.records}
+    assert {s for s, _, _ in examples} == states  # the policy's own prompts: what the critic scores online
+    positives = [(s, a) for s, a, y in examples if y == 1]
+    assert {(loop.policy.prompt_text_for(r.request), r.answer) for r in demos.records} <= set(positives)
+    for state, answer, label in examples:  # every label agrees with parsing the answer against the expert's
+        record = next(r for r in demos.records if loop.policy.prompt_text_for(r.request) == state)
+        _, action = loop.policy.format.parse(answer, record.request)
+        assert label == int(action == record.action)
+    assert len(examples) > len(demos.records)  # an untrained policy's samples are (mostly wrong) negatives

@@ -1,0 +1,280 @@
+"""Efficiency study: Android Coach (Single State Multiple Actions, K = 1, 2, 4, 8) vs the SSSA baselines GRPO and PPO.
+
+Every variant starts from the SAME warmed-up policy per seed (one SFT run per seed, shared), trains on
+the simulated phone with the ``emulator`` latency preset scaled by ``--latency-scale`` (so that env
+interaction costs time as on an emulator, but the study fits in minutes), and stops at the first of
+``--env-steps`` environment steps or ``--time-budget`` seconds of training wall time. Every
+``--eval-every`` iterations the policy is evaluated greedily on held-out task instances (without
+latency; evaluation time is not counted as training time). Output (``--out``): ``results.json`` with
+every curve, the success at matched env steps and matched wall time, the training-time cost of K, and
+``ssma_vs_sssa.png`` (success vs env steps, success vs wall time, seconds per iteration by phase).
+
+K = 1 cannot use ACLOO (its leave-one-out baseline needs a second action at the same state). Here K = 1
+is the critic-only SSSA variant: the actor learns from the stored (state, action) pairs the rollout took,
+with advantage ``Q(s, a) - mean Q`` over the sampled batch (the same critic, replay and PPO clip as
+Coach, but one action per state and no extra sampling).
+
+    .venv/bin/python tools/bench/ssma_vs_sssa.py                       # small: minutes on a laptop CPU
+    .venv/bin/python tools/bench/ssma_vs_sssa.py --seeds 0 1 2 --env-steps 2000 --time-budget 1800 \\
+        --variants coach-k1,coach-k2,coach-k4,coach-k8,grpo,ppo --eval-instances 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import torch  # noqa: E402
+
+from android_gym.sim.latency import PRESETS  # noqa: E402
+from coach_rl.actor import ActorSample, ActorUpdater  # noqa: E402
+from coach_rl.configs import load_config  # noqa: E402
+from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
+
+VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "grpo", "ppo")
+
+
+class BenchLoop(TrainingLoop):
+    """A training loop without checkpoints (the study never resumes) and with the K = 1 critic-only variant."""
+
+    def __init__(self, *args: Any, k1: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.k1 = k1
+
+    def save_checkpoint(self) -> Path:
+        return self.run.path
+
+    def _build_components(self) -> None:
+        super()._build_components()
+        if self.k1:  # replace CoachTrainer by a plain PPO-clip updater on the stored pairs
+            self.actor = ActorUpdater.from_config(self.model, self.tokenizer, self.args)
+
+    def _actor_update(self, record: dict[str, Any]) -> dict[str, Any]:
+        if not self.k1:
+            return super()._actor_update(record)
+        t0 = time.perf_counter()
+        picked = self._actor_states(record)
+        states = [s.info["prompt_text"] for s in picked]
+        actions = [s.response for s in picked]
+        q = self.critic.score(states, actions, batch_size=self.args.critic_batch_size)
+        advantages = (q - q.mean()).tolist()
+        samples = [ActorSample(p, a, float(adv)) for p, a, adv in zip(states, actions, advantages)]
+        metrics = self.actor.update(samples, mini_batch_size=self.args.per_device_train_batch_size)
+        out = {f"actor/{k}": v for k, v in metrics.items()}
+        out.update({"actor/states": len(picked), "actor/q_mean": float(q.mean()), "time/actor": time.perf_counter() - t0})
+        return out
+
+
+def _latency(scale: float) -> dict[str, float] | None:
+    if scale <= 0:
+        return None
+    return {op: seconds * scale for op, seconds in PRESETS["emulator"].items()}
+
+
+def _variant_overrides(variant: str) -> list[str]:
+    if variant.startswith("coach-k"):
+        k = int(variant.removeprefix("coach-k"))
+        return ["algorithm=coach", f"num_generations={max(2, k)}"]
+    if variant == "grpo":
+        return ["algorithm=grpo", "num_generations=4"]  # G = 4 rollouts per task instance (paper A.3)
+    if variant == "ppo":
+        return ["algorithm=ppo"]
+    raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+
+
+def warm_start(base: str, seed: int, out: Path, overrides: list[str]) -> Path:
+    """SFT the starting policy of ``seed`` once (shared by every variant); returns its folder."""
+    target = out / f"start-seed{seed}"
+    if (target / "config.json").is_file():
+        return target
+    config = load_config(base, [*overrides, f"seed={seed}", f"output_dir={out / 'tmp-start'}"])
+    loop = TrainingLoop(config, progress=False)
+    demos = _collect_demos(config, loop.tasks)
+    model, tokenizer = build_policy_model(config, demos)
+    loop.model, loop.tokenizer = model, tokenizer
+    loop.policy = make_policy(model, tokenizer, config)
+    if config.loop.sft_instances_per_task and config.loop.sft_max_steps:
+        loop._sft(demos)
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.Namespace,
+                overrides: list[str]) -> dict[str, Any]:
+    """Train one variant from ``start`` until the env-step or time budget; returns its curve and timings."""
+    latency = _latency(args.latency_scale)
+    env_kwargs = json.dumps({"latency": latency} if latency else {})
+    config = load_config(base, [
+        *overrides, *_variant_overrides(variant), f"seed={seed}", f"policy_model={start}",
+        "sft_max_steps=0", f"output_dir={args.out / 'runs' / f'{variant}-seed{seed}'}",
+        f"total_iterations={args.max_iterations}", f"eval_instances_per_task={args.eval_instances}",
+        "eval_before=false", "eval_after=false", "write_report=false", f"env_kwargs={env_kwargs}",
+        f"env_threads={'true' if latency else 'false'}",
+    ])
+    loop = BenchLoop(config, progress=False, k1=variant == "coach-k1", echo=lambda msg: None)
+    curve: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    try:
+        loop.setup(resume=False)
+
+        def evaluate() -> None:
+            report = loop.evaluate(f"iter{loop.state.iteration:04d}")
+            curve.append({"iteration": loop.state.iteration, "env_steps": loop.state.env_steps,
+                          "train_seconds": loop.state.train_seconds, "success_rate": report.overall.success_rate})
+
+        evaluate()
+        while (loop.state.env_steps < args.env_steps and loop.state.train_seconds < args.time_budget
+               and loop.state.iteration < args.max_iterations):
+            records.append(loop.run_iteration())
+            if loop.state.iteration % args.eval_every == 0:
+                evaluate()
+        if curve[-1]["iteration"] != loop.state.iteration:
+            evaluate()
+    finally:
+        loop.close()
+    phases = ("time/rollout", "time/env", "time/generation", "time/critic", "time/actor")
+    per_iteration = {p: statistics.fmean(r.get(p, 0.0) for r in records) if records else 0.0 for p in phases}
+    return {"variant": variant, "seed": seed, "curve": curve, "iterations": loop.state.iteration,
+            "env_steps": loop.state.env_steps, "train_seconds": loop.state.train_seconds,
+            "update_seconds_per_iteration": per_iteration["time/critic"] + per_iteration["time/actor"],
+            "seconds_per_iteration": per_iteration,
+            "rollout_success": [r["rollout/success_rate"] for r in records]}
+
+
+def _at(curve: list[dict[str, Any]], key: str, budget: float) -> float:
+    """Success of the last evaluation at or before ``budget`` on axis ``key`` (a step function)."""
+    best = curve[0]["success_rate"]
+    for point in curve:
+        if point[key] <= budget:
+            best = point["success_rate"]
+    return best
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per variant: final success, success at the matched budgets, and the update cost relative to K = 1/2."""
+    by_variant: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by_variant.setdefault(r["variant"], []).append(r)
+    # matched budgets: the smallest env-step count and training time that every run reached
+    step_budget = min(r["env_steps"] for r in results)
+    time_budget = min(r["train_seconds"] for r in results)
+    out: dict[str, Any] = {"matched_env_steps": step_budget, "matched_train_seconds": time_budget, "variants": {}}
+    for variant, runs in by_variant.items():
+        def mean_std(values: list[float]) -> dict[str, float]:
+            return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
+
+        out["variants"][variant] = {
+            "seeds": [r["seed"] for r in runs],
+            "final_success": mean_std([r["curve"][-1]["success_rate"] for r in runs]),
+            "success_at_matched_env_steps": mean_std([_at(r["curve"], "env_steps", step_budget) for r in runs]),
+            "success_at_matched_time": mean_std([_at(r["curve"], "train_seconds", time_budget) for r in runs]),
+            "start_success": mean_std([r["curve"][0]["success_rate"] for r in runs]),
+            "update_seconds_per_iteration": mean_std([r["update_seconds_per_iteration"] for r in runs]),
+            "train_seconds_per_env_step": mean_std([r["train_seconds"] / max(1, r["env_steps"]) for r in runs]),
+        }
+    ref = next((v for v in ("coach-k1", "coach-k2") if v in out["variants"]), None)
+    if ref:
+        base = out["variants"][ref]["train_seconds_per_env_step"]["mean"]
+        for stats in out["variants"].values():
+            stats[f"time_cost_vs_{ref}"] = stats["train_seconds_per_env_step"]["mean"] / base if base else None
+    return out
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    """Success vs env steps and vs training time (mean over seeds per variant), and seconds per iteration by phase."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), dpi=100)
+    variants = sorted({r["variant"] for r in results}, key=lambda v: VARIANTS.index(v) if v in VARIANTS else 99)
+    for variant in variants:
+        runs = [r for r in results if r["variant"] == variant]
+        for ax, key in ((axes[0], "env_steps"), (axes[1], "train_seconds")):
+            line = None
+            for i, r in enumerate(runs):
+                xs = [p[key] for p in r["curve"]]
+                ys = [p["success_rate"] for p in r["curve"]]
+                kwargs = {"label": variant} if i == 0 else {}
+                if line is not None:
+                    kwargs["color"] = line.get_color()
+                (line,) = ax.plot(xs, ys, marker="o", markersize=3, alpha=0.8, **kwargs)
+    axes[0].set_xlabel("environment steps")
+    axes[1].set_xlabel("training wall time (s)")
+    for ax in axes[:2]:
+        ax.set_ylabel("held-out success rate")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    phases = ("time/env", "time/generation", "time/critic", "time/actor")
+    bottom = [0.0] * len(variants)
+    for phase in phases:
+        heights = [statistics.fmean(r["seconds_per_iteration"][phase] for r in results if r["variant"] == v)
+                   for v in variants]
+        axes[2].bar(variants, heights, bottom=bottom, label=phase.split("/")[1])
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    axes[2].set_ylabel("seconds per iteration")
+    axes[2].legend(fontsize=7)
+    axes[2].tick_params(axis="x", rotation=30)
+    fig.suptitle("SSMA (Android Coach, K actions per state) vs SSSA (GRPO, PPO) on the simulated phone")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default="smoke", help="base run config (name or path); default smoke")
+    parser.add_argument("--variants", default="coach-k1,coach-k2,coach-k4,grpo,ppo",
+                        help=f"comma-separated, from {', '.join(VARIANTS)}")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--env-steps", type=int, default=96, help="env-step budget per run")
+    parser.add_argument("--time-budget", type=float, default=120.0, help="training wall-time budget per run (s)")
+    parser.add_argument("--max-iterations", type=int, default=50)
+    parser.add_argument("--latency-scale", type=float, default=0.05,
+                        help="scale of the emulator latency preset (0: no latency)")
+    parser.add_argument("--eval-instances", type=int, default=2, help="held-out instances per task per evaluation")
+    parser.add_argument("--eval-every", type=int, default=2, help="iterations between evaluations")
+    parser.add_argument("--out", type=Path, default=Path("out/bench_ssma_vs_sssa"))
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
+    args = parser.parse_args(argv)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    for v in variants:
+        _variant_overrides(v)
+    args.out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    results = []
+    for seed in args.seeds:
+        start = warm_start(args.config, seed, args.out, list(args.overrides))
+        for variant in variants:
+            t0 = time.perf_counter()
+            result = run_variant(args.config, variant, seed, start, args, list(args.overrides))
+            result["wall_seconds"] = time.perf_counter() - t0
+            results.append(result)
+            print(f"{variant} seed {seed}: {result['iterations']} iterations, {result['env_steps']} env steps, "
+                  f"{result['train_seconds']:.1f} s training, success {result['curve'][0]['success_rate']:.2f} -> "
+                  f"{result['curve'][-1]['success_rate']:.2f}", file=sys.stderr, flush=True)
+    summary = summarize(results)
+    out = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+           "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count()},
+           "seconds": time.perf_counter() - started, "summary": summary, "results": results}
+    (args.out / "results.json").write_text(json.dumps(out, indent=2))
+    plot(results, args.out / "ssma_vs_sssa.png")
+    print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(args.out)}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
