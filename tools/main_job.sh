@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The main job: train an Android agent with Android Coach on the simulated phone, on this machine's CPU.
 #
-# For each of 3 seeds (in parallel, one torch thread each): build a tiny Qwen2 policy locally (tokenizer
-# trained on the sim's expert demonstrations), a short SFT warm-up on those demonstrations, a greedy
-# evaluation on held-out task instances (unseen seeds), Android Coach training (rollouts -> returns ->
-# critic -> K actions per stored state scored by the critic, ACLOO, PPO clip), and the same evaluation
-# again. Then `coach-rl summarize` prints before/after success (mean and std over seeds) and whether the
-# gain exceeds the spread across seeds. Each run folder has report.md and plots/; re-running this script
-# resumes unfinished runs from their checkpoints (also after kill -9).
+# 1. Warm-up (`coach-rl warmup`, shared by all seeds): build a tiny Qwen2 policy locally (tokenizer trained
+#    on the sim's expert demonstrations), a short SFT on those demonstrations, pre-train the critic on
+#    action-match labels (the paper pre-trains it on PRM labels), evaluate greedily on held-out task
+#    instances (unseen seeds).
+# 2. For each of 3 seeds, in parallel (one torch thread each): Android Coach from the warm-up checkpoint
+#    (rollouts -> returns -> critic update -> K actions per stored state scored by the critic, ACLOO, PPO
+#    clip), then the same evaluation again.
+# 3. `coach-rl summarize`: before/after success (mean and std over seeds) and whether the gain exceeds the
+#    spread across seeds. Each run folder has report.md and plots/; re-running this script resumes
+#    unfinished runs from their checkpoints (also after kill -9).
 #
 # Environment: SEEDS (default "0 1 2"), OUT (default runs/main_job), CONFIG (default main),
 # EXTRA (more key=value overrides for every run).
@@ -21,16 +24,23 @@ CONFIG=${CONFIG:-main}
 EXTRA=${EXTRA:-}
 mkdir -p "$OUT"
 start=$(date +%s)
+# 1. the warm-up, shared by every seed (one core): tiny policy, SFT, critic pre-training, evaluation before
+echo "warm-up: policy, SFT, critic pre-training, evaluation before (log: $OUT/warmup.log)"
+# shellcheck disable=SC2086
+.venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $EXTRA > "$OUT/warmup.log" 2>&1 || {
+  echo "the warm-up failed; the end of its log:" >&2; tail -n 30 "$OUT/warmup.log" >&2; exit 1; }
+init="$OUT/warmup/checkpoints/iter-000000"
+# 2. Android Coach from the warm-up, one run per seed, in parallel
 pids=()
 runs=()
 for seed in $SEEDS; do
   run="$OUT/seed$seed"
   runs+=("$run")
   # shellcheck disable=SC2086
-  .venv/bin/coach-rl train --config "$CONFIG" "seed=$seed" "output_dir=$run" $EXTRA --no-progress \
-    > "$OUT/seed$seed.log" 2>&1 &
+  .venv/bin/coach-rl train --config "$CONFIG" "seed=$seed" "init_from=$init" "output_dir=$run" $EXTRA \
+    --no-progress > "$run.log" 2>&1 &
   pids+=($!)
-  echo "seed $seed: training in $run (log: $OUT/seed$seed.log)"
+  echo "seed $seed: Android Coach in $run (log: $run.log)"
 done
 status=0
 for i in "${!pids[@]}"; do

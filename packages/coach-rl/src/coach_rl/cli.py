@@ -1,4 +1,4 @@
-"""The ``coach-rl`` command line: ``train``, ``sft``, ``eval``, ``report``, ``summarize`` and ``configs``.
+"""The ``coach-rl`` command line: ``train``, ``warmup``, ``sft``, ``eval``, ``report``, ``summarize`` and ``configs``.
 
 Configurations are shipped YAML files chosen by name (``--config smoke``) or any YAML path, with
 ``key=value`` overrides after them (``coach-rl train --config main seed=2 output_dir=runs/s2``); every key
@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(p)
     p.add_argument("--fresh", action="store_true", help="start over even if the run folder has a checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("warmup", help="only the set-up of a run: policy, SFT, critic pre-training, evaluation "
+                                      "before; its checkpoint iter-000000 can start other runs (init_from=...)")
+    _add_config_args(p)
 
     p = sub.add_parser("sft", help="build (or load) the policy and run only the SFT warm-up on expert demos")
     _add_config_args(p)
@@ -91,6 +95,23 @@ def _cmd_train(args: argparse.Namespace) -> int:
         "report": str(result.report) if result.report else None,
     }
     print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _cmd_warmup(args: argparse.Namespace) -> int:
+    from coach_rl.loop import TrainingLoop
+
+    config = _load(args)
+    loop = TrainingLoop(config, progress=False)
+    try:
+        loop.setup(resume=True)
+    finally:
+        loop.close()
+    checkpoint = loop.run.checkpoint_path(0)
+    before = loop.eval_before.overall.success_rate if loop.eval_before else None
+    print(json.dumps({"run_dir": str(loop.run.path), "checkpoint": str(checkpoint), "success_before": before,
+                      "init_from": f"init_from={checkpoint}", **{k: v for k, v in loop.stats.items()
+                                                                if isinstance(v, (int, float))}}, indent=2))
     return 0
 
 
@@ -194,7 +215,7 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"train": _cmd_train, "sft": _cmd_sft, "eval": _cmd_eval, "report": _cmd_report,
+_COMMANDS = {"train": _cmd_train, "warmup": _cmd_warmup, "sft": _cmd_sft, "eval": _cmd_eval, "report": _cmd_report,
              "summarize": _cmd_summarize, "configs": _cmd_configs}
 
 

@@ -70,6 +70,7 @@ _ACTOR_DIR = "actor"
 _BASELINE_STATE = "baseline.pt"
 _POLICY_DIR = "policy"
 _TIMING_KEYS = ("env", "generation", "reward")
+_SEED_STRIDE = 10_000
 
 
 @dataclass
@@ -320,6 +321,21 @@ class TrainingLoop:
         from transformers import set_seed
 
         set_seed(int(self.args.seed))
+        if self.loop.init_from:
+            self._warm_start(Path(self.loop.init_from))
+        else:
+            self._warm_up()
+        if self.eval_before is None and self.loop.eval_before and self.loop.eval_instances_per_task:
+            self.eval_before = self.evaluate("before")
+        self.stats["setup_seconds"] = time.perf_counter() - started
+        self.stats["setup_cpu_seconds"] = time.process_time() - cpu_started
+        self.run.log_metrics({"kind": "setup", "seconds": self.stats["setup_seconds"],
+                              "cpu_seconds": self.stats["setup_cpu_seconds"], **{
+            k: v for k, v in self.stats.items() if k.startswith(("sft_", "critic_pretrain_"))}})
+        self.save_checkpoint()
+
+    def _warm_up(self) -> None:
+        """Demonstrations, the policy (built or loaded), SFT, the trainers, critic pre-training."""
         demos = None
         needs_demos = (self.loop.policy_model == "tiny" or self.loop.sft_instances_per_task
                        or (self.loop.algorithm == "coach" and self.args.critic_pretrain_steps
@@ -337,14 +353,36 @@ class TrainingLoop:
         self._build_components()
         if self.loop.algorithm == "coach" and self.args.critic_pretrain_steps:
             self._critic_pretrain(demos)
-        if self.loop.eval_before and self.loop.eval_instances_per_task:
-            self.eval_before = self.evaluate("before")
-        self.stats["setup_seconds"] = time.perf_counter() - started
-        self.stats["setup_cpu_seconds"] = time.process_time() - cpu_started
-        self.run.log_metrics({"kind": "setup", "seconds": self.stats["setup_seconds"],
-                              "cpu_seconds": self.stats["setup_cpu_seconds"], **{
-            k: v for k, v in self.stats.items() if k.startswith(("sft_", "critic_pretrain_"))}})
-        self.save_checkpoint()
+
+    def _warm_start(self, checkpoint: Path) -> None:
+        """Policy, critic and evaluation-before from another run's checkpoint (``init_from``); fresh optimisers."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if not (checkpoint / "MANIFEST.json").is_file():
+            raise FileNotFoundError(f"init_from={checkpoint} is not a complete coach-rl checkpoint (no MANIFEST.json)")
+        policy_dir = next((d for d in (checkpoint / _ACTOR_DIR / "policy", checkpoint / _POLICY_DIR) if d.is_dir()),
+                          None)
+        if policy_dir is None:
+            raise FileNotFoundError(f"init_from={checkpoint} holds no policy (actor/policy/ or policy/)")
+        self.model = AutoModelForCausalLM.from_pretrained(policy_dir)
+        self.tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+        self.policy = make_policy(self.model, self.tokenizer, self.config)
+        self._build_components()
+        if self.loop.algorithm == "coach" and (checkpoint / _CRITIC_DIR).is_dir():
+            from coach_rl.critic import Critic
+
+            self.critic.load_state_dict(Critic.load(checkpoint / _CRITIC_DIR).state_dict())
+        saved = checkpoint / "eval_before.json"
+        if saved.is_file():
+            report = EvalReport.from_dict(json.loads(saved.read_text()))
+            if (report.meta.get("tasks") == self.eval_tasks and report.meta.get("seeds") == self.eval_seeds()):
+                self.eval_before = report  # same policy, same held-out instances: the same greedy evaluation
+                (self.run.path / "eval_before.json").write_text(report.to_json())
+                self.run.log_metrics({"kind": "eval", "label": "before", "at_iteration": 0, "env_steps": 0,
+                                      "success_rate": report.overall.success_rate, "ci_low": report.overall.ci_low,
+                                      "ci_high": report.overall.ci_high, "episodes": report.overall.episodes,
+                                      "from": str(checkpoint)})
+        self.echo(f"[coach-rl] started from {checkpoint}")
 
     def _sft(self, demos: Any) -> None:
         from coach_rl.sft import sft_warmup
@@ -365,10 +403,12 @@ class TrainingLoop:
         """Critic pre-training triples ``(state, action, label)`` (the paper pre-trains Q on PRM-labelled steps).
 
         From ``critic_pretrain_dataset`` (a PRM dataset saved by coach_reward) when set; otherwise from the
-        expert demonstrations: at every demonstrated state the expert's answer is labelled 1 and
-        ``critic_pretrain_samples`` answers sampled from the current policy are labelled by whether they
-        read as the expert's action (1) or not (0: another action, or no valid action at all), the
-        action-match labelling of the PRM dataset builder. States are the policy's own templated prompts,
+        expert demonstrations: at every demonstrated state the expert's answer is labelled 1, and
+        ``critic_pretrain_samples`` answers sampled from the current policy, ``critic_pretrain_contrast``
+        answers of other demonstrated states and as many splices of the expert's answer with those (malformed
+        mixtures like the ones a policy drifts into under RL) are labelled by whether they read as the
+        expert's action here (1) or not (0: another action, or no valid action at all), the action-match
+        labelling of the PRM dataset builder. States are the policy's own templated prompts,
         the strings the critic scores online.
         """
         args = self.args
@@ -380,19 +420,32 @@ class TrainingLoop:
             raise ValueError("critic_pretrain_steps > 0 needs demonstrations (policy_model: tiny or "
                              "sft_instances_per_task > 0) or a critic_pretrain_dataset")
         k = self.loop.critic_pretrain_samples
+        contrast = self.loop.critic_pretrain_contrast
         records = list(demos.records)
         requests = [r.request for r in records]
         outputs = self.policy.act([q for q in requests for _ in range(k)], greedy=False) if k else []
+        picker = np.random.default_rng(int(self.args.seed))
         examples: list[tuple[str, str, int]] = []
         for i, record in enumerate(records):
             state = self.policy.prompt_text_for(record.request)
             examples.append((state, record.answer, 1))
             seen = {record.answer.strip()}
-            for out in outputs[i * k:(i + 1) * k]:
-                if out.text.strip() in seen:
+            candidates = [out.text for out in outputs[i * k:(i + 1) * k]]
+            if contrast and len(records) > 1:
+                others = picker.choice(len(records), size=min(contrast, len(records)), replace=False)
+                for j in others.tolist():
+                    other = records[j].answer
+                    candidates.append(other)
+                    # a splice of two answers: the malformed mixtures a policy drifts into under RL
+                    cut_a = int(picker.integers(1, max(2, len(record.answer))))
+                    cut_b = int(picker.integers(0, max(1, len(other))))
+                    candidates.append(record.answer[:cut_a] + other[cut_b:])
+            for text in candidates:
+                if text.strip() in seen:
                     continue
-                seen.add(out.text.strip())
-                examples.append((state, out.text, int(out.action is not None and out.action == record.action)))
+                seen.add(text.strip())
+                _, action = self.policy.format.parse(text, record.request)
+                examples.append((state, text, int(action == record.action)))
         return examples
 
     def _critic_pretrain(self, demos: Any) -> None:
@@ -518,6 +571,8 @@ class TrainingLoop:
         """Seeds and tasks of this iteration's episodes: a function of the iteration only (resume-safe).
 
         Tasks go round-robin over the training tasks; GRPO plays each task instance G times (same seed).
+        Episode seeds start at ``train_seed_offset + 10_000 * seed``, so runs with different seeds meet
+        different task instances.
         """
         args, loop = self.args, self.loop
         n = int(args.rollout_batch_size)
@@ -527,7 +582,7 @@ class TrainingLoop:
         seeds, options = [], []
         for j in range(instances):
             index = first + j
-            seed = loop.train_seed_offset + index
+            seed = loop.train_seed_offset + _SEED_STRIDE * int(args.seed) + index
             task = self.tasks[index % len(self.tasks)]
             for _ in range(group):
                 seeds.append(seed)

@@ -97,7 +97,14 @@ class LoopArguments:
     )
     train_seed_offset: int = field(
         default=0,
-        metadata={"help": "RL rollouts of iteration t use seeds from train_seed_offset + t * rollout_batch_size."},
+        metadata={"help": "RL episodes use env seeds train_seed_offset + 10000 * seed + i (i counts the run's task "
+                          "instances), disjoint from the demonstration and evaluation seeds."},
+    )
+    init_from: str | None = field(
+        default=None,
+        metadata={"help": "Start from a checkpoint folder (e.g. <warm-up run>/checkpoints/iter-000000, written by "
+                          "`coach-rl warmup`): its policy, its critic (coach) and its evaluation before training. "
+                          "SFT and critic pre-training are skipped; optimisers start fresh, the replay buffer empty."},
     )
     eval_instances_per_task: int = field(
         default=0, metadata={"help": "Held-out instances per task evaluated before and after training (0: none)."},
@@ -119,6 +126,11 @@ class LoopArguments:
         metadata={"help": "With critic_pretrain_steps > 0 and no critic_pretrain_dataset: answers sampled from the "
                           "warmed-up policy per demonstrated state, labelled 1/0 by whether they match the expert's "
                           "action (the expert's own answer is a positive too)."},
+    )
+    critic_pretrain_contrast: int = field(
+        default=2,
+        metadata={"help": "With demo-based critic pre-training: answers of other demonstrated states added per state "
+                          "(labelled by action match, so mostly negatives the policy rarely samples)."},
     )
     actor_states_per_iteration: int | None = field(
         default=None,
@@ -150,7 +162,8 @@ class LoopArguments:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         for name in ("max_history", "sft_instances_per_task", "sft_max_steps", "eval_instances_per_task", "sft_seed_offset",
-                     "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples"):
+                     "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples",
+                     "critic_pretrain_contrast"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.tiny_hidden_size % self.tiny_num_heads:
