@@ -45,6 +45,7 @@ from coach_reward.prm_data import (
     split_thought_action,
     step_input_from_row,
     to_critic_pretrain_examples,
+    trajectory_expert_steps,
 )
 
 W = 1080
@@ -449,3 +450,25 @@ def test_androidcontrol_reader_takes_a_real_uiautomator_dump(tmp_path, realdata)
     assert step.ui and step.elements and step.app == "com.huawei.android.launcher"
     ds = build_prm_dataset([step], PerturbationSampler(seed=0), k=8)
     assert len(ds) >= 2
+
+
+def test_recorded_trajectories_are_a_source_too():
+    from android_gym.sim import SimDevice, SimPhone
+    from android_gym.tasks import get_task_class
+    from android_gym.tasks.runner import run_expert
+    from android_gym.trajectory import Trajectory
+
+    task = get_task_class("SystemWifiTurnOn")(seed=0)
+    episode = run_expert(task, SimDevice(SimPhone())).trajectory
+    assert episode.success == 1.0
+    failed = Trajectory.from_dict({**episode.to_dict(), "success": 0.0})
+    steps = list(trajectory_expert_steps([episode, failed, episode.to_dict()]))
+    assert len(steps) == 2 * len(episode.steps)  # the failed copy is skipped
+    first = steps[: len(episode.steps)]
+    assert [s.expert for s in first] == [s.action for s in episode.steps]
+    assert first[-1].history == tuple(action_text(s.action) for s in episode.steps[:-1])
+    assert all(s.source == "trajectory" and s.task == "SystemWifiTurnOn" for s in steps)
+    ds = build_prm_dataset(steps, PerturbationSampler(seed=0))
+    assert len(ds) > 0
+    with pytest.raises(TypeError, match="Trajectory"):
+        list(trajectory_expert_steps(["nope"]))

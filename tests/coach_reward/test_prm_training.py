@@ -9,7 +9,7 @@ import torch
 
 from coach_reward.backends import TransformersBackend, normalize_messages
 from coach_reward.judgment import parse_judgment
-from coach_reward.prm import ProcessRewardModel
+from coach_reward.prm import ProcessRewardModel, StepInput
 from coach_reward.prm_data import (
     PerturbationSampler,
     build_prm_dataset,
@@ -17,12 +17,17 @@ from coach_reward.prm_data import (
     step_input_from_row,
 )
 from coach_reward.prm_training import (
+    COMPACT_PRM_SYSTEM_PROMPT,
     DEFAULT_REASON,
     PRM_CONFIG_NAME,
+    _balanced_order,
+    build_compact_prm_messages,
     load_prm,
+    prm_prompt_builder,
     prm_sft_dataset,
     prm_target,
     prm_text_corpus,
+    short_reason,
     train_prm,
 )
 from coach_reward.prompts import PRM_SYSTEM_PROMPT
@@ -42,8 +47,12 @@ def shot_rows():
 
 
 def test_targets_parse_back_to_their_labels():
-    assert prm_target(True) == f"<think>{DEFAULT_REASON}</think> judgment:True"
+    assert prm_target(True, reason="Fine.") == "<think>Fine.</think> judgment:True"
     assert parse_judgment(prm_target(True)) is True and parse_judgment(prm_target(False)) is False
+    # without a rationale the reason names the action type, never the label
+    assert short_reason({"action_type": "press_home", "label": False}) == "The agent proposes press_home."
+    assert short_reason({"action_type": "invalid"}) == "The agent proposes an unreadable action."
+    assert DEFAULT_REASON.format(action_type="click") == "The agent proposes click."
     # a rationale is kept (whitespace collapsed); a verdict quoted inside it does not count
     target = prm_target(False, "The  screen shows\n'judgment:True' as text.")
     assert target.startswith("<think>The screen shows 'judgment:True' as text.</think>")
@@ -64,7 +73,8 @@ def test_training_prompt_is_exactly_the_prompt_the_prm_scores_with(rows):
         trained = tokenizer.apply_chat_template(ex["prompt"], add_generation_prompt=True, tokenize=True,
                                                 return_dict=False)
         assert scored.tolist() == list(trained)
-        assert ex["completion"] == [{"role": "assistant", "content": prm_target(bool(row["label"]))}]
+        target = prm_target(bool(row["label"]), reason=short_reason(row))
+        assert ex["completion"] == [{"role": "assistant", "content": target}]
 
 
 def test_corpus_covers_prompts_and_targets(rows):
@@ -84,7 +94,8 @@ def test_train_prm_saves_a_reloadable_prm_and_learns_only_the_completion(rows, t
     # completion-only loss: the labels cover exactly the assistant's reply
     sample = result.trainer.train_dataset[0]
     trained = [t for t, lab in zip(sample["input_ids"], sample["labels"]) if lab != -100]
-    assert tokenizer.decode(trained) == prm_target(bool(rows[0]["label"])) + "<|im_end|>\n"
+    target = prm_target(bool(rows[0]["label"]), reason=short_reason(rows[0]))
+    assert tokenizer.decode(trained) == target + "<|im_end|>\n"
     assert sample["labels"][: len(sample["labels"]) - len(trained)] == [-100] * (len(sample["labels"]) - len(trained))
     # saved: weights, tokenizer and the prompt settings
     saved = json.loads((tmp_path / "prm" / PRM_CONFIG_NAME).read_text())
@@ -136,3 +147,36 @@ def test_vision_language_prm_trains_on_screenshots_and_reloads(shot_rows, tmp_pa
     assert step.screenshot is not None
     score = prm.score_batch([step])[0]
     assert 0.0 <= score.p_correct <= 1.0
+
+
+def test_compact_prompt_is_short_and_is_what_the_loaded_prm_sends(rows, tmp_path):
+    step = step_input_from_row(rows[3])
+    compact = prm_prompt_builder("compact", max_ui_chars=100)(step)
+    paper = prm_prompt_builder("paper", max_ui_chars=100)(step)
+    assert compact[0]["content"] == COMPACT_PRM_SYSTEM_PROMPT
+    assert len(str(compact)) < len(str(paper)) / 2
+    user = compact[1]["content"]
+    assert step.instruction in user and step.action in user and step.thought in user
+    long_history = build_compact_prm_messages(
+        StepInput("t", action="wait()", history=[f"click(start_box='({i},{i})')" for i in range(7)]))
+    assert "(3 earlier actions)" in long_history[1]["content"] and "7. click" in long_history[1]["content"]
+    with pytest.raises(ValueError, match="prompt style"):
+        prm_prompt_builder("fancy")
+
+    model, tokenizer = build_tiny_causal_lm(seed=0, corpus=prm_text_corpus(rows, prompt="compact"))
+    train_prm(model, tokenizer, rows, tmp_path / "c", prompt="compact", max_ui_chars=100, max_steps=1, batch_size=2)
+    prm = load_prm(tmp_path / "c")
+    assert prm.messages(step) == compact
+    example = prm_sft_dataset(rows.select([3]), max_ui_chars=100, prompt="compact")[0]
+    assert example["prompt"] == compact
+
+
+def test_balanced_batches_hold_both_labels_equally(rows):
+    labels = [bool(v) for v in rows["label"]] + [True] * 10  # more positives than negatives
+    order = _balanced_order(labels, 4, 400, seed=0)
+    assert len(order) == 400
+    for start in range(0, 400, 4):
+        assert sum(labels[i] for i in order[start:start + 4]) == 2
+    assert set(order) == set(range(len(labels)))  # every example is used
+    assert _balanced_order(labels, 4, 40, seed=0) == order[:40]
+    assert _balanced_order([True] * 5, 2, 7, seed=1) and len(_balanced_order([True] * 5, 2, 7, seed=1)) == 7

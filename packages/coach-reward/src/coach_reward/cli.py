@@ -172,7 +172,8 @@ def cmd_train_prm(args: argparse.Namespace) -> int:
 
         model, tok = build_tiny_causal_lm(hidden_size=args.tiny_hidden_size, num_layers=args.tiny_layers,
                                           seed=args.seed, vocab_size=2048,
-                                          corpus=prm_text_corpus(data, max_ui_chars=args.max_ui_chars))
+                                          corpus=prm_text_corpus(data, max_ui_chars=args.max_ui_chars,
+                                                                 prompt=args.prompt, limit=2000))
     else:
         if not Path(args.model).is_dir():
             raise CLIError(f"model folder not found: {args.model}")
@@ -193,8 +194,9 @@ def cmd_train_prm(args: argparse.Namespace) -> int:
             model, tok = AutoModelForCausalLM.from_pretrained(args.model), AutoTokenizer.from_pretrained(args.model)
     result = train_prm(model, tok, data, args.output, epochs=args.epochs, learning_rate=args.learning_rate,
                        batch_size=args.batch_size, gradient_accumulation_steps=args.gradient_accumulation_steps,
-                       max_steps=args.max_steps, max_ui_chars=args.max_ui_chars, max_length=args.max_length,
-                       seed=args.seed, progress=not args.quiet)
+                       max_steps=args.max_steps, max_ui_chars=args.max_ui_chars, prompt=args.prompt,
+                       max_length=args.max_length, balanced_batches=args.balanced_batches, seed=args.seed,
+                       progress=not args.quiet)
     print(f"trained {result.steps} steps on {result.examples} examples in {result.seconds:.0f} s "
           f"(final logged loss {result.losses[-1] if result.losses else result.train_loss:.4f}); saved to {args.output}")
     _write_json(args.json, result.to_dict())
@@ -422,6 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gradient-accumulation-steps", type=int, default=1, help="(default 1)")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after this many steps (default: epochs decide)")
     p.add_argument("--max-ui-chars", type=int, default=None, help="cut the UI text in prompts (saved with the model)")
+    p.add_argument("--prompt", choices=("paper", "compact"), default="paper",
+                   help="PRM prompt style (saved with the model): the paper's (default) or a short one for small models")
+    p.add_argument("--balanced-batches", action="store_true", help="as many correct as incorrect steps in every batch")
     p.add_argument("--max-length", type=int, default=None, help="drop examples longer than this many tokens")
     p.add_argument("--limit", type=int, default=None, help="train on the first N rows only")
     p.add_argument("--seed", type=int, default=0, help="training seed")

@@ -326,7 +326,12 @@ def sim_expert_steps(
             redundant = 0
             done = False
             while not done:
-                action = base.expert_action()
+                try:
+                    action = base.expert_action()
+                except (RuntimeError, StopIteration) as exc:  # ExpertStuck, or an expert that ran out of steps
+                    logger.warning("expert of %s instance %d stopped: %s: %s", name, i, type(exc).__name__, exc)
+                    info = {**info, "success": 0.0}
+                    break
                 ui_before = obs["ui"]
                 step = ExpertStep(
                     instruction=obs["instruction"], ui=ui_before, expert=action, screen_size=(width, height),
@@ -366,7 +371,7 @@ def trajectory_expert_steps(
 ) -> Iterator[ExpertStep]:
     """Expert states from recorded ``android_gym`` trajectories (or their dicts) that succeeded.
 
-    Steps with a ``Finished``-free failed parse (``action`` None) end the usable part of an episode.
+    A step without an action (an output that did not parse) ends the usable part of its episode.
     ``elements`` come from each step's raw ``xml`` when it was recorded; ``screen_size`` is used when a
     step's ``info`` has no ``screen_size``.
     """

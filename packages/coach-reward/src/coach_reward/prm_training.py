@@ -4,12 +4,12 @@ Each labelled row becomes one prompt-completion chat example:
 
 * prompt: exactly the messages the PRM is scored with (:func:`coach_reward.prompts.build_prm_messages`
   on the row's task, screen, history, thought and action, with the same ``max_ui_chars``);
-* completion: ``<think>{rationale or a short fixed reason}</think> judgment:True|False``.
+* completion: ``<think>{rationale or a short reason}</think> judgment:True|False``.
 
 The loss is cross-entropy on the completion tokens only (``completion_only_loss``), which is the
-paper's ``-log P(y | I, s_t, a_t)``. Without a judge rationale the reason is the same fixed sentence
-for every row, so the verdict token alone carries the decision and ``ProcessRewardModel`` reads a
-calibrated P(True) from its log-probabilities.
+paper's ``-log P(y | I, s_t, a_t)``. Without a judge rationale the short reason restates what is
+judged (``The agent proposes click.``), never the label: the model first names the action type, then
+gives its verdict, and ``ProcessRewardModel`` reads P(True) from the verdict token's log-probabilities.
 
 Text models train on the UI text. Vision-language models (a processor with an image processor, e.g.
 ``coach_reward.tiny_models.build_tiny_vision_lm``) also get the screenshot as an ``images`` column,
@@ -24,6 +24,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -46,6 +48,7 @@ __all__ = [
     "prm_sft_dataset",
     "prm_prompt_builder",
     "prm_target",
+    "short_reason",
     "prm_text_corpus",
     "run_prm_demo",
     "train_prm",
@@ -53,14 +56,22 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_REASON = "I judge the proposed step."
-"""The ``<think>`` text of training targets for rows without a judge rationale (the same for every row)."""
+DEFAULT_REASON = "The agent proposes {action_type}."
+"""Template of the ``<think>`` text for rows without a judge rationale (``{action_type}`` is the row's type)."""
 
 PRM_CONFIG_NAME = "prm_config.json"
 """File written next to a trained PRM with the prompt settings it was trained with."""
 
 
-def prm_target(label: bool, rationale: str = "", *, reason: str = DEFAULT_REASON) -> str:
+def short_reason(row: Mapping[str, Any], template: str = DEFAULT_REASON) -> str:
+    """The reason for a row without a rationale: ``template`` with the row's action type (never its label)."""
+    kind = str(row.get("action_type") or "")
+    if kind in ("", "invalid"):
+        kind = "an unreadable action"
+    return template.format(action_type=kind)
+
+
+def prm_target(label: bool, rationale: str = "", *, reason: str = "") -> str:
     """The training completion for one row: ``<think>{rationale or reason}</think> judgment:True|False``."""
     if not isinstance(label, bool):
         raise TypeError(f"label must be a bool, got {type(label).__name__}")
@@ -175,8 +186,8 @@ def prm_sft_dataset(
                              "train without them (screenshots=False)")
         messages, imgs = _prompt_messages(row, max_ui_chars=max_ui_chars, screenshots=screenshots, prompt=prompt)
         prompts.append(messages if screenshots else _text_only(messages))
-        completions.append([{"role": "assistant", "content": prm_target(bool(row["label"]), row.get("rationale") or "",
-                                                                         reason=reason)}])
+        target = prm_target(bool(row["label"]), row.get("rationale") or "", reason=short_reason(row, reason))
+        completions.append([{"role": "assistant", "content": target}])
         images.append(imgs)
     data: dict[str, list[Any]] = {"prompt": prompts, "completion": completions}
     if screenshots:
@@ -198,7 +209,7 @@ def prm_text_corpus(dataset: Any, *, max_ui_chars: int | None = None, limit: int
         if not texts:
             texts.append(plain[0]["content"])  # the system prompt, once
         texts.append(plain[1]["content"])
-        texts.append(prm_target(bool(row["label"]), row.get("rationale") or ""))
+        texts.append(prm_target(bool(row["label"]), row.get("rationale") or "", reason=short_reason(row)))
     return texts
 
 
@@ -255,6 +266,7 @@ def train_prm(
     warmup_ratio: float = 0.0,
     lr_scheduler_type: str = "linear",
     seed: int = 0,
+    balanced_batches: bool = False,
     logging_steps: int = 10,
     save: bool = True,
     progress: bool = False,
@@ -268,7 +280,9 @@ def train_prm(
     ``max_ui_chars`` cuts the UI text in the prompt and ``prompt`` picks its style (:data:`PROMPT_STYLES`);
     both are saved and used by :func:`load_prm`, so the PRM scores with exactly the prompt it learned.
     ``max_length`` (tokens) drops longer examples instead of truncating them (truncation would cut the
-    verdict). ``sft_config_kwargs`` override any ``SFTConfig`` field. Saves to ``output_dir`` unless
+    verdict). ``balanced_batches`` gives every batch as many correct as incorrect steps (seeded; in place
+    of random sampling), which keeps a small model's True/False bias from swinging from batch to batch.
+    ``sft_config_kwargs`` override any ``SFTConfig`` field. Saves to ``output_dir`` unless
     ``save=False``.
     """
     import torch
@@ -291,6 +305,7 @@ def train_prm(
     if prompt not in PROMPT_STYLES:
         raise ValueError(f"prompt style must be one of {PROMPT_STYLES}, got {prompt!r}")
     examples = prm_sft_dataset(dataset, max_ui_chars=max_ui_chars, screenshots=bool(screenshots), prompt=prompt)
+    labels = [bool(v) for v in dataset["label"]]
     dropped = 0
     if max_length is not None:
         lengths = _token_lengths(examples, tokenizer_or_processor)
@@ -302,6 +317,7 @@ def train_prm(
         if not keep:
             raise ValueError(f"every example is longer than max_length={max_length} tokens; lower max_ui_chars")
         examples = examples.select(keep)
+        labels = [labels[i] for i in keep] if balanced_batches else []
     out = Path(output_dir)
     config_args: dict[str, Any] = {
         "output_dir": str(out),
@@ -328,6 +344,11 @@ def train_prm(
     }
     if screenshots:
         config_args["remove_unused_columns"] = False  # the vision collator reads the raw prompt and images
+    if balanced_batches:
+        per_step = batch_size * gradient_accumulation_steps
+        needed = max_steps * per_step if max_steps > 0 else math.ceil(epochs * len(examples) / per_step) * per_step
+        examples = examples.select(_balanced_order(labels, batch_size, needed, seed))
+        config_args.update(num_train_epochs=1, train_sampling_strategy="sequential")
     config_args.update(dict(sft_config_kwargs or {}))
     args = SFTConfig(**config_args)
     model.train()
@@ -348,6 +369,37 @@ def train_prm(
         (out / PRM_CONFIG_NAME).write_text(json.dumps(settings, indent=2))
         result.output_dir = str(out)
     return result
+
+
+def _balanced_order(labels: Sequence[bool], batch_size: int, total: int, seed: int) -> list[int]:
+    """Indices for ``total`` examples in batches of ``batch_size`` holding half positives, half negatives.
+
+    Each class is visited in a seeded random order and re-shuffled whenever it runs out (the rarer class
+    repeats sooner). A class that is missing makes the batches plain shuffles of the other.
+    """
+    rng = random.Random(seed)
+    pools = [[i for i, y in enumerate(labels) if y], [i for i, y in enumerate(labels) if not y]]
+    if not pools[0] or not pools[1]:
+        order = list(range(len(labels)))
+        out: list[int] = []
+        while len(out) < total:
+            rng.shuffle(order)
+            out.extend(order)
+        return out[:total]
+    queues: list[list[int]] = [[], []]
+
+    def take(c: int) -> int:
+        if not queues[c]:
+            queues[c] = pools[c][:]
+            rng.shuffle(queues[c])
+        return queues[c].pop()
+
+    out = []
+    while len(out) < total:
+        half = batch_size // 2 + (rng.random() < 0.5 if batch_size % 2 else 0)
+        out.extend(take(0) for _ in range(half))
+        out.extend(take(1) for _ in range(batch_size - half))
+    return out[:total]
 
 
 def load_prm(path: str | Path, *, device: str | None = "cpu", batch_size: int = 8,
@@ -418,10 +470,10 @@ def _load_vision(folder: Path) -> tuple[Any, Any]:
 # --------------------------------------------------------------------------------------------------
 
 DEMO_SIZES: dict[str, dict[str, Any]] = {
-    "ci": {"instances": 1, "max_steps": 240, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
-           "max_ui_chars": 150, "max_test_rows": 160, "learning_rate": 3e-3},
-    "readme": {"instances": 1, "max_steps": 480, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
-               "max_ui_chars": 150, "max_test_rows": 400, "learning_rate": 3e-3},
+    "ci": {"instances": 1, "max_steps": 120, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
+           "max_ui_chars": 150, "max_test_rows": 128, "learning_rate": 2e-3},
+    "readme": {"instances": 1, "max_steps": 320, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
+               "max_ui_chars": 150, "max_test_rows": 400, "learning_rate": 2e-3},
 }
 """Demo presets: ``ci`` (about a minute on 2 CPU cores) and ``readme`` (a few minutes).
 
@@ -518,7 +570,7 @@ def run_prm_demo(
     max_ui, prompt = cfg.get("max_ui_chars"), cfg.get("prompt", "compact")
     model, tokenizer = build_tiny_causal_lm(
         hidden_size=int(cfg["hidden_size"]), num_layers=int(cfg["num_layers"]), num_heads=int(cfg["num_heads"]),
-        seed=seed, vocab_size=int(cfg.get("vocab_size", 2048)),
+        seed=seed, vocab_size=int(cfg.get("vocab_size", 1600)),
         corpus=prm_text_corpus(train, max_ui_chars=max_ui, prompt=prompt, limit=600))
     model = _reinitialised(model, float(cfg.get("initializer_range", 0.1)), seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -526,8 +578,8 @@ def run_prm_demo(
         training = train_prm(model, tokenizer, train, target, max_steps=int(cfg["max_steps"]), epochs=100.0,
                              learning_rate=float(cfg["learning_rate"]), batch_size=batch_size, max_ui_chars=max_ui,
                              prompt=prompt, seed=seed, warmup_ratio=0.05, lr_scheduler_type="cosine",
-                             logging_steps=20, progress=progress)
-        prm = load_prm(target, max_new_tokens=24, batch_size=16)
+                             balanced_batches=True, logging_steps=20, progress=progress)
+        prm = load_prm(target, max_new_tokens=20, batch_size=16)
         report = evaluate_prm(prm, test, batch_size=16, progress=progress)
     return PRMDemoResult(size=size, seed=seed, train_tasks=sorted(set(train["task"])),
                          test_tasks=sorted(set(test["task"])), train_rows=len(train), test_rows=len(test),
