@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -36,9 +37,12 @@ def _train_records(run: Path) -> dict[int, dict]:
 def test_smoke_config_runs_the_whole_pipeline(tmp_path: Path):
     run = tmp_path / "smoke"
     started = time.perf_counter()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(_cli("train", "--config", "smoke", "-o", str(run), "--no-progress"), env=_env(),
                           capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert summary["iterations"] == 2 and summary["env_steps"] > 0 and summary["resumed_from"] is None
@@ -52,7 +56,9 @@ def test_smoke_config_runs_the_whole_pipeline(tmp_path: Path):
         assert r["rollout/episodes"] == 4 and r["critic/steps"] >= 1 and r["actor/steps"] >= 1
         assert all(k in r for k in ("critic/loss", "actor/loss", "time/env", "time/generation", "time/actor"))
     assert "Success rate" in (run / "report.md").read_text()
-    print(f"smoke run: {seconds:.1f} s wall")
+    # one torch thread: its CPU time is the wall time it takes on an otherwise idle machine
+    assert cpu < 60, f"the smoke run used {cpu:.1f} s of CPU (wall {seconds:.1f} s)"
+    print(f"smoke run: {seconds:.1f} s wall, {cpu:.1f} s CPU")
     # a second invocation finds the finished run and only re-reports it
     again = subprocess.run(_cli("train", "--config", "smoke", "-o", str(run), "--no-progress"), env=_env(),
                            capture_output=True, text=True, timeout=600)

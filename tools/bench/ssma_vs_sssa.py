@@ -112,11 +112,15 @@ def warm_start(base: str, seed: int, out: Path, overrides: list[str]) -> Path:
 
 def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.Namespace,
                 overrides: list[str]) -> dict[str, Any]:
-    """Train one variant from ``start`` until the env-step or time budget; returns its curve and timings."""
+    """Train one variant from ``start`` until the env-step or time budget; returns its curve and timings.
+
+    ``start`` is a policy folder, or a coach-rl checkpoint (``--init-from``: policy and pre-trained critic).
+    """
     latency = _latency(args.latency_scale)
     env_kwargs = json.dumps({"latency": latency} if latency else {})
+    origin = [f"init_from={start}"] if (start / "MANIFEST.json").is_file() else [f"policy_model={start}"]
     config = load_config(base, [
-        *overrides, *_variant_overrides(variant), f"seed={seed}", f"policy_model={start}",
+        *overrides, *_variant_overrides(variant), f"seed={seed}", *origin,
         "sft_max_steps=0", f"output_dir={args.out / 'runs' / f'{variant}-seed{seed}'}",
         f"total_iterations={args.max_iterations}", f"eval_instances_per_task={args.eval_instances}",
         "eval_before=false", "eval_after=false", "write_report=false", f"env_kwargs={env_kwargs}",
@@ -246,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="scale of the emulator latency preset (0: no latency)")
     parser.add_argument("--eval-instances", type=int, default=2, help="held-out instances per task per evaluation")
     parser.add_argument("--eval-every", type=int, default=2, help="iterations between evaluations")
+    parser.add_argument("--init-from", type=Path, default=None,
+                        help="start every run from this coach-rl checkpoint (e.g. the main job's warm-up: "
+                             "runs/main_job/warmup/checkpoints/iter-000000) instead of an SFT per seed")
     parser.add_argument("--out", type=Path, default=Path("out/bench_ssma_vs_sssa"))
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
     args = parser.parse_args(argv)
@@ -257,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = []
     for seed in args.seeds:
-        start = warm_start(args.config, seed, args.out, list(args.overrides))
+        start = args.init_from or warm_start(args.config, seed, args.out, list(args.overrides))
         for variant in variants:
             t0 = time.perf_counter()
             result = run_variant(args.config, variant, seed, start, args, list(args.overrides))

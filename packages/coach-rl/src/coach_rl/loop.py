@@ -537,7 +537,7 @@ class TrainingLoop:
     def _restore(self, checkpoint: Path) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=False)
+        saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=True)
         self.state = LoopState(**saved["state"])
         self.stats = dict(saved.get("stats", {}))
         policy_dir = checkpoint / (_ACTOR_DIR + "/policy" if self.loop.algorithm == "coach" else _POLICY_DIR)
@@ -551,10 +551,10 @@ class TrainingLoop:
             from coach_rl.critic import Critic
 
             self.critic.load_state_dict(Critic.load(checkpoint / _CRITIC_DIR).state_dict())
-            self.critic_trainer.load_state_dict(torch.load(checkpoint / _CRITIC_TRAINER, weights_only=False))
+            self.critic_trainer.load_state_dict(torch.load(checkpoint / _CRITIC_TRAINER, weights_only=True))
             self.actor.load_actor_state(checkpoint / _ACTOR_DIR)
         else:
-            self.actor.load_state_dict(torch.load(checkpoint / _BASELINE_STATE, weights_only=False))
+            self.actor.load_state_dict(torch.load(checkpoint / _BASELINE_STATE, weights_only=True))
         if (checkpoint / "eval_before.json").is_file():
             self.eval_before = EvalReport.from_dict(json.loads((checkpoint / "eval_before.json").read_text()))
             (self.run.path / "eval_before.json").write_text(self.eval_before.to_json())
