@@ -9,13 +9,13 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.android-coach-setup
-want=$(cat packages/*/pyproject.toml tools/requirements-dev.txt | sha256sum | cut -c1-16)
+want=$(cat packages/*/pyproject.toml tools/requirements-dev.txt tools/setup_env.sh | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q -r tools/requirements-dev.txt \
-  -e "packages/android-gym[adb,androidlab]" -e packages/coach-reward -e packages/coach-rl 2>&1 | grep -v "^WARNING: Location" || true
+  -e "packages/android-gym[adb,androidlab]" -e packages/coach-reward -e "packages/coach-rl[tensorboard]" 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -c "import android_gym, coach_reward, coach_rl, torch; assert torch.__version__.startswith('2.13')"
 echo "$want" > "$stamp"

@@ -280,6 +280,7 @@ class TrainingLoop:
         self.eval_before: EvalReport | None = None
         self.eval_after: EvalReport | None = None
         self.stats: dict[str, Any] = {}
+        self.trackers: Any = None  # coach_rl.trackers.Trackers, opened by setup()
 
     # -- set-up ------------------------------------------------------------------------------------------
 
@@ -302,9 +303,25 @@ class TrainingLoop:
         checkpoint = self.run.latest_checkpoint() if resume else None
         if checkpoint is not None:
             self._check_resume_config()
+        self._open_trackers(checkpoint)
+        if checkpoint is not None:
             self._restore(checkpoint)
             return
         self._fresh()
+
+    def _open_trackers(self, checkpoint: Path | None) -> None:
+        """TensorBoard / W&B as ``report_to`` says (checked before any work, so a missing package fails fast)."""
+        from coach_rl.trackers import open_trackers
+
+        resumed = int(checkpoint.name.rpartition("-")[2]) if checkpoint is not None else None
+        self.trackers = open_trackers(self.args.report_to, self.run.path, config=self.config.to_dict(),
+                                      resumed_from=resumed, logging_dir=getattr(self.args, "logging_dir", None))
+
+    def _log(self, record: dict[str, Any]) -> None:
+        """One metrics record: appended to ``metrics.jsonl`` (the source of truth), then to the trackers."""
+        self.run.log_metrics(record)
+        if self.trackers:
+            self.trackers.log(record)
 
     def _fresh(self) -> None:
         started = time.perf_counter()
@@ -329,7 +346,7 @@ class TrainingLoop:
             self.eval_before = self.evaluate("before")
         self.stats["setup_seconds"] = time.perf_counter() - started
         self.stats["setup_cpu_seconds"] = time.process_time() - cpu_started
-        self.run.log_metrics({"kind": "setup", "seconds": self.stats["setup_seconds"],
+        self._log({"kind": "setup", "seconds": self.stats["setup_seconds"],
                               "cpu_seconds": self.stats["setup_cpu_seconds"], **{
             k: v for k, v in self.stats.items() if k.startswith(("sft_", "critic_pretrain_"))}})
         self.save_checkpoint()
@@ -378,7 +395,7 @@ class TrainingLoop:
             if (report.meta.get("tasks") == self.eval_tasks and report.meta.get("seeds") == self.eval_seeds()):
                 self.eval_before = report  # same policy, same held-out instances: the same greedy evaluation
                 (self.run.path / "eval_before.json").write_text(report.to_json())
-                self.run.log_metrics({"kind": "eval", "label": "before", "at_iteration": 0, "env_steps": 0,
+                self._log({"kind": "eval", "label": "before", "at_iteration": 0, "env_steps": 0,
                                       "success_rate": report.overall.success_rate, "ci_low": report.overall.ci_low,
                                       "ci_high": report.overall.ci_high, "episodes": report.overall.episodes,
                                       "from": str(checkpoint)})
@@ -633,7 +650,7 @@ class TrainingLoop:
             "time/checkpoint": checkpoint_seconds, "time/iteration": time.perf_counter() - started,
             "cpu/iteration": time.process_time() - cpu_started,
         })
-        self.run.log_metrics(record)
+        self._log(record)
         return record
 
     def _rollout_metrics(self, batch: Any, trajectories: list[Any], seconds: float) -> dict[str, Any]:
@@ -732,7 +749,7 @@ class TrainingLoop:
         )
         (self.run.path / f"eval_{label}.json").write_text(report.to_json())
         m = report.overall
-        self.run.log_metrics({"kind": "eval", "label": label, "at_iteration": self.state.iteration,
+        self._log({"kind": "eval", "label": label, "at_iteration": self.state.iteration,
                               "env_steps": self.state.env_steps, "success_rate": m.success_rate, "ci_low": m.ci_low,
                               "ci_high": m.ci_high, "episodes": m.episodes, "seconds": time.perf_counter() - t0})
         self.echo(f"[coach-rl] eval {label}: success {100 * m.success_rate:.1f}% "
@@ -779,10 +796,12 @@ class TrainingLoop:
                            seconds=time.perf_counter() - started, stats=dict(self.stats))
 
     def close(self) -> None:
-        """Close the envs."""
+        """Close the envs and the trackers."""
         for env in self.envs:
             env.close()
         self.envs = []
+        if self.trackers is not None:
+            self.trackers.close()
 
 
 def train(config: RunConfig | str, overrides: Sequence[str] | None = None, *, resume: bool = True,
