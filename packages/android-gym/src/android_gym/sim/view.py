@@ -9,6 +9,7 @@ horizontally, sharing leftover space by ``weight`` and offsetting scrollable lis
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,9 @@ class View:
     (horizontal, vertical) dp inside the node. Behaviour: ``on_click``/``on_long_click`` for taps,
     ``on_text(new_value)`` makes the node an editable field, ``on_submit`` runs on Enter,
     ``on_seek(fraction)`` for seek bars, ``scroll_key`` names the app-state offset of a scrollable
-    list. ``key`` identifies the node across frames (focus); it defaults to ``resource_id``.
+    list. A scrolling node with ``wrap_content`` measures as its content (a dialog's body) and only
+    scrolls, and reports itself scrollable, once its parent gives it less height than that.
+    ``key`` identifies the node across frames (focus); it defaults to ``resource_id``.
     """
 
     cls: str = "android.view.View"
@@ -59,6 +62,7 @@ class View:
     on_submit: Callback | None = None
     on_seek: Callable[[float], Any] | None = None
     scroll_key: str | None = None
+    wrap_content: bool = False
     key: str | None = None
     progress: float = 0.0
     max_progress: float = 100.0
@@ -289,9 +293,10 @@ def Dialog(title: str, body: str | View | None = None, buttons: Sequence[tuple[s
         Text(title, resource_id="android:id/alertTitle", size=22, padding=(24, 12)) if title else None,
     ]
     if isinstance(body, str):
-        parts.append(Text(body, resource_id="android:id/message", size=15, color="#444746", padding=(24, 8)))
+        parts.append(_dialog_body(Text(body, resource_id="android:id/message", size=15, color="#444746",
+                                       padding=(24, 8)), title))
     elif body is not None:
-        parts.append(body)
+        parts.append(_dialog_body(body, title))
     row: list[View] = [View(cls="android.view.View", weight=1, height=1)]
     ids = list(button_ids) if button_ids else ["android:id/button1", "android:id/button2", "android:id/button3"]
     for i, (label, cb) in enumerate(buttons):
@@ -301,6 +306,20 @@ def Dialog(title: str, body: str | View | None = None, buttons: Sequence[tuple[s
                          padding=(16, 8)))
     return Column(*parts, cls="android.widget.FrameLayout", resource_id=resource_id or "android:id/content",
                   background="#ffffff", padding=(0, 8))
+
+
+def _dialog_body(body: View, title: str) -> View:
+    """A dialog's message or custom view, sized as AlertDialog sizes its content panel: as tall as its
+    content while the dialog fits the screen, else what the title and buttons leave (so the buttons
+    stay reachable above the soft keyboard on a short screen). A vertical container body then scrolls;
+    others (a one-line message, a row of fields) are cut. The node tree is left as it was (no wrapper),
+    so the hierarchy of a dialog that fits is unchanged."""
+    if body.height is None:
+        body.weight = 1.0
+        if body.children and body.orientation == VERTICAL and body.scroll_key is None:
+            body.scroll_key = f"__dialog__/{title}/{body.resource_id}"
+            body.wrap_content = True
+    return body
 
 
 def Fab(content_desc: str, on_click: Callback | None, *, resource_id: str = "fab", icon: str = "+") -> View:
@@ -374,7 +393,7 @@ def measure(view: View, width: int, scale: float) -> int:
                 h = int(lines * size_px * _LINE + 2 * pad_v)
         elif view.orientation == VERTICAL:
             total = 0
-            if view.scroll_key is None:
+            if view.scroll_key is None or view.wrap_content:
                 inner_i = int(inner)
                 for c in children:
                     total += measure(c, inner_i if c.width is None else int(c.width * scale), scale)
@@ -467,18 +486,56 @@ def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
     if total_weight:
         left = max(0, ih - fixed)
         heights = [int(left * c.weight / total_weight) if h < 0 else h for c, h in zip(children, heights)]
-    cy = iy
+    offset = 0
     if view.scroll_key is not None:
         view.content_height = sum(heights)
         limit = max(0, view.content_height - ih)
-        offset = 0
+        if view.wrap_content:
+            view.scrollable = limit > 0
+            if limit:
+                view.focusable = True
         if scroll is not None:
             offset = min(max(0, scroll.get(view.scroll_key, 0)), limit)
             scroll[view.scroll_key] = offset
-        cy -= offset
+    _place_column(children, heights, widths, ix, iy - offset, scale, scroll)
+    if view.wrap_content and scroll is not None and view.scroll_key is not None:
+        revealed = _reveal_focused(view, iy, ih, offset, scroll)
+        if revealed != offset:
+            _place_column(children, heights, widths, ix, iy - revealed, scale, scroll)
+
+
+def _place_column(children: list[View], heights: list[int], widths: list[int], x: int, y: int, scale: float,
+                  scroll: dict[str, int] | None) -> None:
+    """Stack ``children`` downwards from (x, y) with the given pixel heights and widths."""
     for c, h, cw in zip(children, heights, widths):
         if c.children:
-            layout(c, ix, cy, cw, h, scale, scroll)
+            layout(c, x, y, cw, h, scale, scroll)
         else:  # a leaf only takes its box
-            c.bounds = (ix, cy, ix + cw, cy + h)
-        cy += h
+            c.bounds = (x, y, x + cw, y + h)
+        y += h
+
+
+def _reveal_focused(view: View, top: int, height: int, offset: int, scroll: dict[str, int]) -> int:
+    """The scroll offset of a wrap-content scroller after bringing its focused field into view.
+
+    As Android's ScrollView does on a focus change or a resize (the soft keyboard opening), and only
+    then: a later swipe away from the field is left alone. Which field and viewport were last revealed
+    is kept in ``scroll`` next to the offset, under ``<scroll_key>@focus``.
+    """
+    key = view.scroll_key or ""
+    focused = view.find(lambda v: v.focused and v.editable) if view.content_height > height else None
+    if focused is None:
+        scroll.pop(key + "@focus", None)
+        return offset
+    stamp = zlib.crc32(f"{focused.identity}|{height}".encode())
+    if scroll.get(key + "@focus") == stamp:
+        return offset
+    scroll[key + "@focus"] = stamp
+    y1, y2 = focused.bounds[1], focused.bounds[3]
+    if y2 > top + height:
+        offset += min(y2 - (top + height), y1 - top)  # down until its bottom shows, not past its top
+    elif y1 < top:
+        offset -= top - y1
+    offset = min(max(0, offset), view.content_height - height)
+    scroll[key] = offset
+    return offset

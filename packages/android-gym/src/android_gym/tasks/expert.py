@@ -86,7 +86,9 @@ def keyboard_visible(ui: Any) -> bool:
 
 
 def _scrollable_center(ui: Any) -> tuple[int, int] | None:
-    for element in ui.elements:
+    """Centre of the topmost scrollable element: the last in document order, so a dialog's scrolling
+    body wins over the page it covers (which takes no touches while the dialog is open)."""
+    for element in reversed(ui.elements):
         if element.scrollable:
             return element.center
     return None

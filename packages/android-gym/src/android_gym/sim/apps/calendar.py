@@ -495,14 +495,15 @@ class SimpleCalendarApp(MultiSelect, App):
     def dialog_time_picker(self) -> View:
         p = self.picker
         h24 = self._h24()
+        # The hour and minute fields share what the separator and AM/PM leave, so AM/PM stays on a narrow screen.
         fields = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=72, padding=(24.0, 4.0),
                       resource_id="android:id/input_block", children=[
                           EditText(p["hour"], lambda v: self._set_digits("hour", v), hint="hour",
-                                   resource_id="android:id/input_hour", key="picker_hour", width=110, size=28,
+                                   resource_id="android:id/input_hour", key="picker_hour", weight=1, size=28,
                                    height=64),
                           Text(":", size=28, padding=(6, 8), resource_id="android:id/input_separator"),
                           EditText(p["minute"], lambda v: self._set_digits("minute", v), hint="minute",
-                                   resource_id="android:id/input_minute", key="picker_minute", width=110, size=28,
+                                   resource_id="android:id/input_minute", key="picker_minute", weight=1, size=28,
                                    height=64),
                       ])
         if not h24:
@@ -511,7 +512,7 @@ class SimpleCalendarApp(MultiSelect, App):
                             height=32),
                 RadioButton(p["pm"], lambda: self._set_pm(True), text="PM", resource_id="android:id/pm_label",
                             height=32),
-                resource_id="android:id/am_pm_spinner", width=110, padding=(8, 0)))
+                resource_id="android:id/am_pm_spinner", width=96, padding=(8, 0)))
         body = Column(Text("Type in time", resource_id="android:id/top_label", size=14, color="#5f6368",
                            padding=(24, 8)), fields, resource_id="android:id/time_picker")
         return Dialog("", body, [("Cancel", self.close_dialog), ("OK", self._apply_time)],

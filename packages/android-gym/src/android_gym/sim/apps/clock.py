@@ -525,6 +525,7 @@ class ClockApp(App):
         if not self.timer_setup and self.timers:
             return self._timer_running()
         h, m, s = timer_setup_parts(self.timer_digits)
+        key_height = self._keypad_row_height()
         keys: list[View] = []
         layout = (("1", "2", "3"), ("4", "5", "6"), ("7", "8", "9"), ("00", "0", "del"))
         for row in layout:
@@ -532,10 +533,10 @@ class ClockApp(App):
             for k in row:
                 if k == "del":
                     cells.append(ImageButton("Delete", self._timer_delete_digit, resource_id="timer_setup_delete",
-                                             icon="<", weight=1, width=None, height=88))
+                                             icon="<", weight=1, width=None, height=key_height))
                 else:
                     cells.append(Button(k, lambda k=k: self._timer_digit(k), resource_id=f"timer_setup_digit_{k}",
-                                        background=None, weight=1, height=88))
+                                        background=None, weight=1, height=key_height))
             keys.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(32.0, 0.0),
                              children=cells))
         body: list[View | None] = [
@@ -555,6 +556,14 @@ class ClockApp(App):
         else:
             body.append(Spacer(height=96))
         return Column(*body, weight=1)
+
+    def _keypad_row_height(self) -> float:
+        """The timer keypad's row height in dp: 88, or less on a screen too short for four such rows
+        between the time display and the Start button (the real keypad shrinks to fit as well)."""
+        phone = self.phone
+        screen_dp = (phone.height - phone.status_bar_height - phone.nav_bar_height) / phone.scale
+        spare = screen_dp - 64 - 80 - (24 + 96 + 16 + 96) - (48 if self.timers else 0)
+        return max(36.0, min(88.0, spare / 4))
 
     def _timer_digit(self, k: str) -> None:
         digits = (self.timer_digits + k).lstrip("0")

@@ -108,9 +108,24 @@ def _open_tab(ui: Any, tab: str):
 
 
 def _expand_alarm(ui: Any, when: str):
-    """Scroll to the alarm showing ``when`` and expand its card; returns the next ui."""
-    ui, clock = yield from scroll_to(ui, lambda e: text_is(when)(e) and id_is("digital_clock")(e))
+    """Scroll to the alarm showing ``when`` and expand its card; returns the next ui.
+
+    On a short screen the card can be cut off by the list's bottom edge below its time, so the list is
+    scrolled on until the card's expand arrow shows too.
+    """
+
+    def is_clock(e: Any) -> bool:
+        return text_is(when)(e) and id_is("digital_clock")(e)
+
+    ui, clock = yield from scroll_to(ui, is_clock)
     arrows = [e for e in find_all(ui, text_is("Expand alarm")) if e.bounds[1] >= clock.bounds[1]]
+    for _ in range(3):
+        if arrows:
+            break
+        lst = next((e for e in ui.elements if e.scrollable), None)
+        ui = yield Scroll("down", *(lst.center if lst else (None, None)))
+        ui, clock = yield from scroll_to(ui, is_clock)
+        arrows = [e for e in find_all(ui, text_is("Expand alarm")) if e.bounds[1] >= clock.bounds[1]]
     if not arrows:
         raise ExpertStuck(f"no expand arrow below the {when} alarm")
     arrow = min(arrows, key=lambda e: e.bounds[1])

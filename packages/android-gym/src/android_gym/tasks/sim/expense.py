@@ -210,8 +210,8 @@ def add_expense_expert(ui: Any, row: dict[str, Any], app_open: bool = False):
     ui = yield from type_into(ui, row["name"], resource_id="edt_name")
     ui = yield from type_into(ui, f"{row['cents'] / 100:.2f}", resource_id="edt_amount")
     ui = yield from tap_text(ui, "Category")
-    ui = yield from tap_where(ui, lambda e: e.text == row["category"] and e.resource_id.endswith(":id/rb_category"),
-                              scroll=False)
+    # The category list scrolls inside its dialog on a short screen.
+    ui = yield from tap_where(ui, lambda e: e.text == row["category"] and e.resource_id.endswith(":id/rb_category"))
     ui = yield from type_into(ui, row["note"], resource_id="edt_note")
     return (yield from tap_text(ui, "Save"))
 

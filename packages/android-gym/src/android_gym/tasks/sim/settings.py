@@ -73,8 +73,16 @@ def toggle_bluetooth_expert(ui: Any, on: bool):
 
 
 def seekbar_tap(element: Any, fraction: float) -> Click:
-    """A tap on a horizontal SeekBar at ``fraction`` of its track (16 dp margins assumed at both ends)."""
+    """A tap on a horizontal SeekBar at ``fraction`` of its track (16 dp margins assumed at both ends).
+
+    The ends (0 and 1) are tapped at the bar's own edges: a SeekBar clamps a touch in its padding to
+    the nearest end, so this hits them whatever the screen density (the margin guess is in 420 dpi pixels).
+    """
     x1, y1, x2, y2 = element.bounds
+    if fraction <= 0.0:
+        return Click(x1 + 1, (y1 + y2) // 2)
+    if fraction >= 1.0:
+        return Click(x2 - 2, (y1 + y2) // 2)
     margin = min(42, (x2 - x1) // 10)
     x = x1 + margin + fraction * (x2 - x1 - 2 * margin)
     x = min(max(x, x1 + 1), x2 - 2)
