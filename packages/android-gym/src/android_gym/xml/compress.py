@@ -60,7 +60,7 @@ class CompressedUI:
         self.tree = tree
         self._sel = selection
         self._ids = ids
-        self._pos = {eid: p for p, eid in enumerate(ids)}
+        self._pos = dict(zip(ids, range(len(ids))))
         self._elements: list[UIElement] | None = None
 
     def __len__(self) -> int:

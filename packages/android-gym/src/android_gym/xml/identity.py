@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 from hashlib import blake2b
+from itertools import compress
+from operator import itemgetter
 
 from android_gym.xml.tree import F_CHECKABLE, F_DESC, F_HINT, F_RID, F_SCROLLABLE, F_TEXT, TRUE_VALUES, UITree
 
@@ -30,6 +32,7 @@ _SEP = "\x1f"
 _DIGESTS: dict[str, str] = {}
 _DIGEST_MEMO_SIZE = 20_000
 _STATE_TEXT_CLASS = re.compile(r"(?:Switch|Toggle)\w*$")
+_SCROLLABLE_OF = itemgetter(F_SCROLLABLE)
 
 
 def _identity_text(tree: UITree, i: int) -> str:
@@ -53,42 +56,30 @@ def identity_key(tree: UITree, index: int, ancestry: str) -> str:
 
 def _row_labels(tree: UITree, members: list[int]) -> list[str]:
     """For each node, the first label of the list row holding it ("" outside lists)."""
-    rows, parents = tree.rows, tree.parents
-    row_of: dict[int, int] = {}  # node -> its row's root (-1: not in a list)
-    label_of: dict[int, str] = {}
-
-    def row(i: int) -> int:
-        path = []
-        r = -1
-        while i >= 0:
-            got = row_of.get(i)
-            if got is not None:
-                r = got
-                break
-            path.append(i)
-            p = parents[i]
-            if p >= 0 and rows[p][F_SCROLLABLE] in TRUE_VALUES:
-                r = i
-                break
-            i = p
-        for j in path:
-            row_of[j] = r
-        return r
-
+    rows, ends, child_lists = tree.rows, tree.ends, tree.child_lists
+    # A node's row is its ancestor-or-self whose parent is the nearest scrollable ancestor. Scrollable
+    # nodes in dump order: a nested list's rows overwrite the outer list's over their span.
+    row_of: list[int] | None = None
+    for s in compress(range(len(rows)), map(TRUE_VALUES.__contains__, map(_SCROLLABLE_OF, rows))):
+        for c in child_lists[s]:
+            if row_of is None:
+                row_of = [-1] * len(rows)
+            row_of[c : ends[c]] = [c] * (ends[c] - c)
+    if row_of is None:
+        return [""] * len(members)
+    label_of: dict[int, str] = {-1: ""}
     out = []
-    for i in members:
-        r = row(i)
-        if r < 0:
-            out.append("")
-            continue
+    for r in map(row_of.__getitem__, members):
         label = label_of.get(r)
         if label is None:
             label = ""
-            for j in range(r, tree.ends[r]):
-                text, desc = _identity_text(tree, j), rows[j][F_DESC]
-                if text or desc:
-                    label = f"{text}{_SEP}{desc}"
-                    break
+            for j in range(r, ends[r]):
+                row = rows[j]
+                if row[F_TEXT] or row[F_DESC]:  # most nodes have neither: skip the finer look
+                    text, desc = _identity_text(tree, j), row[F_DESC]
+                    if text or desc:
+                        label = f"{text}{_SEP}{desc}"
+                        break
             label_of[r] = label
         out.append(label)
     return out
@@ -101,9 +92,11 @@ def _subtree_labels(tree: UITree, i: int, memo: dict[int, tuple[str, ...]]) -> t
         rows = tree.rows
         parts = []
         for j in range(i, tree.ends[i]):
-            text, desc = _identity_text(tree, j), rows[j][F_DESC]
-            if text or desc:
-                parts.append(f"{text}{_SEP}{desc}")
+            row = rows[j]
+            if row[F_TEXT] or row[F_DESC]:
+                text, desc = _identity_text(tree, j), row[F_DESC]
+                if text or desc:
+                    parts.append(f"{text}{_SEP}{desc}")
         got = memo[i] = tuple(parts)
     return got
 
@@ -149,19 +142,27 @@ def _disambiguate(tree: UITree, members: list[int], memo: dict[int, tuple[str, .
 
 def assign_ids(tree: UITree, members: list[int], ancestries: list[str]) -> list[str]:
     """Short ids for the nodes ``members`` (dump order), with ``ancestries[k]`` the chain above ``members[k]``."""
-    keys = [
-        f"{identity_key(tree, i, a)}{_SEP}{row}"
-        for i, a, row in zip(members, ancestries, _row_labels(tree, members))
-    ]
-    groups: dict[str, list[int]] = {}
-    for pos, key in enumerate(keys):
-        groups.setdefault(key, []).append(pos)
-    memo: dict[int, tuple[str, ...]] = {}
-    for positions in groups.values():
-        if len(positions) > 1:
-            suffixes = _disambiguate(tree, [members[p] for p in positions], memo)
-            for p, s in zip(positions, suffixes):
-                keys[p] = f"{keys[p]}{_SEP}{s}"
+    rows, classes, editable = tree.rows, tree.classes, tree.editable
+    keys = []
+    for i, a, row_label in zip(members, ancestries, _row_labels(tree, members)):
+        r = rows[i]
+        cls = classes[i]
+        text = r[F_TEXT]  # the node's text unless it is state, as in `_identity_text`
+        if text and (editable[i] or (r[F_CHECKABLE] in TRUE_VALUES and _STATE_TEXT_CLASS.search(cls))):
+            text = ""
+        keys.append(
+            f"{cls}{_SEP}{r[F_RID]}{_SEP}{text}{_SEP}{r[F_DESC]}{_SEP}{r[F_HINT]}{_SEP}{a}{_SEP}{row_label}"
+        )
+    if len(set(keys)) < len(keys):  # some elements look the same: tell them apart by their context
+        groups: dict[str, list[int]] = {}
+        for pos, key in enumerate(keys):
+            groups.setdefault(key, []).append(pos)
+        memo: dict[int, tuple[str, ...]] = {}
+        for positions in groups.values():
+            if len(positions) > 1:
+                suffixes = _disambiguate(tree, [members[p] for p in positions], memo)
+                for p, s in zip(positions, suffixes):
+                    keys[p] = f"{keys[p]}{_SEP}{s}"
     ids: list[str] = []
     taken: set[str] = set()
     digests = _DIGESTS

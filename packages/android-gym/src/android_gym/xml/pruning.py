@@ -24,6 +24,8 @@ Rules (AndroidLab's, with its weaknesses fixed):
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress
+from operator import itemgetter
 from typing import NamedTuple
 
 from android_gym.xml.tree import (
@@ -72,18 +74,26 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     n = len(rows)
     clip_on = not keep_offscreen
     labelled = [bool(r[F_TEXT].strip() or r[F_DESC].strip() or r[F_HINT].strip()) for r in rows]
-    acts = [not _TRUE.isdisjoint(r[F_CLICKABLE : F_PASSWORD + 1]) for r in rows]
+    quiet = list(map(_TRUE.isdisjoint, map(_FLAGS_OF, rows)))  # no action or state flag set
     # shows[i]: some node in i's subtree has a label (only such subtrees can occlude).
-    # span[i]: bounding box of the valid rects in i's subtree (where the subtree can draw at most).
     shows = labelled[:]
-    span: list[Bounds | None] = [b if b is not None and b[2] > b[0] and b[3] > b[1] else None for b in bounds]
-    for i in range(n - 1, 0, -1):
+    for i in compress(range(n), labelled):
         p = parents[i]
-        if p >= 0:
-            if shows[i]:
-                shows[p] = True
+        while p >= 0 and not shows[p]:
+            shows[p] = True
+            p = parents[p]
+    # span[i]: bounding box of the valid rects in i's subtree (where the subtree can draw at most). When
+    # clipping, only nodes without valid bounds read it: skip the pass when there are none.
+    valid: list[Bounds | None] = [
+        b if b is not None and b[2] > b[0] and b[3] > b[1] else None for b in bounds
+    ]
+    span = valid
+    if not clip_on or None in valid:
+        span = valid[:]
+        for i in range(n - 1, 0, -1):
+            p = parents[i]
             si = span[i]
-            if si is not None:
+            if p >= 0 and si is not None:
                 sp = span[p]
                 if sp is None:
                     span[p] = si
@@ -92,6 +102,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     invisible = (
         {i for i, r in enumerate(rows) if r[F_VISIBLE] in _FALSE or r[F_DISPLAYED] in _FALSE}
         if clip_on
+        and not (_FALSE.isdisjoint(map(_VISIBLE_OF, rows)) and _FALSE.isdisjoint(map(_DISPLAYED_OF, rows)))
         else None
     )
     vis: list[Bounds | None] = [None] * n  # visible rect; None for nodes without valid bounds
@@ -102,7 +113,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     edep = [0] * n
     skip = bytearray(n)
     reordered = [False]
-    any_order = any(r[F_DRAWING_ORDER] for r in rows)  # most dumps carry no drawing-order at all
+    any_order = any(map(_ORDER_OF, rows))  # most dumps carry no drawing-order at all
 
     def area(c: int, v: Bounds | None, clip: Bounds | None) -> Bounds | None:
         """Where node c's subtree can draw: its visible rect when clipping, else its subtree's span."""
@@ -125,8 +136,8 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
             j = todo.pop()
             if not shows[j]:
                 continue
-            b = bounds[j]
-            if b is None or b[2] <= b[0] or b[3] <= b[1]:
+            b = valid[j]
+            if b is None:
                 if clip_on:
                     todo.extend(kids[j])
                 continue
@@ -155,8 +166,8 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                 skip[c] = 1  # the dump says it is not shown
                 boxes.append(None)
                 continue
-            b = bounds[c]
-            if b is None or b[2] <= b[0] or b[3] <= b[1]:
+            b = valid[c]
+            if b is None:
                 clip_in[c] = clip
                 boxes.append(area(c, None, clip))
                 continue
@@ -230,7 +241,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                     group(cs, None, above, f"{anc[i]}/{rows[i][F_RID] or classes[i]}", epar[i], edep[i])
                 i += 1
                 continue
-        if acts[i] or labelled[i] or editable[i]:
+        if not quiet[i] or labelled[i] or editable[i]:
             picked.append(i)
             picked_vis.append(r)
             picked_par.append(epar[i])
@@ -247,6 +258,10 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
 
 
 _NO_RECTS: list[Bounds] = []
+_FLAGS_OF = itemgetter(slice(F_CLICKABLE, F_PASSWORD + 1))
+_VISIBLE_OF = itemgetter(F_VISIBLE)
+_DISPLAYED_OF = itemgetter(F_DISPLAYED)
+_ORDER_OF = itemgetter(F_DRAWING_ORDER)
 
 
 def _later_overlaps(
@@ -259,6 +274,14 @@ def _later_overlaps(
     drawn over it by later siblings that show something (None where there are none)."""
     k = len(cs)
     extra: list[list[Bounds] | None] = [None] * k
+    if k == 2:  # the usual case, directly: the first gets the second's rects when they overlap
+        a, b = boxes
+        if a is not None and b is not None and shows[cs[1]]:
+            if b[0] < a[2] and b[2] > a[0] and b[1] < a[3] and b[3] > a[1]:
+                rects = drawn(cs[1])
+                if rects:
+                    extra[0] = list(rects)
+        return extra
     live = [j for j in range(k) if boxes[j] is not None]
     if len(live) < 2:
         return extra

@@ -114,27 +114,34 @@ def render(style: str, tree: UITree, sel: Selection, ids: list[str]) -> str:
         lines = []
         words: dict[tuple, tuple[str, str]] = {}  # flag values -> words; screens repeat a few combinations
         short: dict[str, str] = {}
-        for p, i in enumerate(sel.nodes):
+        for i, (x1, y1, x2, y2), depth, eid in zip(sel.nodes, sel.bounds, sel.depths, ids):
             r = rows[i]
             cls_full = classes[i]
             cls = short.get(cls_full)
             if cls is None:
                 cls = cls_full.rpartition(".")[2]
                 cls = short[cls_full] = "" if cls in BLANK_CLASSES else cls
-            key = (r[F_CLICKABLE : F_ENABLED + 1], editable[i])
+            e = editable[i]
+            key = (r[F_CLICKABLE : F_ENABLED + 1], e)
             got = words.get(key)
             if got is None:
-                got = words[key] = _androidlab_words(r, editable[i])
-            hint = r[F_HINT]
+                got = words[key] = _androidlab_words(r, e)
+            text, desc, hint = r[F_TEXT], r[F_DESC], r[F_HINT]
+            if text:
+                text = _clean(text)
             if hint:
                 hint = _clean(hint)
-                extra = f" hint: {hint} " if hint and hint != _clean(r[F_TEXT]) else ""
+                extra = f" hint: {hint} " if hint and hint != text else ""
             else:
                 extra = ""
-            x1, y1, x2, y2 = sel.bounds[p]
+            if desc:  # the label, as `_label` writes it
+                desc = _clean(desc)
+                if text and desc and text != desc:
+                    text = f"{text} {desc}"
+                elif not text:
+                    text = desc
             lines.append(
-                f"{'  ' * sel.depths[p]}[{ids[p]}] {cls} ;{got[0]}; {got[1]};{extra};"
-                f"{_label(r)}: bounds: [{x1},{y1}][{x2},{y2}]"
+                f"{'  ' * depth}[{eid}] {cls} ;{got[0]}; {got[1]};{extra};{text}: bounds: [{x1},{y1}][{x2},{y2}]"
             )
         return "\n".join(lines)
     if style == "mobilerl":

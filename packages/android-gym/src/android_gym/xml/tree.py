@@ -8,11 +8,11 @@ to: ...``, shell warnings). Anything that is not well-formed XML raises `XMLPars
 and column; DTD entity declarations are refused (no dump has them, and they enable entity bombs).
 
 Speed: a plain uiautomator dump given as text (every ``<node>`` listing the same attributes in the same
-order) is read with one regex pass that yields each node's values; anything else (other layouts, bytes,
-comments, odd whitespace, errors) goes to the C expat parser, which gives the same tree (tests compare
-the two). The fields the compressor needs are pulled out with one ``itemgetter`` call per node;
-`UINode` objects are only built when ``UITree.nodes`` is first used. On a parse error lxml re-reads the
-text for a precise message.
+order) is split once at its double quotes: the values sit at the odd positions, the tag structure at the
+even ones, and both are checked in bulk (see `_fast_read`). Anything else (other or mixed attribute
+layouts, bytes, comments, odd whitespace, errors) goes to the C expat parser, which gives the same tree
+(tests compare the two). `UINode` objects are only built when ``UITree.nodes`` is first used. On a parse
+error lxml re-reads the text for a precise message.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import chain
 from operator import itemgetter
 from typing import Any
 from xml.parsers import expat
@@ -41,8 +40,10 @@ FIELDS: tuple[str, ...] = (
  F_DRAWING_ORDER, F_NAF, F_VISIBLE, F_DISPLAYED) = range(len(FIELDS))  # fmt: skip
 
 _BOUNDS_RE = re.compile(r"\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]")
-_ALL_BOUNDS_RE = re.compile(r"(?:\[-?\d+,-?\d+\]\[-?\d+,-?\d+\])*")
-_BRACKETS_TO_COMMAS = str.maketrans({"[": None, "]": ","})
+_NO_DIGITS = str.maketrans("", "", "0123456789-")
+_BOUNDS_SHAPE = "[,][,]|"
+_BRACKETS_TO_COMMAS = str.maketrans({"[": None, "]": ",", "|": None})
+_SMALL_INTS = {str(i): i for i in range(-4096, 8192)}  # dict lookups beat int() on the usual coordinates
 _START_RE = re.compile(rb"<(?:\?xml|!--|!DOCTYPE|[A-Za-z_])")
 _ROOT_TAG_RE = re.compile(
     rb"\s*(?:<\?xml[^>]*\?>)?\s*(?:(?:<!--.*?-->|<!DOCTYPE[^>]*>)\s*)*<([A-Za-z_][\w.\-:$]*)", re.S
@@ -143,45 +144,41 @@ class UITree:
         "classes", "editable", "_raw", "_raw_keys", "_nodes",
     )  # fmt: skip
 
-    def __init__(self, tags: list[str], raw: list[list[str]], rows: list[tuple[str, ...]], parents: list[int],
-                 attrs: dict[str, str], raw_keys: tuple[str, ...] | None = None):  # fmt: skip
-        n = len(rows)
+    def __init__(self, rows: list[tuple[str, ...]], parents: list[int], attrs: dict[str, str], raw: list[Any],
+                 raw_keys: tuple[str, ...] | None = None, *, tags: list[str] | None = None,
+                 columns: list[list[str]] | None = None,
+                 links: tuple[list[int], list[list[int]], list[int]] | None = None):  # fmt: skip
+        # raw: per node its flat [name, value, ..., ""] list (expat reader), or (fast reader, ``raw_keys``
+        # given) all values in one flat list, ``len(raw_keys)`` per node. ``tags`` (None: all "node") give
+        # the class of nodes without a class attribute; ``columns`` are the rows' columns and ``links``
+        # (roots, child_lists, ends) the structure, when the reader has them already.
         self.attrs = attrs
         self.parents = parents
         self.rows = rows
-        # raw[i]: the node's flat [name, value, ..., ""] list, or (from the fast reader) its match tuple
-        # holding the values of ``raw_keys`` at positions 1..len(raw_keys).
         self._raw: list[Any] = raw
         self._raw_keys = raw_keys
         self._nodes: list[UINode] | None = None
-        child_lists: list[list[int]] = [[] for _ in range(n)]
-        roots: list[int] = []
-        for i, p in enumerate(parents):
-            if p < 0:
-                roots.append(i)
-            else:
-                child_lists[p].append(i)
-        ends = list(range(1, n + 1))
-        for i in range(n - 1, 0, -1):
-            p = parents[i]
-            if p >= 0 and ends[i] > ends[p]:
-                ends[p] = ends[i]
-        self.roots = roots
-        self.child_lists = child_lists
-        self.ends = ends
-        self.classes = [r[F_CLASS] or ("" if t == "node" else t) for r, t in zip(rows, tags)]
-        editable_cache: dict[str, bool] = {}
-        editable = []
-        for r, cls in zip(rows, self.classes):
-            e = editable_cache.get(cls)
-            if e is None:
-                e = editable_cache[cls] = _EDITABLE_CLASS_RE.search(cls) is not None
-            editable.append(e or r[F_EDITABLE] in _TRUE)
-        self.editable = editable
-        self.bounds = _parse_all_bounds([r[F_BOUNDS] for r in rows])
+        if links is None:
+            links = _links(parents)
+        self.roots, self.child_lists, self.ends = links
+        if columns is None:
+            classes = [r[F_CLASS] for r in rows]
+            editable_col: list[str] | tuple[str, ...] = [r[F_EDITABLE] for r in rows]
+            bounds_col: list[str] | tuple[str, ...] = [r[F_BOUNDS] for r in rows]
+        else:
+            classes, editable_col, bounds_col = columns[F_CLASS], columns[F_EDITABLE], columns[F_BOUNDS]
+        if tags is not None:
+            classes = [c or ("" if t == "node" else t) for c, t in zip(classes, tags)]
+        self.classes = classes
+        by_class = {c: _EDITABLE_CLASS_RE.search(c) is not None for c in set(classes)}
+        if any(editable_col):
+            self.editable = [by_class[c] or e in _TRUE for c, e in zip(classes, editable_col)]
+        else:
+            self.editable = list(map(by_class.__getitem__, classes))
+        self.bounds = _parse_all_bounds(bounds_col)
         self.rotation = _int_or_none(attrs.get("rotation")) or 0
         w = h = 0
-        for i in roots:
+        for i in self.roots:
             b = self.bounds[i]
             if b is not None and b[2] > b[0] and b[3] > b[1]:
                 w = max(w, b[2])
@@ -236,9 +233,9 @@ class UITree:
         for kids in [self.roots, *self.child_lists]:
             for pos, c in enumerate(kids):
                 positions[c] = pos
-        keys = self._raw_keys
-        width = len(keys) + 1 if keys is not None else 0
-        for i, (r, raw) in enumerate(zip(self.rows, self._raw)):
+        keys, raw = self._raw_keys, self._raw
+        k = len(keys) if keys is not None else 0
+        for i, r in enumerate(self.rows):
             p = self.parents[i]
             parent_node = out[p] if p >= 0 else None
             path = (*parent_node.index_path, positions[i]) if parent_node is not None else (positions[i],)
@@ -271,7 +268,11 @@ class UITree:
                     naf=r[F_NAF] in _TRUE,
                     drawing_order=_int_or_none(r[F_DRAWING_ORDER]),
                     visible=r[F_VISIBLE] not in _FALSE and r[F_DISPLAYED] not in _FALSE,
-                    attrs=dict(zip(raw[0:-1:2], raw[1::2])) if keys is None else dict(zip(keys, raw[1:width])),
+                    attrs=(
+                        dict(zip(raw[i][0:-1:2], raw[i][1::2]))
+                        if keys is None
+                        else dict(zip(keys, raw[i * k : i * k + k]))
+                    ),  # fmt: skip
                 )
             )
         return out
@@ -287,15 +288,40 @@ def parse_bounds(value: str | None) -> Bounds | None:
     return (int(m[1]), int(m[2]), int(m[3]), int(m[4]))
 
 
-def _parse_all_bounds(raw: list[str]) -> list[Bounds | None]:
-    """Bounds of every node; one regex over all of them when they are all in the usual compact shape."""
-    joined = "".join(raw)
-    if all(raw) and _ALL_BOUNDS_RE.fullmatch(joined):
-        nums = list(map(int, joined.translate(_BRACKETS_TO_COMMAS).split(",")[:-1]))
-        if len(nums) == 4 * len(raw):  # every value held exactly one rectangle
+def _parse_all_bounds(raw: list[str] | tuple[str, ...]) -> list[Bounds | None]:
+    """Bounds of every node; read in bulk when every value is in the usual compact ``[x1,y1][x2,y2]`` shape."""
+    n = len(raw)
+    joined = "|".join(raw)
+    # Without its ASCII digits and '-', each value must read "[,][,]"; int() then checks each number.
+    if n and joined.translate(_NO_DIGITS) == _BOUNDS_SHAPE * (n - 1) + "[,][,]":
+        parts = joined.translate(_BRACKETS_TO_COMMAS).split(",")
+        del parts[-1]
+        try:
+            nums = list(map(_SMALL_INTS.__getitem__, parts))
+        except KeyError:
+            try:
+                nums = list(map(int, parts))
+            except ValueError:  # a number such as "" or "1-2": read each value on its own
+                nums = None
+        if nums is not None:
             it = iter(nums)
             return list(zip(it, it, it, it))
     return [parse_bounds(v) for v in raw]
+
+
+def _links(parents: list[int]) -> tuple[list[int], list[list[int]], list[int]]:
+    """(roots, child lists, subtree ends) from the parent list of a pre-order node list."""
+    n = len(parents)
+    kids: list[list[int]] = [[] for _ in range(n + 1)]  # kids[-1] collects the roots (parent -1)
+    for i, p in enumerate(parents):
+        kids[p].append(i)
+    roots = kids.pop()
+    ends = list(range(1, n + 1))
+    for i in range(n - 1, 0, -1):
+        p = parents[i]
+        if p >= 0 and ends[i] > ends[p]:
+            ends[p] = ends[i]
+    return roots, kids, ends
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -440,34 +466,21 @@ class _NotSimple(Exception):
     """The fast reader met something it does not handle; the expat reader takes the dump instead."""
 
 
-# A value as the fast reader takes it: no quote, '<', carriage return, or character XML forbids.
-_FAST_VALUE = '"([^"<\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*)"'
 _FAST_DECL_RE = re.compile(r"[ \t\n]*(?:<\?xml[^>]*\?>)?[ \t\n]*")
 _FAST_HEAD_RE = re.compile(
     r'<hierarchy((?:[ \t\n]+[A-Za-z_:][A-Za-z0-9_.:-]*="[^"<&\t\n\r\x00-\x1f\ud800-\udfff\ufffe\uffff]*")*)[ \t\n]*>'
 )
-_FAST_FIRST_RE = re.compile(r'[ \t\n]*<node((?: [A-Za-z_:][A-Za-z0-9_.:-]*="[^"]*")+)[ \t\n]*/?>')
 _FAST_PAIR_RE = re.compile(r'([A-Za-z_:][A-Za-z0-9_.:-]*)="([^"]*)"')
+# The pieces between the double quotes of a plain dump: the first node's opening up to its first attribute
+# name, one attribute name, and what follows a node's last value (the end of its tag, closing tags, and
+# the next node's opening up to its first attribute name, or nothing at the end).
+_FAST_OPEN_RE = re.compile(r"[ \t\n]*<node ([A-Za-z_:][A-Za-z0-9_.:-]*)=")
+_FAST_NAME_RE = re.compile(r" ([A-Za-z_:][A-Za-z0-9_.:-]*)=")
+_FAST_STEP_RE = re.compile(r"[ \t\n]*(/?)>((?:[ \t\n]*</node>)*)[ \t\n]*(.*)", re.S)
+# A character no value may hold raw on the fast path: '<', carriage return, or one XML forbids.
+_FAST_BAD_BYTES = bytes((*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), ord("<"), ord("\r")))
 _FAST_REF_RE = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));")
 _FAST_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
-_FAST_PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], Any, int]] = {}
-
-
-def _fast_pattern(keys: tuple[str, ...]) -> tuple[re.Pattern[str], Any, int]:
-    """For one attribute layout: the regex reading ``<node k1="v1" ... />`` and ``</node>`` tags with their
-    leading whitespace, the getter of a row from its match tuple, and the fixed characters of an open tag."""
-    got = _FAST_PATTERNS.get(keys)
-    if got is None:
-        if len(_FAST_PATTERNS) >= 64:  # a few layouts exist in practice; stay bounded whatever comes in
-            _FAST_PATTERNS.clear()
-        k = len(keys)
-        attrs = "".join(f" {re.escape(name)}={_FAST_VALUE}" for name in keys)
-        pattern = re.compile(rf"([ \t\n]*)(?:<node{attrs}([ \t\n]*)(/?)>()|(</node>))")
-        pos = {name: j + 1 for j, name in enumerate(keys)}
-        getter = itemgetter(*(pos.get(f, k + 3) for f in FIELDS))  # k + 3: an always-empty group
-        fixed = len("<node>") + sum(len(name) + 4 for name in keys)
-        got = _FAST_PATTERNS[keys] = (pattern, getter, fixed)
-    return got
 
 
 def _fast_unescape(value: str) -> str:
@@ -493,9 +506,12 @@ def _fast_unescape(value: str) -> str:
 
 def _fast_read(xml: str) -> UITree | None:
     """Read a plain uiautomator dump (``<hierarchy>`` of ``<node>`` tags that all list the same attributes
-    in the same order, one space apart, double-quoted) with one regex pass; None for anything else.
+    in the same order, one space apart, double-quoted) by splitting it at its quotes; None for anything else.
 
-    What it accepts, expat accepts too, and the tree is the same (tests compare the two readers).
+    Values sit at the odd positions of the split, the tag structure at the even ones: attribute names are
+    checked in bulk, and the few distinct pieces between one node's last value and the next node's first
+    drive the parent stack. What it accepts, expat accepts too, and the tree is the same (tests compare
+    the two readers).
     """
     m = _FAST_DECL_RE.match(xml)
     head = _FAST_HEAD_RE.match(xml, m.end()) if m is not None else None
@@ -508,50 +524,111 @@ def _fast_read(xml: str) -> UITree | None:
     hierarchy_attrs = dict(pairs)
     if len(hierarchy_attrs) != len(pairs):
         return None
-    body = xml[head.end() : end].rstrip(" \t\n")
-    first = _FAST_FIRST_RE.match(body)
-    if first is None:
+    flat = xml[head.end() : end].rstrip(" \t\n").split('"')
+    first = _FAST_OPEN_RE.fullmatch(flat[0])
+    if first is None or len(flat) < 3:
         return None
-    keys = tuple(name for name, _ in _FAST_PAIR_RE.findall(first[1]))
-    if len(set(keys)) != len(keys):
-        return None
-    pattern, getter, fixed = _fast_pattern(keys)
-    found = pattern.findall(body)
+    keys = [first[1]]
+    pos = 2
+    while True:  # the first node's attribute names, up to the piece that ends its tag
+        name = _FAST_NAME_RE.fullmatch(flat[pos])
+        if name is None:
+            break
+        keys.append(name[1])
+        pos += 2
+        if pos >= len(flat):
+            return None
     k = len(keys)
-    close_at, slash_at = k + 4, k + 2
-    rows: list[tuple[str, ...]] = []
-    raw: list[Any] = []
+    if len(set(keys)) != k or (len(flat) - 1) % (2 * k):
+        return None
+    n = (len(flat) - 1) // (2 * k)
+    inner = flat[2::2]  # k pieces per node: k - 1 attribute names, then the step to the next node
+    steps = inner[k - 1 :: k]
+    # Every node names the first node's attributes: with the steps blanked, the pieces joined must read as
+    # the first node's names n times (the names hold no NUL, so equal joins mean equal pieces).
+    inner[k - 1 :: k] = [""] * n
+    block = "\0".join(inner[:k]) + "\0"
+    if "\0".join(inner) != (block * n)[:-1]:
+        return None
+    # Each distinct step, once: -1 when the node opens (children follow), else how many open tags it closes
+    # after the node ends (``<node ...></node>`` counts as a node that ends at once). Every step but the
+    # last must lead into the next node exactly as the first node opens; the last must end the body.
+    next_open = flat[0].lstrip(" \t\n")
+    kinds: dict[str, int] = {}
+    middle = set(steps[:-1])
+    if steps[-1] in middle:
+        return None
+    for piece, then in (*((p, next_open) for p in middle), (steps[-1], "")):
+        s = _FAST_STEP_RE.fullmatch(piece)
+        if s is None or s[3] != then:
+            return None
+        closes = s[2].count("</node>")
+        kinds[piece] = closes if s[1] else closes - 1
+    values = flat[1::2]
+    joined = '"'.join(values)
+    try:
+        data = joined.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    if (
+        len(data.translate(None, _FAST_BAD_BYTES)) != len(data)
+        or b"\xef\xbf\xbe" in data
+        or b"\xef\xbf\xbf" in data
+    ):
+        return None  # '<', a carriage return, or a character XML forbids (U+FFFE, U+FFFF, C0 controls)
+    if "&" in joined or "\t" in joined or "\n" in joined:
+        try:
+            for j in _special_values(joined):
+                values[j] = _fast_unescape(values[j])
+        except _NotSimple:
+            return None
+    # The tree's structure: parent, children and subtree end of each node, from the steps.
     parents: list[int] = []
+    parents_append = parents.append
+    kids: list[list[int]] = [[] for _ in range(n + 1)]  # kids[-1] collects the roots (parent -1)
+    ends = list(range(1, n + 1))
     stack = [-1]
-    for t in found:
-        if t[close_at]:
-            if len(stack) == 1:
+    for i, closes in enumerate(map(kinds.__getitem__, steps)):
+        p = stack[-1]
+        parents_append(p)
+        kids[p].append(i)
+        if closes:
+            if closes < 0:
+                stack.append(i)
+                continue
+            if closes >= len(stack):  # a closing tag with no open one
                 return None
-            stack.pop()
-            continue
-        parents.append(stack[-1])
-        if not t[slash_at]:
-            stack.append(len(rows))
-        raw.append(t)
-        rows.append(t)
+            for j in stack[-closes:]:
+                ends[j] = i + 1
+            del stack[-closes:]
     if len(stack) != 1:
         return None
-    # Every character of the body must belong to a match (findall skips what does not match).
-    if sum(map(len, chain.from_iterable(found))) + fixed * len(rows) != len(body):
-        return None
-    if "&" in body or "\t" in body or "\n" in body:
-        fixed_raw = []
-        for t in raw:
-            values = "\x1f".join(t[1 : k + 1])  # one look at all values: most tags need nothing
-            if "&" in values or "\t" in values or "\n" in values:
-                try:
-                    t = t[:1] + tuple(map(_fast_unescape, t[1 : k + 1])) + t[k + 1 :]
-                except _NotSimple:
-                    return None
-            fixed_raw.append(t)
-        raw = fixed_raw
-    rows = list(map(getter, raw))
-    return UITree(["node"] * len(rows), raw, rows, parents, hierarchy_attrs, raw_keys=keys)
+    roots = kids.pop()
+    keys_t = tuple(keys)
+    empty = [""] * n
+    at = {name: j for j, name in enumerate(keys_t)}
+    columns = [values[at[f] :: k] if f in at else empty for f in FIELDS]
+    rows = list(zip(*columns))
+    return UITree(rows, parents, hierarchy_attrs, values, keys_t, columns=columns, links=(roots, kids, ends))
+
+
+def _special_values(joined: str) -> list[int]:
+    """Positions of the values holding '&', a tab or a newline, given the values joined with '"'."""
+    hits = []
+    for ch in "&\t\n":
+        p = joined.find(ch)
+        while p >= 0:
+            hits.append(p)
+            p = joined.find(ch, p + 1)
+    hits.sort()
+    out: list[int] = []
+    index = prev = 0
+    for p in hits:
+        index += joined.count('"', prev, p)
+        prev = p
+        if not out or out[-1] != index:
+            out.append(index)
+    return out
 
 
 def parse_ui(xml: str | bytes) -> UITree:
@@ -583,4 +660,4 @@ def parse_ui(xml: str | bytes) -> UITree:
             col.run(cleaned)
         except expat.ExpatError:
             raise _parse_error(doc, err, lines_cut) from None
-    return UITree(col.tags, col.raw, col.rows, col.parents, col.hierarchy_attrs)
+    return UITree(col.rows, col.parents, col.hierarchy_attrs, col.raw, tags=col.tags)
