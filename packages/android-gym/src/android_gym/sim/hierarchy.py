@@ -89,7 +89,16 @@ def collect(windows: list[Window]) -> list[Entry]:
 
 def to_xml(entries: list[Entry]) -> str:
     """The uiautomator hierarchy XML for ``entries`` (as produced by :func:`collect`)."""
-    parts = [XML_HEADER]
+    return XML_HEADER + xml_nodes(entries) + XML_FOOTER
+
+
+def xml_nodes(entries: list[Entry]) -> str:
+    """The ``<node>`` elements of ``entries``, all closed, without the hierarchy header and footer.
+
+    For lists that start at depth 0 (whole windows), the nodes of a concatenation are the
+    concatenation of the nodes, so the XML of a window that did not change can be reused.
+    """
+    parts: list[str] = []
     append = parts.append
     esc = _ESCAPE
     flag_text = _flag_text
@@ -143,7 +152,6 @@ def to_xml(entries: list[Entry]) -> str:
         else:
             append(" />")
     append("</node>" * len(open_depths))
-    append(XML_FOOTER)
     return "".join(parts)
 
 

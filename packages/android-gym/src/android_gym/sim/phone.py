@@ -22,7 +22,7 @@ from typing import Any
 
 from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
-from android_gym.sim.hierarchy import Entry, Window, collect, to_xml
+from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
 from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, build_keyboard
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
@@ -99,13 +99,35 @@ class RenderedFrame:
     _xml: str | None = None
     screenshot: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    known_xml: list[tuple[int, int, str]] = field(default_factory=list)
+    """(start, end, nodes XML) of whole windows in ``entries`` whose XML is already known (reused windows)."""
 
     @property
     def xml(self) -> str:
         """The uiautomator dump of this frame (built once)."""
         if self._xml is None:
-            self._xml = to_xml(self.entries)
+            if not self.known_xml:
+                self._xml = to_xml(self.entries)
+            else:
+                parts = [XML_HEADER]
+                pos = 0
+                for start, end, nodes in self.known_xml:
+                    parts.append(xml_nodes(self.entries[pos:start]))
+                    parts.append(nodes)
+                    pos = end
+                parts.append(xml_nodes(self.entries[pos:]))
+                parts.append(XML_FOOTER)
+                self._xml = "".join(parts)
         return self._xml
+
+
+@dataclass(slots=True)
+class _ReusedWindow:
+    """A laid-out system window with its visible nodes and their XML, reused while its inputs stay the same."""
+
+    window: Window
+    entries: list[Entry]
+    nodes_xml: str
 
 
 class SimPhone:
@@ -157,6 +179,9 @@ class SimPhone:
             raise ValueError("the launcher app is not installed")
         self.apps[LAUNCHER_PACKAGE].open()
         self._frame: RenderedFrame | None = None
+        # Status bar, navigation bar and keyboard, keyed on everything they are built from (frames share them:
+        # nothing changes a view or entry of a built frame).
+        self._system_windows: dict[tuple, _ReusedWindow] = {}
         self.last_status = 0
         self._shell = Shell(self)
 
@@ -671,12 +696,15 @@ class SimPhone:
                 layout(bar, bx, by, bw, bh, s)
                 windows.append(Window(bar, pkg, (0, 0, W, H), "toolbar"))
 
+        # Windows above the app's: the keyboard, a toast, the status and navigation bars. The system ones are
+        # reused with their nodes and XML while what they show stays the same.
+        reused: list[_ReusedWindow | None] = [None] * len(windows)
         if kb and kb_area is not None:
             enter_label = "Search" if focused is not None and focused.on_submit is not None else "Enter"
-            kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label,
-                                   self._ime_type, self._ime_press)
-            layout(kview, kb_area[0], kb_area[1], W, kb_area[3] - kb_area[1], s)
-            windows.append(Window(kview, IME_PACKAGE, kb_area, "keyboard"))
+            ime = self._system_window(("keyboard", self.keyboard_shift, self.keyboard_symbols, enter_label, kb_area),
+                                      lambda: self._keyboard(enter_label, kb_area))
+            windows.append(ime.window)
+            reused.append(ime)
 
         if self.toasts:
             text = self.toasts[-1][0]
@@ -687,28 +715,67 @@ class SimPhone:
             ty = bottom - th - round(64 * s)
             layout(tv, (W - tw) // 2, ty, tw, th, s)
             windows.append(Window(tv, pkg, (0, 0, W, H), "toast"))
+            reused.append(None)
 
-        windows.append(self._status_bar())
-        windows.append(self._nav_bar())
-        entries = collect(windows)
-        return RenderedFrame(windows, entries, editables, area, dialog_area, kb_area)
+        for bar in (self._status_bar(), self._nav_bar()):
+            windows.append(bar.window)
+            reused.append(bar)
+        entries: list[Entry] = []
+        known: list[tuple[int, int, str]] = []
+        fresh: list[Window] = []
+        for window, r in zip(windows, reused):
+            if r is None:
+                fresh.append(window)
+                continue
+            if fresh:
+                entries += collect(fresh)
+                fresh = []
+            known.append((len(entries), len(entries) + len(r.entries), r.nodes_xml))
+            entries += r.entries
+        if fresh:
+            entries += collect(fresh)
+        return RenderedFrame(windows, entries, editables, area, dialog_area, kb_area, known_xml=known)
 
-    def _status_bar(self) -> Window:
-        s, W, h = self.scale, self.width, self.status_bar_height
+    def _system_window(self, key: tuple, build: Callable[[], Window]) -> _ReusedWindow:
+        """The system window for ``key``: made by ``build()`` the first time, then reused with its nodes and XML."""
+        got = self._system_windows.get(key)
+        if got is None:
+            if len(self._system_windows) >= 64:  # the clock makes new keys every minute: stay bounded
+                self._system_windows.clear()
+            window = build()
+            entries = collect([window])
+            got = self._system_windows[key] = _ReusedWindow(window, entries, xml_nodes(entries))
+        return got
+
+    def _keyboard(self, enter_label: str, kb_area: Bounds) -> Window:
+        kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label,
+                               self._ime_type, self._ime_press)
+        layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
+        return Window(kview, IME_PACKAGE, kb_area, "keyboard")
+
+    def _status_bar(self) -> _ReusedWindow:
         now = self.now()
         if self.settings["system"].get("time_12_24") == "24":
             clock = now.strftime("%H:%M")
         else:
             clock = f"{now.hour % 12 or 12}:{now.minute:02d}"
-        icons: list[View] = []
         g = self.settings["global"]
-        if g.get("airplane_mode_on") == "1":
+        airplane = g.get("airplane_mode_on") == "1"
+        bluetooth = g.get("bluetooth_on") == "1"
+        wifi = g.get("wifi_on") == "1" and not airplane
+        return self._system_window(("status", clock, airplane, bluetooth, wifi),
+                                   lambda: self._build_status_bar(clock, airplane, bluetooth, wifi))
+
+    def _build_status_bar(self, clock: str, airplane: bool, bluetooth: bool, wifi: bool) -> Window:
+        s, W, h = self.scale, self.width, self.status_bar_height
+        icons: list[View] = []
+        if airplane:
             icons.append(Image("Airplane mode.", resource_id="com.android.systemui:id/airplane", width=20,
                                height=20, icon="A"))
-        if g.get("bluetooth_on") == "1":
+        if bluetooth:
             icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
                                height=20, icon="B"))
-        if g.get("wifi_on") == "1" and g.get("airplane_mode_on") != "1":
+        if wifi:
             icons.append(Image("Wifi signal full.", resource_id="com.android.systemui:id/wifi_signal",
                                width=20, height=20, icon="W"))
         icons.append(Image("Battery 100 percent.", resource_id="com.android.systemui:id/battery", width=28,
@@ -723,7 +790,10 @@ class SimPhone:
         layout(bar, 0, 0, W, h, s)
         return Window(bar, SYSTEMUI_PACKAGE, (0, 0, W, h), "status")
 
-    def _nav_bar(self) -> Window:
+    def _nav_bar(self) -> _ReusedWindow:
+        return self._system_window(("nav",), self._build_nav_bar)
+
+    def _build_nav_bar(self) -> Window:
         s, W, H, h = self.scale, self.width, self.height, self.nav_bar_height
 
         def nav_button(desc: str, rid: str, icon: str, cb: Any) -> View:

@@ -1,20 +1,22 @@
 """Screenshots of the simulated phone, drawn with Pillow from the same laid-out nodes the XML dump reports.
 
 Only visible nodes are drawn, each clipped to its reported bounds. Text is rendered once per
-(text, size, width, colour) into a cached mask and pasted, so a full 1080x2400 frame costs a few
+(text, size, width, colour) into a cached mask; over a one-colour background (nearly always) the
+mask blended onto that colour is cached too and copied, so a full 1080x2400 frame costs a few
 milliseconds. Pillow's built-in scalable font (``ImageFont.load_default(size=...)``, Pillow >= 10.1)
 keeps this free of system fonts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from android_gym.sim.view import View
+from android_gym.sim.view import Bounds, View
 
 if TYPE_CHECKING:  # pragma: no cover
     from android_gym.sim.phone import RenderedFrame, SimPhone
@@ -76,6 +78,48 @@ def _text_mask(text: str, size_px: int, width: int, max_lines: int, bold: bool) 
     return mask
 
 
+@lru_cache(maxsize=4096)
+def _text_ink(text: str, size_px: int, width: int, max_lines: int, bold: bool) -> tuple[Image.Image, Bounds | None]:
+    """``_text_mask`` and the box of its non-zero pixels (None when blank); only those pixels change the page."""
+    mask = _text_mask(text, size_px, width, max_lines, bold)
+    return mask, mask.getbbox()
+
+
+class _TileCache:
+    """Text already blended onto a plain background colour, so a repeat is a copy instead of a masked blend.
+
+    Pasting a colour through a mask changes each pixel as a function of that pixel, the colour and the
+    mask value only; over a one-colour region the result is therefore fully determined by
+    (mask part, colour, background) and can be reused pixel for pixel. Bounded by total pixels.
+    """
+
+    MAX_PIXELS = 4_000_000
+
+    def __init__(self) -> None:
+        self.tiles: dict[tuple, Image.Image] = {}
+        self.pixels = 0
+        self.enabled = True  # False: always blend through the mask (tests compare the two paths)
+
+    def get(self, key: tuple, part: Callable[[], Image.Image], color: tuple[int, int, int],
+            bg: tuple[int, int, int]) -> Image.Image:
+        """The tile for ``key``: ``part()`` (an L mask) blended in ``color`` over ``bg``, made once."""
+        tile = self.tiles.get(key)
+        if tile is None:
+            mask = part()
+            tile = Image.new("RGB", mask.size, bg)
+            tile.paste(color, (0, 0, mask.width, mask.height), mask)
+            n = mask.width * mask.height
+            if self.pixels + n > self.MAX_PIXELS:
+                self.tiles.clear()
+                self.pixels = 0
+            self.tiles[key] = tile
+            self.pixels += n
+        return tile
+
+
+_TILES = _TileCache()
+
+
 def _paste_text(img: Image.Image, text: str, view: View, box: tuple[int, int, int, int],
                 full: tuple[int, int, int, int], scale: float, color: tuple[int, int, int],
                 center_v: bool) -> None:
@@ -84,7 +128,9 @@ def _paste_text(img: Image.Image, text: str, view: View, box: tuple[int, int, in
     pad_v = int(view.padding[1] * scale)
     fx1, fy1, fx2, fy2 = full
     width = max(1, fx2 - fx1 - 2 * pad_h)
-    mask = _text_mask(text, size_px, width, view.max_lines, view.bold)
+    mask, ink = _text_ink(text, size_px, width, view.max_lines, view.bold)
+    if ink is None:
+        return  # nothing but zero mask pixels: the page stays as it is
     if view.align == "center":
         x = fx1 + (fx2 - fx1 - mask.width) // 2
     elif view.align == "end":
@@ -95,13 +141,21 @@ def _paste_text(img: Image.Image, text: str, view: View, box: tuple[int, int, in
         y = fy1 + (fy2 - fy1 - mask.height) // 2
     else:
         y = fy1 + pad_v
+    # Clip to the node's visible box and to the mask's ink (zero mask pixels leave the page unchanged).
     bx1, by1, bx2, by2 = box
-    cx1, cy1 = max(x, bx1), max(y, by1)
-    cx2, cy2 = min(x + mask.width, bx2), min(y + mask.height, by2)
+    ix1, iy1, ix2, iy2 = ink
+    cx1, cy1 = max(x + ix1, bx1), max(y + iy1, by1)
+    cx2, cy2 = min(x + ix2, bx2), min(y + iy2, by2)
     if cx2 <= cx1 or cy2 <= cy1:
         return
-    part = mask.crop((cx1 - x, cy1 - y, cx2 - x, cy2 - y))
-    img.paste(color, (cx1, cy1, cx2, cy2), part)
+    rect = (cx1, cy1, cx2, cy2)
+    crop = (cx1 - x, cy1 - y, cx2 - x, cy2 - y)
+    under = img.crop(rect).getcolors(1) if _TILES.enabled else None
+    if under is not None:  # one colour beneath (the usual case): copy a cached pre-blended tile
+        key = (text, size_px, width, view.max_lines, view.bold, crop, color, under[0][1])
+        img.paste(_TILES.get(key, lambda: mask.crop(crop), color, under[0][1]), rect)
+    else:
+        img.paste(color, rect, mask.crop(crop))
 
 
 class _ClippedDraw:
@@ -209,4 +263,25 @@ def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
         if e.text and not v.children:
             _paste_text(img, e.text, v, e.bounds, v.bounds, s, color,
                         cls in ("android.widget.Button", "android.widget.Toast") or v.max_lines == 1)
-    return np.asarray(img, dtype=np.uint8)
+    return _pixels(img)
+
+
+def _pixels(img: Image.Image) -> np.ndarray:
+    """``np.asarray(img)`` for an RGB image, packed in one pass into one buffer (no chunk list to join).
+
+    ``tobytes`` packs 64 KiB chunks and joins them, a second copy of the whole frame; the raw encoder
+    asked for the full size at once writes it directly. Falls back to ``np.asarray`` if Pillow changes.
+    """
+    w, h = img.size
+    try:
+        encoder = Image._getencoder("RGB", "raw", "RGB")
+        try:
+            encoder.setimage(img.im, (0, 0, w, h))
+            _, status, data = encoder.encode(w * h * 3)
+        finally:
+            encoder.cleanup()
+    except (AttributeError, TypeError, ValueError, OSError):
+        status, data = 0, b""
+    if status != 1 or len(data) != w * h * 3:  # 1: all rows written
+        return np.asarray(img, dtype=np.uint8)
+    return np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3)
