@@ -125,6 +125,7 @@ def test_serialises_to_json(tmp_path: Path) -> None:
         ({"tasks": "ContactsAddContact"}, "tasks must be a list"),
         ({"critic_clip_range": 0.0}, "critic_clip_range must be > 0"),
         ({"critic_warmup_ratio": 1.0}, r"critic_warmup_ratio must be in \[0, 1\)"),
+        ({"critic_pretrain_learning_rate": 0.0}, "critic_pretrain_learning_rate must be > 0"),
         ({"critic_updates_per_iteration": 0}, "critic_updates_per_iteration must be an integer >= 1 or None"),
         ({"epsilon": 0.0}, "epsilon must be > 0"),
         ({"checkpoint_every": -1}, "checkpoint_every must be an integer >= 0"),

@@ -349,6 +349,13 @@ class CriticArguments:
             "help": "Critic pre-training optimizer steps on `critic_pretrain_dataset`. `0` skips pre-training."
         },
     )
+    critic_pretrain_learning_rate: float | None = field(
+        default=None,
+        metadata={
+            "help": "Learning rate of critic pre-training. If `None`, `critic_learning_rate`. Pre-training on labelled "
+            "data can take a larger step than the online updates, whose Monte-Carlo returns are noisy."
+        },
+    )
 
     def validate_critic_arguments(self) -> None:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
@@ -361,6 +368,8 @@ class CriticArguments:
         _positive_int(self.critic_batch_size, "critic_batch_size")
         _positive_int(self.critic_updates_per_iteration, "critic_updates_per_iteration", allow_none=True)
         _positive_int(self.critic_pretrain_steps, "critic_pretrain_steps", minimum=0)
+        if self.critic_pretrain_learning_rate is not None:
+            _finite(self.critic_pretrain_learning_rate, "critic_pretrain_learning_rate", minimum=0.0, strict=True)
 
 
 # Mixins come first (Python's convention); dataclass fields are ordered base-last, so `--help` lists TRL's fields,

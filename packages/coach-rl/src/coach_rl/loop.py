@@ -471,7 +471,8 @@ class TrainingLoop:
         t0 = time.perf_counter()
         examples = self.critic_pretrain_examples(demos)
         args = self.args
-        result = critic_pretrain(self.critic, examples, learning_rate=args.critic_learning_rate,
+        lr = args.critic_pretrain_learning_rate or args.critic_learning_rate
+        result = critic_pretrain(self.critic, examples, learning_rate=lr,
                                  epochs=max(1, math.ceil(args.critic_pretrain_steps * args.critic_batch_size
                                                          / max(1, len(examples)))),
                                  batch_size=args.critic_batch_size, max_steps=args.critic_pretrain_steps,
