@@ -254,12 +254,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="start every run from this coach-rl checkpoint (e.g. the main job's warm-up: "
                              "runs/main_job/warmup/checkpoints/iter-000000) instead of an SFT per seed")
     parser.add_argument("--out", type=Path, default=Path("out/bench_ssma_vs_sssa"))
+    parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="DIR",
+                        help="train nothing: combine the results.json of earlier runs (e.g. one process per seed, run "
+                             "side by side on several cores) into one summary and plot in --out")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
     args = parser.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         _variant_overrides(v)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        return merge(args.merge, args.out)
     torch.set_num_threads(1)
     started = time.perf_counter()
     results = []
@@ -280,6 +285,25 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.json").write_text(json.dumps(out, indent=2))
     plot(results, args.out / "ssma_vs_sssa.png")
     print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(args.out)}, indent=2))
+    return 0
+
+
+def merge(folders: list[Path], out_dir: Path) -> int:
+    """Combine the ``results.json`` of several runs (their seeds) into one summary, JSON and plot."""
+    parts = []
+    for folder in folders:
+        path = folder / "results.json"
+        if not path.is_file():
+            raise SystemExit(f"ssma_vs_sssa: no results.json in {folder}")
+        parts.append(json.loads(path.read_text()))
+    results = [r for part in parts for r in part["results"]]
+    summary = summarize(results)
+    out = {"settings": {"merged_from": [str(f) for f in folders], "runs": [p["settings"] for p in parts]},
+           "machine": parts[0]["machine"], "seconds": sum(p["seconds"] for p in parts), "summary": summary,
+           "results": results}
+    (out_dir / "results.json").write_text(json.dumps(out, indent=2))
+    plot(results, out_dir / "ssma_vs_sssa.png")
+    print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(out_dir)}, indent=2))
     return 0
 
 
