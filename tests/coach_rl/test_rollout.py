@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import gymnasium as gym
 import pytest
 import torch
@@ -160,6 +162,41 @@ def test_threads_give_the_same_episodes_as_sequential_stepping(lm):
         batch = RolloutCollector(_envs(3), policy, threads=threads).collect(5, seeds=11, greedy=True)
         runs.append([(t.task, [s.response for s in t.steps], [s.ui for s in t.steps]) for t in batch.trajectories])
     assert runs[0] == runs[1]
+
+
+class _ResetClock(gym.Wrapper):
+    """Records when each reset of the wrapped env started and ended (the env itself is untouched)."""
+
+    def __init__(self, env, log):
+        super().__init__(env)
+        self.log = log
+
+    def reset(self, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self.env.reset(**kwargs)
+        finally:
+            self.log.append((started, time.perf_counter()))
+
+
+def _overlapping(intervals):
+    ordered = sorted(intervals)
+    return sum(1 for (_, end), (start, _) in zip(ordered, ordered[1:]) if start < end)
+
+
+def test_with_threads_resets_on_slow_devices_overlap_and_episodes_stay_the_same(lm):
+    # the sim's latency model makes every shell command (task set-up) and dump wait, as a device does
+    latency = {"shell": 0.01, "dump": 0.02, "launch": 0.02}
+    runs, overlaps = [], []
+    for threads in (False, True):
+        log: list[tuple[float, float]] = []
+        envs = [_ResetClock(env, log) for env in _envs(3, latency=latency)]
+        batch = RolloutCollector(envs, _policy(lm), threads=threads).collect(6, seeds=3, greedy=True)
+        runs.append([(t.task, t.info["env_index"], [s.response for s in t.steps]) for t in batch.trajectories])
+        overlaps.append(_overlapping(log))
+        assert len(log) == 6
+    assert runs[0] == runs[1]  # the same episodes on the same envs
+    assert overlaps[0] == 0 and overlaps[1] >= 2  # one at a time; then at least the first round of 3 at once
 
 
 def test_a_real_prm_and_the_rule_verifier_give_the_rewards(lm):

@@ -2,7 +2,8 @@
 
 :class:`RolloutCollector` plays episodes on several ``AndroidEnv`` instances at once (paper Algorithm 1,
 step 1). At every step it asks the policy about all active envs in ONE :meth:`Policy.act` call, then
-steps each env with its action (one after another, or in threads for envs that wait on real devices).
+steps each env with its action (one after another, or in threads for envs that wait on real devices, whose
+resets then overlap too).
 An env whose episode ends starts the next pending episode straight away, so no env idles while episodes
 remain.
 
@@ -188,7 +189,7 @@ class RolloutCollector:
             state) or a callable ``verifier(trajectory) -> number``. None: the env's recorded success (the
             task's own rule check).
         w_p, w_o, gamma: the return's weights and discount (paper Table 5 defaults).
-        threads: step the envs in threads (for envs that wait on devices; the sim is CPU-bound).
+        threads: step and reset the envs in threads (for envs that wait on devices; the sim is CPU-bound).
         keep_xml: keep each step's hierarchy XML (``step.xml``; stored in the replay buffer).
         max_reset_failures: resets failing in a row after which an env is left out of the collection.
     """
@@ -265,8 +266,9 @@ class RolloutCollector:
         finished: dict[int, Trajectory] = {}
         pool = ThreadPoolExecutor(max_workers=len(self.envs)) if self.threads and len(self.envs) > 1 else None
         try:
-            for i in range(len(self.envs)):
-                slots[i] = self._start_next(i, pending, seed_list, option_list, batch, enabled)
+            for i, slot in self._start_many(list(range(len(self.envs))), pending, seed_list, option_list, batch,
+                                            enabled, pool).items():
+                slots[i] = slot
             while any(slot is not None for slot in slots):
                 active = [i for i, slot in enumerate(slots) if slot is not None]
                 requests = [self._request(slots[i]) for i in active]  # type: ignore[arg-type]
@@ -282,13 +284,17 @@ class RolloutCollector:
                 else:
                     results = [self._step_env(i, out) for i, out in zip(active, outputs)]
                 stats.env_seconds += time.perf_counter() - t0
+                ended = []
                 for i, request, output, result in zip(active, requests, outputs, results):
                     slot = slots[i]
                     assert slot is not None
                     done = self._record(slot, request, output, result, batch)
                     if done:
                         finished[slot.episode] = self._finish(i, slot, result, batch)
-                        slots[i] = self._start_next(i, pending, seed_list, option_list, batch, enabled)
+                        ended.append(i)
+                for i, slot in self._start_many(ended, pending, seed_list, option_list, batch, enabled,
+                                                pool).items():
+                    slots[i] = slot
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
@@ -298,35 +304,60 @@ class RolloutCollector:
 
     # -- episode life -----------------------------------------------------------------------------------
 
-    def _start_next(self, index: int, pending: deque, seeds: list[Any], options: list[Any], batch: RolloutBatch,
-                    enabled: list[bool]) -> _Slot | None:
-        """Reset env ``index`` into the next pending episode; None when none is left (or the env gave up)."""
-        env = self.envs[index]
-        failures_in_row = 0
-        while pending and enabled[index]:
-            episode = pending.popleft()
-            seed, opts = seeds[episode], options[episode]
+    def _start_many(self, indices: list[int], pending: deque, seeds: list[Any], options: list[Any],
+                    batch: RolloutBatch, enabled: list[bool], pool: ThreadPoolExecutor | None) -> dict[int, _Slot | None]:
+        """Reset the envs ``indices`` into the next pending episodes; None for an env with nothing left to play.
+
+        Episodes are handed out in the order of ``indices`` (so the assignment is the same with and without
+        threads); with a thread pool the resets of one round run at the same time, which matters when each
+        waits seconds on a device. A failed reset is recorded and its env tries the next pending episode in
+        the following round, until ``max_reset_failures`` in a row take the env out.
+        """
+        out: dict[int, _Slot | None] = {}
+        failures_in_row = dict.fromkeys(indices, 0)
+        todo = list(indices)
+        while todo:
+            assigned = []
+            for i in todo:
+                if pending and enabled[i]:
+                    assigned.append((i, pending.popleft()))
+                else:
+                    out[i] = None
             t0 = time.perf_counter()
-            try:
-                observation, info = env.reset(seed=seed, options=dict(opts) if opts is not None else None)
-            except Exception as err:  # a device that cannot be brought up: record it, keep collecting
-                batch.stats.env_seconds += time.perf_counter() - t0
-                batch.failures.append(EpisodeFailure(episode, seed, dict(opts) if opts else None, index,
-                                                     f"{type(err).__name__}: {err}"))
-                batch.stats.reset_failures += 1
-                failures_in_row += 1
-                if failures_in_row >= self.max_reset_failures:
-                    enabled[index] = False
-                    batch.stats.envs_disabled += 1
-                continue
+            if pool is not None and len(assigned) > 1:
+                results = list(pool.map(lambda pair: self._reset_env(*pair, seeds, options), assigned))
+            else:
+                results = [self._reset_env(i, episode, seeds, options) for i, episode in assigned]
             batch.stats.env_seconds += time.perf_counter() - t0
-            trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
-                                    instruction=observation["instruction"], seed=seed)
-            trajectory.info.update(episode=episode, env_index=index, options=dict(opts) if opts else None,
-                                   policy_version=int(getattr(self.policy, "version", 0)))
-            size = getattr(getattr(env.unwrapped, "device", None), "screen_size", None)
-            return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None)
-        return None
+            todo = []
+            for (i, episode), result in zip(assigned, results):
+                if isinstance(result, _Slot):
+                    out[i] = result
+                    continue
+                opts = options[episode]
+                batch.failures.append(EpisodeFailure(episode, seeds[episode], dict(opts) if opts else None, i, result))
+                batch.stats.reset_failures += 1
+                failures_in_row[i] += 1
+                if failures_in_row[i] >= self.max_reset_failures:
+                    enabled[i] = False
+                    batch.stats.envs_disabled += 1
+                todo.append(i)
+        return out
+
+    def _reset_env(self, index: int, episode: int, seeds: list[Any], options: list[Any]) -> _Slot | str:
+        """Reset env ``index`` into ``episode``: its slot, or the error text when the device could not be brought up."""
+        env = self.envs[index]
+        seed, opts = seeds[episode], options[episode]
+        try:
+            observation, info = env.reset(seed=seed, options=dict(opts) if opts is not None else None)
+        except Exception as err:  # a device that cannot be brought up: recorded by the caller, collecting goes on
+            return f"{type(err).__name__}: {err}"
+        trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
+                                instruction=observation["instruction"], seed=seed)
+        trajectory.info.update(episode=episode, env_index=index, options=dict(opts) if opts else None,
+                               policy_version=int(getattr(self.policy, "version", 0)))
+        size = getattr(getattr(env.unwrapped, "device", None), "screen_size", None)
+        return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None)
 
     def _request(self, slot: _Slot) -> PolicyRequest:
         return PolicyRequest.from_observation(slot.observation, slot.info, slot.trajectory.steps, slot.screen_size)
