@@ -60,3 +60,20 @@ def test_a_training_run_with_report_to_tensorboard(tmp_path: Path):
     assert [step for step, _ in got["rollout/success_rate"]] == [1]
     assert {"critic/loss", "actor/loss", "time/env", "env_steps", "eval/success_rate"} <= set(got)
     assert [step for step, _ in got["eval/success_rate"]] == [0, 1]  # before and after training
+
+
+def test_wandb_offline_run_keeps_one_run_id_across_a_resume(tmp_path: Path, monkeypatch):
+    pytest.importorskip("wandb", reason="wandb is optional (pip install wandb); not part of the dev requirements")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.chdir(tmp_path)
+    first = open_trackers("wandb", tmp_path, config={"algorithm": "coach"})
+    first.log({"kind": "train", "iteration": 1, "actor/loss": 0.5})
+    first.close()
+    run_id = (tmp_path / "wandb_run_id").read_text()
+    resumed = open_trackers("wandb", tmp_path, resumed_from=1)
+    resumed.log({"kind": "train", "iteration": 2, "actor/loss": 0.4})
+    resumed.close()
+    assert (tmp_path / "wandb_run_id").read_text() == run_id
+    runs = sorted((tmp_path / "wandb").glob(f"offline-run-*-{run_id}"))
+    assert len(runs) == 2 and all((r / f"run-{run_id}.wandb").stat().st_size > 0 for r in runs)

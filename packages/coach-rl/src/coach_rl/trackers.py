@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -107,7 +108,7 @@ class _WandB:
 
         # one W&B run per run folder: its id is kept there, so a resumed run continues the same curves
         id_file = run_dir / "wandb_run_id"
-        run_id = id_file.read_text().strip() if id_file.is_file() else wandb.util.generate_id()
+        run_id = id_file.read_text().strip() if id_file.is_file() else uuid.uuid4().hex[:12]
         id_file.write_text(run_id)
         self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", "coach-rl"), id=run_id, resume="allow",
                               name=run_dir.name, dir=str(run_dir), config=dict(config))
