@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -224,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # TRL 1.16's GRPOConfig sets gradient_checkpointing, which transformers 5 renamed: a warning on every
+    # config, about a setting the user did not make (activation_checkpointing takes the value either way)
+    warnings.filterwarnings("ignore", message=r"`gradient_checkpointing(_kwargs)?` is deprecated", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
     try:
         return _COMMANDS[args.command](args)
     except (KeyError, ValueError, FileNotFoundError) as err:
