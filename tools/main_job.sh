@@ -64,6 +64,22 @@ for r in summary["runs"]:
     b, a = r.get("before", {}), r.get("after", {})
     print(f"| {r['run']} | {100 * b.get('success_rate', float('nan')):.1f}% | {100 * a.get('success_rate', float('nan')):.1f}% "
           f"| {100 * r.get('gain', float('nan')):+.1f} | {r['env_steps']} |")
+per_task = {}
+for r in summary["runs"]:
+    for label in ("before", "after"):
+        try:
+            report = json.load(open(f"{r['run']}/eval_{label}.json"))
+        except (OSError, ValueError):
+            continue
+        for task, m in report.get("per_task", {}).items():
+            per_task.setdefault(task, {}).setdefault(label, []).append(m["success_rate"])
+if per_task:
+    print("\n| task | before | after (per seed) |")
+    print("|---|---|---|")
+    for task, m in sorted(per_task.items()):
+        before = m.get("before", [float("nan")])[0]
+        after = " / ".join(f"{100 * v:.0f}%" for v in m.get("after", []))
+        print(f"| {task} | {100 * before:.0f}% | {after} |")
 for key in ("before", "after", "gain"):
     s = summary[key]
     if s:
