@@ -6,12 +6,12 @@ import math
 
 import pytest
 import torch
-from transformers import LogitsProcessor, LogitsProcessorList
 
 from android_gym.actions import Click
 from coach_reward.backends import OpenAIBackend, TokenLogprob, TransformersBackend
 from coach_reward.prm import ProcessRewardModel, StepInput, verdict_probability
 from coach_reward.server import serve
+from coach_reward.tiny_models import scripted_backend
 
 L = math.log
 STEP = {"instruction": "Save the note in Markor", "ui": "[n1] Button ;click ; Save ;;: bounds: [10,20][200,80]",
@@ -83,34 +83,14 @@ def test_unscorable_cases_say_why():
 # ---- the model, on a real tiny model whose output is scripted by a logits processor ---------------
 
 
-class Script(LogitsProcessor):
-    """Force generation to emit ``ids`` (then stop); the model's own logits, hence log-probabilities, are kept."""
-
-    def __init__(self, ids: list[int]):
-        self.ids, self.start = ids, None
-
-    def __call__(self, input_ids, scores):
-        length = input_ids.shape[1]
-        # A new generate() call starts a new script: the tail since `start` no longer matches what was forced.
-        if self.start is None or not (0 <= length - self.start <= len(self.ids)) or \
-                input_ids[0, self.start:].tolist() != self.ids[: length - self.start]:
-            self.start = length
-        step = length - self.start
-        forced = torch.full_like(scores, -torch.inf)
-        forced[:, self.ids[min(step, len(self.ids) - 1)]] = 0.0
-        return forced
-
-
-def scripted_backend(tiny_lm, text: str) -> TransformersBackend:
-    model, tok = tiny_lm
-    ids = tok.encode(text) + [tok.eos_token_id]
-    return TransformersBackend(model, tok, generate_kwargs={"logits_processor": LogitsProcessorList([Script(ids)])})
+def scripted(tiny_lm, text: str) -> TransformersBackend:
+    return scripted_backend(*tiny_lm, text)
 
 
 def test_logprob_score_equals_the_models_own_distribution(tiny_lm):
     model, tok = tiny_lm
     text = "<think>The Save button is hit.</think> judgment:True"
-    prm = ProcessRewardModel(scripted_backend(tiny_lm, text), top_logprobs=model.config.vocab_size, max_new_tokens=64)
+    prm = ProcessRewardModel(scripted(tiny_lm, text), top_logprobs=model.config.vocab_size, max_new_tokens=64)
     score = prm.score(**STEP)
     assert score.text == text and score.verdict is True and score.source == "logprobs"
 
@@ -133,19 +113,19 @@ def test_logprob_score_equals_the_models_own_distribution(tiny_lm):
 
 
 def test_text_scoring_and_neutral(tiny_lm):
-    prm = ProcessRewardModel(scripted_backend(tiny_lm, "<think>wrong app</think> judgment:False"),
+    prm = ProcessRewardModel(scripted(tiny_lm, "<think>wrong app</think> judgment:False"),
                              use_logprobs=False, max_new_tokens=64)
     score = prm.score(**STEP)
     assert (score.p_correct, score.verdict, score.source) == (0.0, False, "text")
 
-    prm = ProcessRewardModel(scripted_backend(tiny_lm, "<think>I am not sure what"), max_new_tokens=64)
+    prm = ProcessRewardModel(scripted(tiny_lm, "<think>I am not sure what"), max_new_tokens=64)
     score = prm.score(**STEP)
     assert (score.p_correct, score.verdict, score.source) == (0.5, None, "neutral")
     assert "unparseable" in score.reason and "never closed" in score.reason
 
 
 def test_score_batch_keeps_order_and_matches_single_scores(tiny_lm):
-    prm = ProcessRewardModel(scripted_backend(tiny_lm, "<think>ok</think> judgment:True"), max_new_tokens=64)
+    prm = ProcessRewardModel(scripted(tiny_lm, "<think>ok</think> judgment:True"), max_new_tokens=64)
     steps = [StepInput(**STEP), StepInput(instruction="Open Clock", action="open_app(app_name='Clock')"),
              StepInput(instruction="Go back", action="press_back()", history=["open_app(app_name='Clock')"])]
     batch = prm.score_batch(steps)
@@ -169,14 +149,14 @@ class NoLogprobs:
 
 
 def test_use_logprobs_modes_when_the_backend_gives_none(tiny_lm):
-    backend = NoLogprobs(scripted_backend(tiny_lm, "<think>ok</think> judgment:True"))
+    backend = NoLogprobs(scripted(tiny_lm, "<think>ok</think> judgment:True"))
     assert ProcessRewardModel(backend, max_new_tokens=64).score(**STEP).source == "text"
     with pytest.raises(ValueError, match="no log-probabilities"):
         ProcessRewardModel(backend, use_logprobs=True, max_new_tokens=64).score(**STEP)
 
 
 def test_constructor_checks(tiny_lm):
-    backend = scripted_backend(tiny_lm, "judgment:True")
+    backend = scripted(tiny_lm, "judgment:True")
     with pytest.raises(ValueError, match="use_logprobs"):
         ProcessRewardModel(backend, use_logprobs="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="top_logprobs"):
@@ -186,9 +166,9 @@ def test_constructor_checks(tiny_lm):
 
 
 def test_over_http_same_score_and_fallback_when_logprobs_are_refused(tiny_lm):
-    local = scripted_backend(tiny_lm, "<think>ok</think> judgment:True")
+    local = scripted(tiny_lm, "<think>ok</think> judgment:True")
     expected = ProcessRewardModel(local, top_logprobs=20, max_new_tokens=64).score(**STEP)
-    with serve(scripted_backend(tiny_lm, "<think>ok</think> judgment:True"), model_name="prm") as srv:
+    with serve(scripted(tiny_lm, "<think>ok</think> judgment:True"), model_name="prm") as srv:
         remote = ProcessRewardModel(OpenAIBackend(srv.url, "prm"), top_logprobs=20, max_new_tokens=64).score(**STEP)
         assert remote.source == "logprobs"
         assert remote.p_correct == pytest.approx(expected.p_correct, abs=1e-5)
@@ -204,8 +184,7 @@ def test_scores_a_step_with_a_screenshot_on_a_vision_language_model():
     from coach_reward.tiny_models import build_tiny_vision_lm
 
     model, processor = build_tiny_vision_lm(seed=0)
-    ids = processor.tokenizer.encode("<think>ok</think> judgment:True") + [processor.tokenizer.eos_token_id]
-    backend = TransformersBackend(model, processor, generate_kwargs={"logits_processor": LogitsProcessorList([Script(ids)])})
+    backend = scripted_backend(model, processor, "<think>ok</think> judgment:True")
     shot = np.random.RandomState(0).randint(0, 255, (2400, 1080, 3), dtype=np.uint8)
     # All alternatives, so that both True and False pieces are listed for this random model.
     prm = ProcessRewardModel(backend, max_new_tokens=32, top_logprobs=model.config.text_config.vocab_size)

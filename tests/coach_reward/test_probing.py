@@ -16,8 +16,6 @@ import re
 
 import numpy as np
 import pytest
-import torch
-from transformers import LogitsProcessor, LogitsProcessorList
 
 from android_gym.actions import Click, Finished, OpenApp, PressBack, Type
 from android_gym.sim.device import SimDevice
@@ -38,29 +36,12 @@ from coach_reward.probing import (
     trajectory_claims,
 )
 from coach_reward.server import serve
+from coach_reward.tiny_models import scripted_backend
 from coach_reward.verifiers import RuleVerifier, VerificationError
 
 
-class Script(LogitsProcessor):
-    """Force generation to emit ``ids`` (then stop); the model's own logits, hence log-probabilities, are kept."""
-
-    def __init__(self, ids: list[int]):
-        self.ids, self.start = ids, None
-
-    def __call__(self, input_ids, scores):
-        length = input_ids.shape[1]
-        if self.start is None or not (0 <= length - self.start <= len(self.ids)) or \
-                input_ids[0, self.start:].tolist() != self.ids[: length - self.start]:
-            self.start = length
-        forced = torch.full_like(scores, -torch.inf)
-        forced[:, self.ids[min(length - self.start, len(self.ids) - 1)]] = 0.0
-        return forced
-
-
 def scripted(tiny_lm, text: str) -> TransformersBackend:
-    model, tok = tiny_lm
-    ids = tok.encode(text) + [tok.eos_token_id]
-    return TransformersBackend(model, tok, generate_kwargs={"logits_processor": LogitsProcessorList([Script(ids)])})
+    return scripted_backend(*tiny_lm, text)
 
 
 class ByRole:

@@ -15,7 +15,6 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transformers import LogitsProcessor, LogitsProcessorList
 
 from android_gym.actions import Click, Finished, OpenApp, PressBack, Type
 from android_gym.agents import RandomAgent
@@ -26,6 +25,7 @@ from android_gym.trajectory import Step, Trajectory
 from coach_reward.backends import OpenAIBackend, TokenLogprob, TransformersBackend
 from coach_reward.prompts import build_outcome_messages
 from coach_reward.server import serve
+from coach_reward.tiny_models import scripted_backend
 from coach_reward.trajectory_fit import fit_outcome_messages, messages_text, render_outcome_messages
 from coach_reward.verifiers import (
     CompositeVerifier,
@@ -45,26 +45,8 @@ YES = "<analysis>The contact list shows the new contact.</analysis> <ans>yes</an
 NO = "<analysis>The agent never saved it.</analysis> <ans>no</ans>"
 
 
-class Script(LogitsProcessor):
-    """Force generation to emit ``ids`` (then stop); the model's own logits, hence log-probabilities, are kept."""
-
-    def __init__(self, ids: list[int]):
-        self.ids, self.start = ids, None
-
-    def __call__(self, input_ids, scores):
-        length = input_ids.shape[1]
-        if self.start is None or not (0 <= length - self.start <= len(self.ids)) or \
-                input_ids[0, self.start:].tolist() != self.ids[: length - self.start]:
-            self.start = length
-        forced = torch.full_like(scores, -torch.inf)
-        forced[:, self.ids[min(length - self.start, len(self.ids) - 1)]] = 0.0
-        return forced
-
-
 def scripted(tiny_lm, text: str) -> TransformersBackend:
-    model, tok = tiny_lm
-    ids = tok.encode(text) + [tok.eos_token_id]
-    return TransformersBackend(model, tok, generate_kwargs={"logits_processor": LogitsProcessorList([Script(ids)])})
+    return scripted_backend(*tiny_lm, text)
 
 
 def tlp(token: str, p: float, top: dict[str, float] | None = None) -> TokenLogprob:
@@ -391,8 +373,7 @@ def test_last_screenshot_judge_on_a_vision_language_model(episodes):
     from coach_reward.tiny_models import build_tiny_vision_lm
 
     model, processor = build_tiny_vision_lm(seed=0)
-    ids = processor.tokenizer.encode(YES) + [processor.tokenizer.eos_token_id]
-    backend = TransformersBackend(model, processor, generate_kwargs={"logits_processor": LogitsProcessorList([Script(ids)])})
+    backend = scripted_backend(model, processor, YES)
     judge = LastScreenshotJudge(backend, max_new_tokens=40, top_logprobs=model.config.text_config.vocab_size)
     shot = np.random.RandomState(0).randint(0, 255, (2400, 1080, 3), dtype=np.uint8)
     t = episodes["good"]

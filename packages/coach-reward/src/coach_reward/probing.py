@@ -43,6 +43,7 @@ from coach_reward.verifiers import (
     Verdict,
     VerificationError,
     _aligned,
+    _OneByBatch,
     as_trajectory,
     ended_with_finished,
     final_answer,
@@ -475,7 +476,7 @@ class BackendProbeAgent:
 JudgeCallable = Callable[[Trajectory, list[str], list[ProbeResult]], Verdict]
 
 
-class ProbingVerifier:
+class ProbingVerifier(_OneByBatch):
     """ProRe-style verifier: the ``reasoner`` plans probes from the task, an evaluator runs them on the
     device after the episode (snapshot-isolated), claims are made of both sides and related.
 
@@ -669,10 +670,6 @@ class ProbingVerifier:
                                                              or "(nothing)")
                 + "\n\nWas the task completed?")
         return [{"role": "system", "content": PROBING_JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-    def verify(self, trajectory: Trajectory, *, device: Any = None, task: Any = None) -> Verdict:
-        """Plan, probe (on ``device``, restored afterwards), make claims and judge one episode."""
-        return self.verify_batch([trajectory], devices=[device], tasks=[task])[0]
 
     def verify_batch(
         self, trajectories: Sequence[Trajectory], *, devices: Sequence[Any] | None = None,

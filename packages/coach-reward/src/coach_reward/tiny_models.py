@@ -4,6 +4,8 @@ No model hub is reachable on the machines this project is tested on, yet reward 
 trainers need a real ``PreTrainedModel`` + tokenizer pair to exercise their code paths. This module
 builds one in about a second: a byte-level BPE tokenizer trained with ``tokenizers`` on a built-in
 corpus of UI-agent text (plus any text you pass), a chat template, and a tiny ``Qwen2ForCausalLM``.
+``scripted_backend`` makes such a model write a chosen text (a deterministic judge for tests) while the
+backend still reports the model's real token log-probabilities.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import json
 import random
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from transformers import (
     GenerationConfig,
+    LogitsProcessor,
+    LogitsProcessorList,
     PreTrainedModel,
     PreTrainedTokenizerFast,
     Qwen2Config,
@@ -28,6 +33,9 @@ from transformers import (
 )
 from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 from transformers.processing_utils import ProcessorMixin
+
+if TYPE_CHECKING:
+    from coach_reward.backends import TransformersBackend
 
 BOS_TOKEN = "<|bos|>"
 EOS_TOKEN = "<|im_end|>"
@@ -284,3 +292,41 @@ def build_tiny_vision_lm(
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
     model.eval()
     return model, processor
+
+
+# --------------------------------------------------------------------------------------------------
+# Scripted output: a real model made to write a chosen text (deterministic judges for tests)
+# --------------------------------------------------------------------------------------------------
+
+
+class ForcedText(LogitsProcessor):
+    """Force generation to emit ``ids`` (then keep repeating the last one); the model's own logits, hence its
+    log-probabilities, are what the backend reports, so token-probability code runs on real numbers.
+
+    Each new ``generate`` call starts the script again: the tail since the last start no longer matches it.
+    """
+
+    def __init__(self, ids: list[int]):
+        if not ids:
+            raise ValueError("ForcedText needs at least one token id")
+        self.ids, self.start = list(ids), None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        length = input_ids.shape[1]
+        if self.start is None or not (0 <= length - self.start <= len(self.ids)) or \
+                input_ids[0, self.start:].tolist() != self.ids[: length - self.start]:
+            self.start = length
+        forced = torch.full_like(scores, -torch.inf)
+        forced[:, self.ids[min(length - self.start, len(self.ids) - 1)]] = 0.0
+        return forced
+
+
+def scripted_backend(model: PreTrainedModel, tokenizer_or_processor: PreTrainedTokenizerFast | ProcessorMixin,
+                     text: str) -> TransformersBackend:
+    """A ``TransformersBackend`` on ``model`` that always answers ``text`` (then end of turn)."""
+    from coach_reward.backends import TransformersBackend
+
+    tok = getattr(tokenizer_or_processor, "tokenizer", tokenizer_or_processor)
+    ids = tok.encode(text) + [tok.eos_token_id]
+    return TransformersBackend(model, tokenizer_or_processor,
+                               generate_kwargs={"logits_processor": LogitsProcessorList([ForcedText(ids)])})

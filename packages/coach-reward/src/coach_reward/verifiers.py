@@ -176,6 +176,14 @@ class _BatchByOne:
         return [self.verify(t, device=d, task=k) for t, d, k in zip(trajectories, devs, tks)]
 
 
+class _OneByBatch:
+    """``verify`` as a batch of one (for verifiers whose work is batched: judges, votes, routing, probing)."""
+
+    def verify(self, trajectory: Trajectory, *, device: Any = None, task: Any = None) -> Verdict:
+        """Decide one episode: ``verify_batch`` on it alone."""
+        return self.verify_batch([trajectory], devices=[device], tasks=[task])[0]  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------------------------------
 # Rules
 # --------------------------------------------------------------------------------------------------
@@ -301,7 +309,7 @@ def answer_probability(
     return verdict_token_probability(text, token_logprobs, judgment, _ANSWER_WORDS)
 
 
-class BackendJudge:
+class BackendJudge(_OneByBatch):
     """Shared machinery of judges that answer ``<analysis>...</analysis><ans>yes|no</ans>`` on a ``Backend``.
 
     ``use_logprobs``: "auto" asks for log-probabilities and falls back to the parsed answer when the
@@ -340,10 +348,6 @@ class BackendJudge:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(backend={self.backend!r}, use_logprobs={self.use_logprobs!r}, "
                 f"max_new_tokens={self.max_new_tokens}, temperature={self.temperature})")
-
-    def verify(self, trajectory: Trajectory, *, device: Any = None, task: Any = None) -> Verdict:
-        """Judge one episode (one backend call)."""
-        return self.verify_batch([trajectory], devices=[device], tasks=[task])[0]
 
     def verify_batch(
         self, trajectories: Sequence[Trajectory], *, devices: Sequence[Any] | None = None,
@@ -704,7 +708,7 @@ def _name(verifier: Any) -> str:
     return type(verifier).__name__
 
 
-class MajorityVote:
+class MajorityVote(_OneByBatch):
     """Several verifiers vote; success when the share of ``success`` votes is strictly above ``threshold``.
 
     Abstaining verifiers (an unreadable judge answer) are left out of the count; ``score`` is the share
@@ -749,10 +753,6 @@ class MajorityVote:
             "source": "vote", "yes": yes, "no": len(votes) - yes, "abstentions": len(verdicts) - len(votes),
             "mean_score": sum(v.score for v in votes) / len(votes), "votes": record})
 
-    def verify(self, trajectory: Trajectory, *, device: Any = None, task: Any = None) -> Verdict:
-        """Every verifier decides the episode; the vote decides."""
-        return self.verify_batch([trajectory], devices=[device], tasks=[task])[0]
-
     def verify_batch(
         self, trajectories: Sequence[Trajectory], *, devices: Sequence[Any] | None = None,
         tasks: Sequence[Any] | None = None,
@@ -767,7 +767,7 @@ class MajorityVote:
         return [self.combine([out[i] for out in per_voter]) for i in range(n)]
 
 
-class CompositeVerifier:
+class CompositeVerifier(_OneByBatch):
     """Rules where a task has them, a judge otherwise.
 
     An episode goes to ``rule`` when its device and task are given and the task defines its own check
@@ -792,10 +792,6 @@ class CompositeVerifier:
     def route(self, device: Any, task: Any) -> Literal["rule", "judge"]:
         """Which verifier decides an episode with this device and task."""
         return "rule" if device is not None and RuleVerifier.applies(task) else "judge"
-
-    def verify(self, trajectory: Trajectory, *, device: Any = None, task: Any = None) -> Verdict:
-        """Decide one episode by the rule or the judge (see ``route``)."""
-        return self.verify_batch([trajectory], devices=[device], tasks=[task])[0]
 
     def verify_batch(
         self, trajectories: Sequence[Trajectory], *, devices: Sequence[Any] | None = None,
