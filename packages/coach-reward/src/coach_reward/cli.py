@@ -337,23 +337,12 @@ def _read_step(path: str) -> dict[str, Any]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``serve``: an OpenAI-compatible server around a local model until interrupted."""
-    from coach_reward.backends import TransformersBackend
-    from coach_reward.server import ChatCompletionServer
+    from coach_reward.server import serve_forever
 
-    path = Path(args.model)
-    if not path.is_dir():
-        raise CLIError(f"model folder not found: {path}")
-    backend = TransformersBackend.from_pretrained(str(path), device=args.device, batch_size=args.batch_size)
-    server = ChatCompletionServer(backend, model_name=args.model_name or path.name, host=args.host, port=args.port,
-                                  api_key_env=args.api_key_env, max_batch=args.batch_size)
-    print(f"serving {server.model_name!r} at {server.url}", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.shutdown()
-    return 0
+    if not Path(args.model).is_dir():
+        raise CLIError(f"model folder not found: {args.model}")
+    return serve_forever(args.model, model_name=args.model_name, host=args.host, port=args.port, device=args.device,
+                         batch_size=args.batch_size, api_key_env=args.api_key_env)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 
 from coach_reward.backends import Backend, Completion, TransformersBackend, normalize_messages
 
-__all__ = ["ChatCompletionServer", "main", "serve"]
+__all__ = ["ChatCompletionServer", "main", "serve", "serve_forever"]
 
 logger = logging.getLogger(__name__)
 
@@ -426,12 +426,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api-key-env", default=None, help="env var with the key clients must send (no auth if unset)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    path = Path(args.model)
+    if not Path(args.model).is_dir():
+        parser.error(f"model folder not found: {args.model}")
+    return serve_forever(args.model, model_name=args.model_name, host=args.host, port=args.port, device=args.device,
+                         batch_size=args.batch_size, api_key_env=args.api_key_env)
+
+
+def serve_forever(model_dir: str | os.PathLike[str], *, model_name: str | None = None, host: str = "127.0.0.1",
+                  port: int = 8000, device: str = "cpu", batch_size: int = 8, api_key_env: str | None = None) -> int:
+    """Serve a local model folder in the foreground until Ctrl-C (``coach-reward serve`` and this module's CLI)."""
+    path = Path(model_dir)
     if not path.is_dir():
-        parser.error(f"model folder not found: {path}")
-    backend = TransformersBackend.from_pretrained(str(path), device=args.device, batch_size=args.batch_size)
-    server = ChatCompletionServer(backend, model_name=args.model_name or path.name, host=args.host, port=args.port,
-                                  api_key_env=args.api_key_env, max_batch=args.batch_size)
+        raise FileNotFoundError(f"model folder not found: {path}")
+    backend = TransformersBackend.from_pretrained(str(path), device=device, batch_size=batch_size)
+    server = ChatCompletionServer(backend, model_name=model_name or path.name, host=host, port=port,
+                                  api_key_env=api_key_env, max_batch=batch_size)
     print(f"serving {server.model_name!r} at {server.url}", flush=True)
     try:
         server.serve_forever()
