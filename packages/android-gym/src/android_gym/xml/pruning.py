@@ -73,7 +73,8 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     classes, editable = tree.classes, tree.editable
     n = len(rows)
     clip_on = not keep_offscreen
-    labelled = [bool(r[F_TEXT].strip() or r[F_DESC].strip() or r[F_HINT].strip()) for r in rows]
+    # Labelled: text, content-desc or hint holds more than whitespace (one strip of the three joined).
+    labelled = list(map(bool, map(str.strip, map("".join, map(_LABEL_OF, rows)))))
     quiet = list(map(_TRUE.isdisjoint, map(_FLAGS_OF, rows)))  # no action or state flag set
     # shows[i]: some node in i's subtree has a label (only such subtrees can occlude).
     shows = labelled[:]
@@ -209,10 +210,6 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     root_clip: Bounds | None = (0, 0, screen[0], screen[1]) if (screen is not None and clip_on) else None
     group(tree.roots, root_clip, _NO_RECTS, "", -1, 0)
     picked: list[int] = []
-    picked_vis: list[Bounds] = []
-    picked_par: list[int] = []
-    picked_dep: list[int] = []
-    picked_anc: list[str] = []
     i = 0
     while i < n:
         if skip[i]:
@@ -243,10 +240,6 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                 continue
         if not quiet[i] or labelled[i] or editable[i]:
             picked.append(i)
-            picked_vis.append(r)
-            picked_par.append(epar[i])
-            picked_dep.append(edep[i])
-            picked_anc.append(anc[i])
             ep, ed = len(picked) - 1, edep[i] + 1
         else:
             ep, ed = epar[i], edep[i]
@@ -254,11 +247,14 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
             group(cs, r if clip_on else None, above, f"{anc[i]}/{rows[i][F_RID] or classes[i]}", ep, ed)
         i += 1
     ranks = _paint_ranks(tree, picked) if reordered[0] else None
+    at = [vis, epar, edep, anc]
+    picked_vis, picked_par, picked_dep, picked_anc = (list(map(col.__getitem__, picked)) for col in at)
     return Selection(picked, picked_vis, picked_par, picked_dep, picked_anc, ranks)
 
 
 _NO_RECTS: list[Bounds] = []
 _FLAGS_OF = itemgetter(slice(F_CLICKABLE, F_PASSWORD + 1))
+_LABEL_OF = itemgetter(F_TEXT, F_DESC, F_HINT)
 _VISIBLE_OF = itemgetter(F_VISIBLE)
 _DISPLAYED_OF = itemgetter(F_DISPLAYED)
 _ORDER_OF = itemgetter(F_DRAWING_ORDER)
@@ -282,9 +278,23 @@ def _later_overlaps(
                 if rects:
                     extra[0] = list(rects)
         return extra
-    live = [j for j in range(k) if boxes[j] is not None]
-    if len(live) < 2:
+    # Rows of a list (each below the one before) or the parts of a row (each right of the one before)
+    # never overlap: one pass tells, and most groups are one or the other.
+    prev = None
+    down = across = True
+    for b in boxes:
+        if b is not None:
+            if prev is not None:
+                if b[1] < prev[3]:
+                    down = False
+                if b[0] < prev[2]:
+                    across = False
+                if not (down or across):
+                    break
+            prev = b
+    else:
         return extra
+    live = [j for j in range(k) if boxes[j] is not None]
     # Sweep top to bottom: only overlapping pairs matter, and the rows of a list never overlap.
     live.sort(key=lambda j: boxes[j][1])  # type: ignore[index]
     cache: dict[int, list[Bounds]] = {}
