@@ -9,7 +9,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.android-coach-setup
-want=$(cat packages/*/pyproject.toml tools/requirements-dev.txt tools/setup_env.sh | sha256sum | cut -c1-16)
+# The C reader is compiled next to its source by the editable install: a change to it means a new install.
+want=$(cat packages/*/pyproject.toml tools/requirements-dev.txt tools/setup_env.sh packages/android-gym/hatch_build.py \
+  packages/android-gym/src/android_gym/xml/_speedups.c | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi

@@ -1,7 +1,5 @@
-"""The regex reader `parse_ui` uses for plain dumps gives exactly the tree the expat reader gives.
-
-Text input tries the fast reader first; the reference is the same call with the fast reader switched off.
-"""
+"""The fast readers `parse_ui` uses for plain dumps (the C reader when built, the quote-splitting one)
+give exactly the tree the expat reader gives; the reference is the same call with them switched off."""
 
 from __future__ import annotations
 
@@ -9,11 +7,11 @@ import pytest
 
 from android_gym.actions import OpenApp, Scroll, Type
 from android_gym.sim import SimDevice
-from android_gym.xml import XMLParseError, parse_ui, synthetic_dump
-from android_gym.xml import tree as tree_module
+from android_gym.xml import synthetic_dump
 from android_gym.xml.tree import _fast_read
 
 from .sim_ui import tap_on
+from .xml_readers import assert_readers_agree
 
 HEAD = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
 
@@ -22,23 +20,6 @@ def node(text: str = "", bounds: str = "[0,0][100,100]", close: str = " />", **e
     more = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in extra.items())
     return (f'<node index="0" text="{text}" resource-id="" class="android.widget.TextView" package="p" '
             f'content-desc="" clickable="true" bounds="{bounds}"{more}{close}')  # fmt: skip
-
-
-def both(xml: str):
-    """(fast, expat) outcomes of ``parse_ui(xml)``: the tree's columns and nodes, or the error message."""
-
-    def outcome():
-        try:
-            t = parse_ui(xml)
-        except XMLParseError as err:
-            return ("error", str(err))
-        return (t.rows, t.parents, t.classes, t.attrs, t.screen_size, t.rotation, t.nodes)
-
-    fast = outcome()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tree_module, "_fast_read", lambda _xml: None)
-        slow = outcome()
-    return fast, slow
 
 
 def test_fast_reader_takes_plain_dumps():
@@ -58,14 +39,12 @@ def test_fast_reader_matches_expat_on_sim_screens():
     device.execute(OpenApp("Contacts"))
     screens.append(device.observe().xml)
     for xml in screens:
-        fast, slow = both(xml)
-        assert fast == slow
+        assert_readers_agree(xml)
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_fast_reader_matches_expat_on_generated_dumps(seed):
-    fast, slow = both(synthetic_dump(60 + 40 * seed, seed=seed))
-    assert fast == slow
+    assert_readers_agree(synthetic_dump(60 + 40 * seed, seed=seed))
 
 
 @pytest.mark.parametrize(
@@ -98,8 +77,7 @@ def test_fast_reader_matches_expat_on_generated_dumps(seed):
 )
 def test_fast_reader_matches_expat_on_edge_cases(body):
     xml = f"{HEAD}{body}</hierarchy>"
-    fast, slow = both(xml)
-    assert fast == slow
+    assert_readers_agree(xml)
 
 
 @pytest.mark.parametrize(
@@ -117,8 +95,7 @@ def test_fast_reader_matches_expat_on_edge_cases(body):
     ],
 )
 def test_fast_reader_matches_expat_around_the_hierarchy(xml):
-    fast, slow = both(xml)
-    assert fast == slow
+    assert_readers_agree(xml)
 
 
 def test_fast_reader_matches_expat_after_typing_special_text():
@@ -128,5 +105,4 @@ def test_fast_reader_matches_expat_after_typing_special_text():
     device.execute(Type("a&b <c> \"d\" 'e'"))
     xml = device.observe().xml
     assert "&amp;" in xml and "&lt;" in xml
-    fast, slow = both(xml)
-    assert fast == slow
+    assert_readers_agree(xml)

@@ -1,7 +1,7 @@
 """The quote-splitting fast reader: every shape it does not handle falls back to expat with the same outcome.
 
 Each case checks that `_fast_read` refuses (returns None) or accepts as expected, and that `parse_ui` gives
-the same tree, or the same `XMLParseError`, as the expat reader alone.
+the same tree, or the same `XMLParseError`, with each reader (the C one too, when built) as with expat alone.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from android_gym.xml import XMLParseError, parse_bounds, parse_ui, synthetic_dump
-from android_gym.xml import tree as tree_module
+from android_gym.xml import parse_bounds, synthetic_dump
 from android_gym.xml.tree import _fast_read, _parse_all_bounds
+
+from .xml_readers import assert_readers_agree
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0">'
 ATTRS = 'index="0" text="{t}" class="android.widget.TextView" clickable="true" bounds="[0,0][100,100]"'
@@ -22,22 +23,10 @@ def node(text: str = "x", close: str = " />", attrs: str = ATTRS) -> str:
     return f"<node {attrs.format(t=text)}{close}"
 
 
-def outcome(xml: str, fast: bool) -> tuple:
-    """The tree's columns and nodes, or the error message, from parse_ui with or without the fast reader."""
-    with pytest.MonkeyPatch.context() as mp:
-        if not fast:
-            mp.setattr(tree_module, "_fast_read", lambda _xml: None)
-        try:
-            t = parse_ui(xml)
-        except XMLParseError as err:
-            return ("error", str(err))
-    return (t.rows, t.parents, t.classes, t.attrs, t.screen_size, t.rotation, t.bounds, t.nodes)
-
-
 def check(body: str, *, accepted: bool) -> None:
     xml = f"{HEAD}{body}</hierarchy>"
     assert (_fast_read(xml) is not None) == accepted
-    assert outcome(xml, fast=True) == outcome(xml, fast=False)
+    assert_readers_agree(xml)
 
 
 @pytest.mark.parametrize(
@@ -114,7 +103,7 @@ def test_odd_shapes_fall_back_to_expat_with_the_same_outcome(body):
 def test_carriage_return_in_a_value_is_refused():
     xml = f"{HEAD}{node('a' + chr(13) + 'b')}</hierarchy>"
     assert _fast_read(xml) is None
-    assert outcome(xml, fast=True) == outcome(xml, fast=False)
+    assert_readers_agree(xml)
 
 
 _MUTATIONS = st.lists(
@@ -129,13 +118,13 @@ _MUTATIONS = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(edits=_MUTATIONS, seed=st.integers(0, 3))
 def test_damaged_dumps_give_the_same_outcome_either_way(edits, seed):
-    """Random one-character replacements in a generated dump: the fast reader never disagrees with expat."""
+    """Random one-character replacements in a generated dump: no fast reader ever disagrees with expat."""
     xml = synthetic_dump(30, seed=seed)
     start, stop = xml.index("<node"), xml.rindex("</hierarchy>")
     for pos, ch in edits:
         p = start + pos % (stop - start)
         xml = xml[:p] + ch + xml[p + 1 :]
-    assert outcome(xml, fast=True) == outcome(xml, fast=False)
+    assert_readers_agree(xml)
 
 
 @pytest.mark.parametrize(
