@@ -8,7 +8,7 @@ Python readers then take the dump, and expat reports errors. What it accepts exp
 builds the same tree (tests compare the readers on real, generated and damaged dumps).
 
 Result: (hierarchy_attrs, keys, raw, rows, parents, roots, kids, ends, bounds, undecided) where keys is
-the attribute-name tuple shared by every node and raw all values in one flat list (len(keys) per node),
+the attribute-name tuple shared by every node and raw all values in one flat tuple (len(keys) per node),
 or keys is None and raw holds per node [name, value, ..., ""] (the expat reader's layout); rows hold per
 node the values of `fields` ("" when absent); bounds hold per node (x1, y1, x2, y2), None, or the raw
 string when it is not plain ASCII (undecided counts those; Python reads them).
@@ -369,14 +369,6 @@ static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t n_items, size_t size, Py
     return 0;
 }
 
-/* A list of n new references taken from `items` (which gives them up). */
-static PyObject *list_from(PyObject **items, Py_ssize_t n) {
-    PyObject *lst = PyList_New(n);
-    if (!lst) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(lst, i, items[i]);
-    return lst;
-}
-
 static PyObject *read_dump(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *xml, *fields;
@@ -566,9 +558,12 @@ static PyObject *read_dump(PyObject *self, PyObject *args) {
     if (n_layouts == 1) {
         keys = layouts[0].name_objs;
         Py_INCREF(keys);
-        raw = list_from(vals, n_vals);
+        /* A tuple of strings, which the cycle collector need not walk (a list of thousands it would). */
+        raw = PyTuple_New(n_vals);
         if (!raw) goto fail;
-        n_vals = 0;  /* the list owns them now */
+        for (Py_ssize_t j = 0; j < n_vals; j++) PyTuple_SET_ITEM(raw, j, vals[j]);
+        n_vals = 0;  /* the tuple owns them now */
+        PyObject_GC_UnTrack(raw);
     } else {
         keys = Py_None;
         Py_INCREF(keys);

@@ -40,7 +40,6 @@ from android_gym.xml.tree import (
 __all__ = ["STYLES", "CompressedUI", "compress_xml"]
 
 Style = Literal["androidlab", "mobilerl", "json"]
-_FIELD_NAMES = tuple(UIElement.__dataclass_fields__)
 
 
 class CompressedUI:
@@ -248,61 +247,37 @@ def _make_elements(tree: UITree, sel: Selection, ids: list[str]) -> list[UIEleme
     paths = _index_paths(tree, sel.nodes)
     t, f = TRUE_VALUES, FALSE_VALUES
     new, setattr_ = object.__new__, object.__setattr__
-    names = _FIELD_NAMES
     out = []
-    for p, i in enumerate(sel.nodes):
+    for p, i, b, parent, depth, path in zip(range(len(ids)), sel.nodes, sel.bounds, sel.parents, sel.depths, paths):
         r = rows[i]
-        parent = sel.parents[p]
         e = new(UIElement)
-        setattr_(
-            e,
-            "__dict__",
-            dict(
-                zip(
-                    names,
-                    (
-                        ids[p],
-                        sel.bounds[p],
-                        r[F_TEXT],
-                        r[F_DESC],
-                        r[F_HINT],
-                        classes[i],
-                        r[F_RID],
-                        r[F_PKG],
-                        r[F_CLICKABLE] in t,
-                        r[F_LONG_CLICKABLE] in t,
-                        r[F_SCROLLABLE] in t,
-                        r[F_CHECKABLE] in t,
-                        r[F_CHECKED] in t,
-                        editable[i],
-                        r[F_FOCUSABLE] in t,
-                        r[F_FOCUSED] in t,
-                        r[F_SELECTED] in t,
-                        r[F_ENABLED] not in f,
-                        r[F_PASSWORD] in t,
-                        ids[parent] if parent >= 0 else None,
-                        sel.depths[p],
-                        paths[p],
-                    ),  # fmt: skip
-                )
-            ),
-        )
+        # A dict display with constant keys builds fastest; the keys are UIElement's fields, in order.
+        setattr_(e, "__dict__", {
+            "id": ids[p], "bounds": b, "text": r[F_TEXT], "content_desc": r[F_DESC], "hint": r[F_HINT],
+            "class_name": classes[i], "resource_id": r[F_RID], "package": r[F_PKG],
+            "clickable": r[F_CLICKABLE] in t, "long_clickable": r[F_LONG_CLICKABLE] in t,
+            "scrollable": r[F_SCROLLABLE] in t, "checkable": r[F_CHECKABLE] in t, "checked": r[F_CHECKED] in t,
+            "editable": editable[i], "focusable": r[F_FOCUSABLE] in t, "focused": r[F_FOCUSED] in t,
+            "selected": r[F_SELECTED] in t, "enabled": r[F_ENABLED] not in f, "password": r[F_PASSWORD] in t,
+            "parent_id": ids[parent] if parent >= 0 else None, "depth": depth, "index_path": path,
+        })  # fmt: skip
         out.append(e)
     return out
 
 
 def _index_paths(tree: UITree, nodes: list[int]) -> list[tuple[int, ...]]:
-    """Child-position paths from the top for the given nodes."""
+    """Child-position paths from the top for the given nodes (dump order)."""
+    if not nodes:
+        return []
     parents = tree.parents
-    pos: dict[int, int] = {}
+    pos = [0] * len(parents)  # position among siblings; an only child is at 0
     for kids in (tree.roots, *tree.child_lists):
-        for k, c in enumerate(kids):
-            pos[c] = k
-    out = []
-    for i in nodes:
-        path = []
-        while i >= 0:
-            path.append(pos[i])
-            i = parents[i]
-        out.append(tuple(reversed(path)))
-    return out
+        if len(kids) > 1:
+            for k, c in enumerate(kids):
+                pos[c] = k
+    # Pre-order puts every parent before its children: one pass builds each path from its parent's.
+    paths: list[tuple[int, ...]] = []
+    last = max(nodes) + 1
+    for p, k in zip(parents[:last], pos[:last]):
+        paths.append((*paths[p], k) if p >= 0 else (k,))
+    return list(map(paths.__getitem__, nodes))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -157,7 +157,7 @@ class UITree:
         "classes", "editable", "_raw", "_raw_keys", "_nodes",
     )  # fmt: skip
 
-    def __init__(self, rows: list[tuple[str, ...]], parents: list[int], attrs: dict[str, str], raw: list[Any],
+    def __init__(self, rows: list[tuple[str, ...]], parents: list[int], attrs: dict[str, str], raw: Sequence[Any],
                  raw_keys: tuple[str, ...] | None = None, *, tags: list[str] | None = None,
                  columns: list[list[str]] | None = None,
                  links: tuple[list[int], list[list[int]], list[int]] | None = None,
@@ -169,7 +169,7 @@ class UITree:
         self.attrs = attrs
         self.parents = parents
         self.rows = rows
-        self._raw: list[Any] = raw
+        self._raw: Sequence[Any] = raw
         self._raw_keys = raw_keys
         self._nodes: list[UINode] | None = None
         if links is None:
