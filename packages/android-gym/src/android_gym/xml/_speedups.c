@@ -55,12 +55,19 @@ typedef struct {
 #define NOT_SIMPLE 1   /* not a plain dump: return None */
 #define FAILED 2       /* a Python error is set */
 
-/* Bytes that need a look inside an attribute value: C0 controls, '&', '<' and 0xEF (U+FFFE/U+FFFF). */
+/* Bytes that need a look inside an attribute value: C0 controls, '&', '<', 0xEF (U+FFFE/U+FFFF), quotes. */
 static unsigned char SCAN[256];
 
 static void init_scan(void) {
     for (int b = 0; b < 0x20; b++) SCAN[b] = 1;
-    SCAN['&'] = SCAN['<'] = SCAN[0xEF] = 1;
+    SCAN['&'] = SCAN['<'] = SCAN[0xEF] = SCAN['"'] = SCAN['\''] = 1;
+}
+
+/* Short names compare faster in a loop than through a memcmp call. */
+static inline int same_bytes(const char *x, const char *y, Py_ssize_t n) {
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (x[j] != y[j]) return 0;
+    return 1;
 }
 
 static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n'; }
@@ -215,7 +222,7 @@ static int read_attrs(Reader *r, Attrs *a, int *closed, const Layout *hint, int 
         if (r->i == before || !is_name_start((unsigned char)c)) return NOT_SIMPLE;
         Py_ssize_t ns = r->i, nl;
         if (hinted && a->n < hint->n && r->len - r->i > hint->lens[a->n]
-            && r->s[r->i + hint->lens[a->n]] == '=' && memcmp(r->s + r->i, hint->names[a->n], hint->lens[a->n]) == 0) {
+            && r->s[r->i + hint->lens[a->n]] == '=' && same_bytes(r->s + r->i, hint->names[a->n], hint->lens[a->n])) {
             nl = hint->lens[a->n];  /* the name the previous node had here */
             r->i += nl + 1;
         } else {
@@ -231,21 +238,22 @@ static int read_attrs(Reader *r, Attrs *a, int *closed, const Layout *hint, int 
         char quote = r->s[r->i];
         if (quote != '"' && quote != '\'') return NOT_SIMPLE;
         Py_ssize_t vs = ++r->i;
-        const char *end = memchr(r->s + vs, quote, r->len - vs);
-        if (end == NULL) return NOT_SIMPLE;
+        /* One pass to the closing quote (SCAN marks both quotes) that also spots bytes needing a look. */
+        const unsigned char *b = (const unsigned char *)r->s + vs, *stop = (const unsigned char *)r->s + r->len;
         int special = 0;
-        for (const unsigned char *b = (const unsigned char *)r->s + vs; b < (const unsigned char *)end; b++) {
+        for (;; b++) {
+            if (b >= stop) return NOT_SIMPLE;
             if (!SCAN[*b]) continue;
-            if (*b == '\t' || *b == '\n' || *b == '&') {
-                special = 1;
+            if (*b == (unsigned char)quote) break;
+            if (*b == '\t' || *b == '\n' || *b == '&' || *b == '"' || *b == '\'') {
+                special |= *b != '"' && *b != '\'';
             } else if (*b == 0xEF) {  /* U+FFFE and U+FFFF are not XML characters */
-                if (b + 2 < (const unsigned char *)end && b[1] == 0xBF && (b[2] == 0xBE || b[2] == 0xBF))
-                    return NOT_SIMPLE;
+                if (b + 2 < stop && b[1] == 0xBF && (b[2] == 0xBE || b[2] == 0xBF)) return NOT_SIMPLE;
             } else {
                 return NOT_SIMPLE;  /* '<', a carriage return or a C0 control: leave it to expat */
             }
         }
-        r->i = end - r->s;
+        r->i = (const char *)b - r->s;
         Py_ssize_t ve = r->i++;
         PyObject *v = make_value(r, vs, ve, special);
         if (v == NULL) return FAILED;
@@ -307,6 +315,20 @@ static int new_layout(Layout *l, const Attrs *a, PyObject *fields) {
     return 0;
 }
 
+/* Coordinates and node indices repeat on every screen: ints below INT_CACHE are made once and kept. */
+#define INT_CACHE 8192
+static PyObject *INTS[INT_CACHE];
+
+static PyObject *small_int(long v) {
+    if (v < 0 || v >= INT_CACHE) return PyLong_FromLong(v);
+    if (INTS[v] == NULL) {
+        INTS[v] = PyLong_FromLong(v);
+        if (INTS[v] == NULL) return NULL;
+    }
+    Py_INCREF(INTS[v]);
+    return INTS[v];
+}
+
 /* parse_bounds for a plain ASCII value: the first "[x1,y1][x2,y2]" (spaces allowed around the parts). */
 static PyObject *read_bounds(PyObject *value, Py_ssize_t *undecided) {
     if (PyUnicode_GET_LENGTH(value) == 0) Py_RETURN_NONE;
@@ -347,7 +369,7 @@ static PyObject *read_bounds(PyObject *value, Py_ssize_t *undecided) {
             PyObject *t = PyTuple_New(4);
             if (!t) return NULL;
             for (int k = 0; k < 4; k++) {
-                PyObject *x = PyLong_FromLong(v[k]);
+                PyObject *x = small_int(v[k]);
                 if (!x) { Py_DECREF(t); return NULL; }
                 PyTuple_SET_ITEM(t, k, x);
             }
@@ -499,7 +521,7 @@ static PyObject *read_dump(PyObject *self, PyObject *args) {
     ints = PyMem_Malloc((size_t)(n_nodes + 2) * sizeof(PyObject *));
     if (!ints) { PyErr_NoMemory(); goto fail; }
     for (; n_ints <= n_nodes + 1; n_ints++) {
-        ints[n_ints] = PyLong_FromSsize_t(n_ints - 1);  /* ints[k] is k - 1: ints[0] is -1 */
+        ints[n_ints] = small_int(n_ints - 1);  /* ints[k] is k - 1: ints[0] is -1 */
         if (!ints[n_ints]) goto fail;
     }
     parents = PyList_New(n_nodes);
