@@ -8,6 +8,8 @@ for compression to text, and for compression plus building the element objects; 
 dump's medians. ``baseline_median_ms_bare_lxml_parse`` (lxml building its tree from the same bytes,
 nothing else) puts the numbers in proportion to the machine.
 Real dumps are read from ``<repo>/../shared/realdata/android_xml`` unless ``--realdata`` says otherwise.
+``native_reader`` says whether android-gym's optional C reader did the parsing; run with
+``ANDROID_GYM_NO_SPEEDUPS=1`` in the environment to measure the pure-Python readers instead.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from lxml import etree
 
 from android_gym.xml import compress_xml, parse_ui, synthetic_dump
+from android_gym.xml.tree import NATIVE_READER
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,6 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "repeats": args.repeats,
+        "native_reader": NATIVE_READER,
         "load_average_1m_start": load_start,
         "load_average_1m_end": round(os.getloadavg()[0], 2),
         "dumps": results,
