@@ -183,6 +183,16 @@ def test_native_reader_keeps_no_memory():
 
 
 @native_only
+def test_native_reader_leaves_the_dump_string_as_it_was():
+    """Reading non-ASCII text must not attach a UTF-8 copy to the caller's string (rollouts keep dumps)."""
+    xml = synthetic_dump(60, seed=2).replace('text=""', 'text="caf\u00e9 \u4e2d\u6587"')
+    size = sys.getsizeof(xml)
+    assert read(xml) is not None
+    assert sys.getsizeof(xml) == size
+    assert_readers_agree(xml)
+
+
+@native_only
 def test_native_reader_restores_the_garbage_collector():
     assert gc.isenabled()
     read(synthetic_dump(30, seed=0))

@@ -406,8 +406,21 @@ static PyObject *read_dump(PyObject *self, PyObject *args) {
     }
     Reader r;
     memset(&r, 0, sizeof(r));
-    r.s = PyUnicode_AsUTF8AndSize(xml, &r.len);
-    if (r.s == NULL) { PyErr_Clear(); Py_RETURN_NONE; }  /* lone surrogates: expat's path reports them */
+    /* An ASCII str is its own UTF-8. Other text is encoded into a temporary copy: asking the str for its
+       UTF-8 would keep that copy attached to it for as long as the caller keeps the dump. */
+    PyObject *utf8 = NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(xml) < 0) return NULL;
+#endif
+    if (PyUnicode_IS_ASCII(xml)) {
+        r.s = (const char *)PyUnicode_DATA(xml);
+        r.len = PyUnicode_GET_LENGTH(xml);
+    } else {
+        utf8 = PyUnicode_AsUTF8String(xml);
+        if (utf8 == NULL) { PyErr_Clear(); Py_RETURN_NONE; }  /* lone surrogates: expat's path reports them */
+        r.s = PyBytes_AS_STRING(utf8);
+        r.len = PyBytes_GET_SIZE(utf8);
+    }
 
     PyObject *result = NULL, *hier = NULL, *parents = NULL, *kids = NULL, *ends = NULL;
     PyObject *rows = NULL, *raw = NULL, *keys = NULL, *bounds = NULL, *roots = NULL;
@@ -619,6 +632,7 @@ fail:
     result = NULL;
 cleanup:
     attrs_clear(&a);
+    Py_XDECREF(utf8);
     PyMem_Free(a.names);
     PyMem_Free(a.lens);
     PyMem_Free(a.values);
