@@ -381,6 +381,23 @@ def test_read_androidcontrol_episode(tmp_path):
     assert set(ds["source"]) == {"androidcontrol"} and Counter(ds["label"])[True] == Counter(ds["label"])[False]
 
 
+def test_androidcontrol_dataset_does_not_depend_on_the_folder(tmp_path):
+    """Episodes without an id are named after their file and position, so the seeded sampler draws the same
+    candidates wherever the files are read from (a full path made a test flaky: its draws followed pytest's
+    tmp folder number)."""
+    episode = _episode(tmp_path)
+    del episode["episode_id"]
+    datasets = []
+    for folder in ("a", "b/deeper"):
+        (tmp_path / folder).mkdir(parents=True)
+        path = tmp_path / folder / "episodes.jsonl"
+        path.write_text(json.dumps(episode) + "\n" + json.dumps(episode) + "\n")
+        steps = list(read_androidcontrol(path, screenshots=False))
+        assert [s.episode_id for s in steps] == ["episodes.jsonl:1"] * 2 + ["episodes.jsonl:2"] * 2
+        datasets.append(build_prm_dataset(steps, PerturbationSampler(seed=3), k=4, balance=False).to_list())
+    assert datasets[0] == datasets[1]
+
+
 def test_androidcontrol_actions_and_coordinates():
     size = (1000, 2000)
     assert androidcontrol_action({"action_type": "click", "x": 500, "y": 1000}, screen_size=size) == Click(500, 1000)

@@ -714,7 +714,7 @@ def read_androidcontrol(
 
     AndroidControl ships TFRecords; convert each record's fields to JSON (one object per episode):
 
-    * ``goal`` (required): the episode's instruction. ``episode_id`` (optional, default file and index).
+    * ``goal`` (required): the episode's instruction. ``episode_id`` (optional, default: file name and index).
     * ``actions`` (required): JSON objects or JSON strings (see :func:`androidcontrol_action`); one
       fewer than the observations, as in AndroidControl (an equal count is accepted too).
     * ``accessibility_trees`` and/or ``screenshots``: one per observation. Trees: see
@@ -743,12 +743,15 @@ def read_androidcontrol(
             raise FileNotFoundError(f"AndroidControl episode file or folder not found: {p}")
     for file in files:
         for where, ep in _episodes_in(file):
-            yield from _androidcontrol_episode(ep, where, file.parent, coordinates=coordinates,
+            # The default episode id names the file, not its folder: the same files then give the same
+            # dataset (the samplers seed on it) wherever they are read from.
+            default_id = file.name + where[len(str(file)):]
+            yield from _androidcontrol_episode(ep, where, default_id, file.parent, coordinates=coordinates,
                                                invert_scroll=invert_scroll, screenshots=screenshots,
                                                ui_style=ui_style, compress=compress_xml, parse=parse_ui)
 
 
-def _androidcontrol_episode(ep: Any, where: str, base: Path, *, coordinates: str, invert_scroll: bool,
+def _androidcontrol_episode(ep: Any, where: str, default_id: str, base: Path, *, coordinates: str, invert_scroll: bool,
                             screenshots: bool, ui_style: str, compress: Callable[..., Any],
                             parse: Callable[..., Any]) -> Iterator[ExpertStep]:
     if not isinstance(ep, Mapping):
@@ -767,7 +770,7 @@ def _androidcontrol_episode(ep: Any, where: str, base: Path, *, coordinates: str
                          "screenshots); AndroidControl has one observation per action plus the final one")
     widths, heights = ep.get("screenshot_widths") or [], ep.get("screenshot_heights") or []
     step_instr = ep.get("step_instructions") or []
-    episode_id = str(ep.get("episode_id", where))
+    episode_id = str(ep.get("episode_id", default_id))
     steps: list[tuple[str, tuple[Any, ...], Any, tuple[int, int], str | None]] = []
     for t in range(len(raw_actions)):
         at = f"{where} step {t}"
