@@ -131,6 +131,7 @@ def test_native_reader_matches_expat_on_sim_screens_and_generated_dumps():
     for xml in screens:
         assert read(xml) is not None
         assert_readers_agree(xml)
+        assert_readers_agree(xml.encode("utf-8"))  # bytes take the fast readers too
 
 
 @native_only
@@ -140,6 +141,7 @@ def test_native_reader_matches_expat_on_real_dumps(realdata):
         xml = path.read_text("utf-8")
         assert read(xml) is not None, path.name
         assert_readers_agree(xml)
+        assert_readers_agree(path.read_bytes())
         assert compress_xml(xml).text  # and the whole pipeline runs on it
 
 
@@ -164,6 +166,38 @@ def test_damaged_dumps_give_expats_outcome(edits, seed):
         p = start + pos % (stop - start)
         xml = xml[:p] + text + xml[p + 1 :]
     assert_readers_agree(xml)
+    assert_readers_agree(xml.encode("utf-8", "surrogatepass"))
+
+
+@native_only
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'<?xml version="1.0" encoding="UTF-8"?>',
+        b"<?xml version='1.0' encoding='utf8' standalone='yes' ?>",
+        b"",
+        b'<?xml version="1.0" encoding="ISO-8859-1"?>',
+        b'<?xml version="1.0" encoding="GBK"?>',
+        b"\xef\xbb\xbf",
+    ],
+)
+def test_bytes_in_any_declared_encoding_read_as_expat_reads_them(head):
+    body = '<hierarchy rotation="0">' + node("caf\u00e9 \u4e2d") + "</hierarchy>"
+    for encoding in ("utf-8", "latin-1", "gbk"):
+        try:
+            data = head + body.encode(encoding)
+        except UnicodeEncodeError:
+            continue
+        assert_readers_agree(data)
+
+
+def test_utf8_alias_in_the_declaration_reads_multibyte_text():
+    """expat alone rejected ``encoding='utf8'`` dumps with non-ASCII text (found by comparing the readers)."""
+    data = b"<?xml version='1.0' encoding='utf8' ?>" + (
+        '<hierarchy rotation="0">' + node("caf\u00e9 \u4e2d") + "</hierarchy>"
+    ).encode("utf-8")
+    reference = assert_readers_agree(data)
+    assert reference[0][0][2] == "caf\u00e9 \u4e2d"
 
 
 @native_only

@@ -63,9 +63,9 @@ _ROOT_TAG_RE = re.compile(
 )
 _DECL_RE = re.compile(rb"\s*<\?xml[^>]*\?>")
 _ENCODING_RE = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
-_EXPAT_ENCODINGS = frozenset(
-    ("utf-8", "utf8", "utf-16", "utf16", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1")
-)
+# Encodings expat reads itself. Others (even the alias "utf8") go through Python's codecs first: expat's
+# fallback for names it does not know handles single-byte encodings only.
+_EXPAT_ENCODINGS = frozenset(("utf-8", "utf-16", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1"))
 # Characters XML 1.0 forbids (C0 controls except tab/newline/return), raw or as character references.
 _BAD_CHARS_RE = re.compile(
     rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|&#(?:0*(?:[0-8]|1[1-2]|1[4-9]|2\d|3[01])|[xX]0*(?:[0-8]|[bBcCeEfF]|1[0-9a-fA-F]));"
@@ -656,14 +656,29 @@ def _special_values(joined: str) -> list[int]:
     return out
 
 
+def _utf8_text(data: object) -> str | None:
+    """Bytes that are UTF-8 by the XML rules (no byte-order mark, no other declared encoding) as text, for
+    the fast readers; None for anything else, which the expat path reads (and judges) as bytes."""
+    if not isinstance(data, bytes) or data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return None
+    m = _ENCODING_RE.match(data)
+    if m is not None and m.group(1).lower() not in (b"utf-8", b"utf8"):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def parse_ui(xml: str | bytes) -> UITree:
     """Parse a uiautomator (or Appium) hierarchy dump into a `UITree`.
 
     Raises `XMLParseError` (a ValueError) naming line and column when the XML is malformed, and
     TypeError for input that is neither str nor bytes.
     """
-    if isinstance(xml, str) and "\r" not in xml:
-        tree = _native_read(xml) if _speedups is not None else _fast_read(xml)
+    text = xml if isinstance(xml, str) else _utf8_text(xml)
+    if text is not None and "\r" not in text:
+        tree = _native_read(text) if _speedups is not None else _fast_read(text)
         if tree is not None:
             return tree
     data, from_str = _to_bytes(xml)
