@@ -50,12 +50,16 @@ def test_tensorboard_gets_every_record_and_a_resume_purges_redone_iterations(tmp
 
 
 @pytest.mark.slow
-def test_a_training_run_with_report_to_tensorboard(tmp_path: Path):
+def test_a_training_run_with_report_to_tensorboard(tmp_path: Path, monkeypatch):
     from coach_rl.configs import load_config
     from coach_rl.loop import train
 
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
     result = train(load_config("smoke", [f"output_dir={tmp_path / 'run'}", "total_iterations=1",
                                          "report_to=tensorboard", "eval_instances_per_task=1"]), progress=False)
+    assert list(work.iterdir()) == []  # nothing in the working folder (TRL's callbacks wrote runs/<date>_<host>)
     got = _event_scalars(result.run_dir / "tensorboard")
     assert [step for step, _ in got["rollout/success_rate"]] == [1]
     assert {"critic/loss", "actor/loss", "time/env", "env_steps", "eval/success_rate"} <= set(got)

@@ -520,6 +520,12 @@ class TrainingLoop:
             states = self.loop.actor_states_per_iteration or per_iteration
             self.actor = CoachTrainer(self.model, self.critic, args, self.tokenizer,
                                       num_training_steps=max(1, iterations * max(1, states // 2)))
+            # The run's trackers (coach_rl.trackers) report every record; TRL's own reporting callbacks would
+            # write a second, partial copy into transformers' default runs/<date>_<host> in the working folder.
+            from transformers.integrations import get_reporting_integration_callbacks
+
+            for callback in get_reporting_integration_callbacks(args.report_to):
+                self.actor.remove_callback(callback)
         elif algorithm == "grpo":
             from coach_rl.baselines import GRPOBaseline
 
