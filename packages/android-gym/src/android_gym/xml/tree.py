@@ -7,14 +7,14 @@ partial dumps without a ``<hierarchy>`` root, and junk printed around the XML (`
 to: ...``, shell warnings). Anything that is not well-formed XML raises `XMLParseError` with the line
 and column; DTD entity declarations are refused (no dump has them, and they enable entity bombs).
 
-Speed: a plain uiautomator dump given as text (a ``<hierarchy>`` of ``<node>`` tags, nothing else) is read by
-the optional C reader ``android_gym.xml._speedups`` when the package was built with it (`NATIVE_READER`
-says; ``ANDROID_GYM_NO_SPEEDUPS=1`` in the environment turns it off). Without it, a dump whose nodes all
-list the same attributes in the same order is split once at its double quotes: the values sit at the odd positions, the tag structure at the
-even ones, and both are checked in bulk (see `_fast_read`). Anything else (other or mixed attribute
-layouts, bytes, comments, odd whitespace, errors) goes to the C expat parser, which gives the same tree
-(tests compare the two). `UINode` objects are only built when ``UITree.nodes`` is first used. On a parse
-error lxml re-reads the text for a precise message.
+Speed: a plain uiautomator dump (a ``<hierarchy>`` of ``<node>`` tags and nothing else, as text or UTF-8
+bytes) is read by the optional C reader ``android_gym.xml._speedups`` when the package was built with it
+(`NATIVE_READER` says; ``ANDROID_GYM_NO_SPEEDUPS=1`` in the environment turns it off). Without it, a dump
+whose nodes all list the same attributes in the same order is split once at its double quotes: the
+values sit at the odd positions, the tag structure at the even ones, and both are checked in bulk (see
+`_fast_read`). Anything else (comments, other tags, odd encodings, errors ...) goes to the C expat
+parser, and every reader gives expat's tree (tests compare them). `UINode` objects are only built when
+``UITree.nodes`` is first used. On a parse error lxml re-reads the text for a precise message.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ if os.environ.get("ANDROID_GYM_NO_SPEEDUPS", "").strip() in ("", "0"):
 else:
     _speedups = None
 NATIVE_READER: bool = _speedups is not None
-"""Whether plain dumps are read by the optional C reader (same trees as the Python readers, ~5x faster)."""
+"""Whether plain dumps are read by the optional C reader (same trees as the Python readers, ~4x faster)."""
 
 Bounds = tuple[int, int, int, int]
 """A rectangle as ``(x1, y1, x2, y2)`` screen pixels, x2/y2 exclusive like Android's ``Rect``."""
@@ -163,7 +163,7 @@ class UITree:
                  links: tuple[list[int], list[list[int]], list[int]] | None = None,
                  bounds: list[Bounds | None] | None = None):  # fmt: skip
         # raw: per node its flat [name, value, ..., ""] list (expat reader), or (fast reader, ``raw_keys``
-        # given) all values in one flat list, ``len(raw_keys)`` per node. ``tags`` (None: all "node") give
+        # given) all values in one flat sequence, ``len(raw_keys)`` per node. ``tags`` (None: all "node") give
         # the class of nodes without a class attribute; ``columns`` are the rows' columns and ``links``
         # (roots, child_lists, ends) the structure and ``bounds`` the parsed bounds, when the reader has them.
         self.attrs = attrs
