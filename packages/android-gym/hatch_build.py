@@ -27,10 +27,14 @@ class SpeedupsBuildHook(BuildHookInterface):
     def initialize(self, version: str, build_data: dict) -> None:
         if self.target_name != "wheel":
             return
+        root = Path(self.root)
+        if version == "editable":  # a build from older C source must not outlive a rebuild that fails or is off
+            for old in (root / SOURCE).parent.glob("_speedups*.*"):
+                if old.suffix in (".so", ".pyd"):
+                    old.unlink()
         if os.environ.get("ANDROID_GYM_NO_SPEEDUPS", "").strip() not in ("", "0"):
             self.app.display_info("android-gym: ANDROID_GYM_NO_SPEEDUPS is set; building the pure-Python wheel")
             return
-        root = Path(self.root)
         self._tmp = tempfile.mkdtemp(prefix="android-gym-build-")
         try:
             built = _compile(root / SOURCE, Path(self._tmp))
