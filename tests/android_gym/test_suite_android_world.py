@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -353,14 +354,18 @@ def test_a_failing_check_ends_the_episode_with_zero_and_the_reason(sim_over_adb)
     env.close()
 
 
-def test_unknown_task_names_and_missing_package_give_clear_errors(sim_over_adb):
+def test_unknown_task_names_and_task_sources_give_clear_errors(sim_over_adb):
     _, device = sim_over_adb
     with pytest.raises(KeyError, match="did you mean WifiSwitch"):
         contract_env(device, task="WifiSwich")
     with pytest.raises(ValueError, match="task_source must be one of"):
         AndroidEnv(suite="android_world", device=device, task_source="androidworld")
-    if android_world_available():
-        pytest.skip("android_world is installed: the missing-package errors cannot happen here")
+
+def test_missing_package_gives_clear_errors_and_the_recreations(sim_over_adb, monkeypatch):
+    """Without android_world (hidden here when it is installed): install hints, or the re-creations with a note."""
+    _, device = sim_over_adb
+    monkeypatch.setitem(sys.modules, "android_world", None)  # "import android_world" now raises ImportError
+    assert not android_world_available()
     with pytest.raises(ImportError, match="pip install git\\+https://github.com/google-research/android_world"):
         AndroidEnv(suite="android_world", device=device, task_source="android_world")
     with pytest.raises(ImportError, match="task_source='recreations'"):
@@ -369,27 +374,33 @@ def test_unknown_task_names_and_missing_package_give_clear_errors(sim_over_adb):
         env = AndroidEnv(suite="android_world", device=device, task="SystemWifiTurnOff")
     assert env.task_names == ["SystemWifiTurnOff"]
     assert "emulator" in ANDROID_WORLD_INSTALL_HINT and "android_env" in ANDROID_WORLD_INSTALL_HINT
+    with pytest.warns(RuntimeWarning, match="re-creations of AndroidWorld's tasks because the android_world "
+                                            "package is not installed"):
+        sim_env = AndroidEnv(suite="android_world")
+    assert len(sim_env.task_names) >= 50
+    sim_env.close()
 
 
-def test_the_sim_keeps_the_recreations_and_they_can_be_forced_on_adb(sim_over_adb):
+@needs_package
+def test_the_sim_runs_androidworlds_tasks_and_the_recreations_can_be_forced_on_adb(sim_over_adb):
+    from android_gym.suites.android_world_sim import SIM_TASKS
+
     _, device = sim_over_adb
     sim_env = AndroidEnv(suite="android_world")
-    assert len(sim_env.task_names) >= 50 and "SystemWifiTurnOff" in sim_env.task_names
+    assert sim_env.task_names == sorted(SIM_TASKS)
+    recreations = AndroidEnv(suite="android_world", task_source="recreations")
+    assert len(recreations.task_names) >= 50 and "SystemWifiTurnOff" in recreations.task_names
     forced = AndroidEnv(suite="android_world", device=device, task_source="recreations")
-    assert forced.task_names == sim_env.task_names
+    assert forced.task_names == recreations.task_names
+    recreations.close()
     _, info = forced.reset(seed=1, options={"task": "SystemWifiTurnOff"})
     assert info["goal"] and forced.expert_action() is not None
     sim_env.close()
     forced.close()
 
 
-def test_adb_requests_need_android_env(sim_over_adb):
-    try:
-        import android_env  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("android_env is installed")
+def test_adb_requests_need_android_env(sim_over_adb, monkeypatch):
+    monkeypatch.setitem(sys.modules, "android_env.components.adb_call_parser", None)  # as if it were missing
     _, device = sim_over_adb
     with pytest.raises(ImportError, match="AdbRequest protos need android_env"):
         AndroidWorldEnvAdapter(device).controller.execute_adb_call(object())
@@ -428,10 +439,8 @@ def test_package_task_runs_through_the_env_on_the_sim_over_adb(sim_over_adb):
     _, device = sim_over_adb
     env = AndroidEnv(suite="android_world", device=device, task_source="android_world", task="SystemWifiTurnOff")
     assert isinstance(env.task_source.env, interface.AsyncEnv)
-    try:
-        _, info = env.reset(seed=30, options={"instance": 0})
-    except AdbCommandError as exc:  # the sim's shell lacks something the task's set-up runs
-        pytest.skip(f"the simulated phone cannot run this task's set-up yet: {exc}")
+    _, info = env.reset(seed=30, options={"instance": 0})
+    assert device.shell("settings get global wifi_on").strip() == "1"  # AndroidWorld's own set-up turned it on
     assert info["goal"] == "Turn wifi off." and info["max_steps"] == 10
     expert = get_task_class("SystemWifiTurnOff")(seed=0).expert(compress_xml(info["xml"], screen_size=(1080, 2400)))
     action = next(expert)
@@ -463,10 +472,9 @@ def test_package_adb_helpers_and_checks_run_through_the_controller(sim_over_adb)
     assert adb_utils.check_airplane_mode(controller) is False
     assert SETTINGS in adb_utils.get_all_package_names(controller)
 
-    # a real task's own check, on the device state it looks for (its set-up needs commands the sim lacks)
+    # a real task's own set-up and check, on the device state it looks for
     task = suite.instance("SystemWifiTurnOff", 30, 0)
-    task.aw_task.initialized = True
-    device.shell("settings put global wifi_on 1")
+    task.initialize(device)
     assert task.is_successful(device) == 0.0
     device.shell("settings put global wifi_on 0")
     assert task.is_successful(device) == 1.0

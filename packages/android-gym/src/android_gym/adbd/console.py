@@ -168,6 +168,11 @@ class EmulatorConsole:
     def command(self, words: list[str]) -> str:
         """The reply (CRLF lines ending in ``OK`` or one ``KO: ...`` line) to one authenticated command."""
         head = words[0].lower()
+        phone = getattr(getattr(self.adbd, "device", None), "phone", None)
+        if head == "sms" and phone is not None:
+            from android_gym.sim.device import console_reply
+
+            return console_reply(phone, words, self.adbd.avd_name) or "KO: bad sms command\r\n"
         if head == "ping":
             return "I am alive!\r\nOK\r\n"
         if head != "avd":

@@ -82,7 +82,8 @@ def stat_path(phone: Any, path: str) -> FileStat:
         return FileStat(mode=mode, size=4096, mtime=when, ino=ino, nlink=2, gid=SDCARD_GID if on_sdcard else 0)
     if full in fs.files:
         mode = (_stat.S_IFREG | 0o660) if on_sdcard else (_stat.S_IFREG | 0o644)
-        return FileStat(mode=mode, size=len(fs.files[full]), mtime=when, ino=ino, nlink=1,
+        size = len(fs.read(full)) if full in fs.generated else len(fs.files[full])  # databases are built on read
+        return FileStat(mode=mode, size=size, mtime=when, ino=ino, nlink=1,
                         gid=SDCARD_GID if on_sdcard else 0)
     parent = posixpath.dirname(full)
     if parent in fs.files:
@@ -222,7 +223,7 @@ class SyncSession:
         assert path is not None
         try:
             self.phone.files.write(path, b"".join(self._send_data), self.phone.clock_ms)
-            self.phone.invalidate()
+            self.phone.file_changed(path)  # an app whose database was pushed reloads it
         except FileSystemError as exc:
             reason = str(exc).rsplit(": ", 1)[-1]
             out.append(fail(f"couldn't create file: {reason}"))

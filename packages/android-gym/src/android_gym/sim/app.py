@@ -194,6 +194,23 @@ class App:
         """Delete rows for which ``match(row)`` is true; return how many were deleted."""
         raise ValueError(f"{self.package} does not support delete on {uri}")
 
+    # --- SQLite databases at the real app's paths ---------------------------------------------------
+    databases: ClassVar[tuple[str, ...]] = ()
+    """Absolute paths of the real app's SQLite files that this app keeps in step with its state."""
+    data_packages: ClassVar[tuple[str, ...]] = ()
+    """System packages whose data this app stands for (``pm clear com.android.providers.contacts``)."""
+
+    def clear_data(self) -> None:
+        """``pm clear``: empty the data a fresh install created (default: keep the fresh install's data)."""
+
+    def dump_database(self, path: str) -> bytes:
+        """The SQLite file at ``path`` (one of :attr:`databases`) built from the app's current state."""
+        raise ValueError(f"{self.package} has no database at {path}")
+
+    def load_database(self, path: str, data: bytes) -> None:
+        """Replace the app's state with the rows of the SQLite file ``data`` written to ``path``."""
+        raise ValueError(f"{self.package} has no database at {path}")
+
     # --- snapshots -----------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         """The app's plain-data state (everything except the phone reference)."""

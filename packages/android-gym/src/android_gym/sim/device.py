@@ -39,6 +39,36 @@ def _latency_op(command: str) -> str:
     return "shell"
 
 
+def console_reply(phone: SimPhone, words: list[str], avd_name: str = "Pixel_6_API_33") -> str | None:
+    """The emulator console's reply to the phone-side commands (``sms send``, ``avd name``); None for others."""
+    head = words[0].lower() if words else ""
+    if head == "sms":
+        if len(words) < 4 or words[1].lower() != "send":
+            return "KO: usage: sms send <phonenumber> <text message>\r\n"
+        try:
+            phone.receive_sms(words[2], " ".join(words[3:]))
+        except ValueError as exc:
+            return f"KO: {exc}\r\n"
+        return "OK\r\n"
+    if head == "avd" and words[1:2] == ["name"]:
+        return f"{avd_name}\r\nOK\r\n"
+    if head == "ping":
+        return "I am alive!\r\nOK\r\n"
+    return None
+
+
+class SimConsole:
+    """The emulator console of an in-process simulated phone (what ``adb emu ...`` reaches)."""
+
+    def __init__(self, phone: SimPhone):
+        self.phone = phone
+
+    def command(self, command: str, timeout: float | None = None) -> str:
+        """The console's reply to one command line (``KO: ...`` for what the sim does not answer)."""
+        reply = console_reply(self.phone, command.split())
+        return reply if reply is not None else f"KO: unknown command '{command.split()[0] if command else ''}'\r\n"
+
+
 class SimDevice:
     """A simulated phone as a ``Device``: shell, observe, execute, snapshots, health.
 
@@ -65,6 +95,7 @@ class SimDevice:
         self.hung = False
         self.disconnected = False
         self.closed = False
+        self.console = SimConsole(self.phone)
 
     # --- fault and latency gate -----------------------------------------------------------------
     def _gate(self, op: str, timeout: float | None = None) -> None:
@@ -135,6 +166,24 @@ class SimDevice:
         for command in commands:
             self._gate(_latency_op(command))
             self.phone.shell(command)
+
+    def push(self, local: str, remote: str) -> None:
+        """``adb push``: copy a local file onto the phone (into ``remote`` when it is a folder)."""
+        self._gate("shell")
+        with open(local, "rb") as fh:
+            data = fh.read()
+        files = self.phone.files
+        if files.is_dir(remote):
+            remote = remote.rstrip("/") + "/" + local.replace("\\", "/").rsplit("/", 1)[-1]
+        files.write(remote, data, self.phone.clock_ms)
+        self.phone.file_changed(remote)
+
+    def pull(self, remote: str, local: str) -> None:
+        """``adb pull``: copy a file from the phone to ``local`` (FileSystemError when it does not exist)."""
+        self._gate("shell")
+        data = self.phone.files.read(remote)
+        with open(local, "wb") as fh:
+            fh.write(data)
 
     def snapshot_save(self, name: str) -> None:
         """Save the whole phone state under ``name``."""

@@ -6,6 +6,7 @@ Paths are absolute POSIX paths; ``/sdcard`` is an alias of ``/storage/emulated/0
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 
 SDCARD = "/sdcard"
 _ALIASES = ("/storage/emulated/0", "/storage/self/primary", "/mnt/sdcard")
@@ -25,6 +26,24 @@ class FileSystem:
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set(DEFAULT_DIRS)
         self.mtimes: dict[str, int] = {}
+        self.generated: dict[str, Callable[[], bytes]] = {}
+        """Files whose bytes are built when read (apps' databases); not part of the saved state."""
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["generated"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.generated = {}
+
+    def generate(self, path: str, build: Callable[[], bytes]) -> None:
+        """Serve ``path`` from ``build()`` on every read (it is listed as a file from now on)."""
+        p = self.norm(path)
+        self.generated[p] = build
+        self.mkdir(posixpath.dirname(p))
+        self.files.setdefault(p, b"")
 
     @staticmethod
     def norm(path: str, cwd: str = "/") -> str:
@@ -79,6 +98,9 @@ class FileSystem:
         p = self.norm(path)
         if p in self.dirs:
             raise FileSystemError(f"{path}: Is a directory")
+        build = self.generated.get(p)
+        if build is not None and p in self.files:
+            self.files[p] = build()
         try:
             return self.files[p]
         except KeyError:
@@ -143,6 +165,18 @@ class FileSystem:
         self.dirs -= moved
         self.dirs |= {d + x[len(s):] for x in moved}
         self.mkdir(posixpath.dirname(d))
+
+    def copy_tree(self, src: str, dst: str) -> None:
+        """Copy directory ``src``'s files and folders into directory ``dst`` (created when missing)."""
+        s, d = self.norm(src), self.norm(dst)
+        if s not in self.dirs:
+            raise FileSystemError(f"{src}: No such file or directory")
+        self.mkdir(d)
+        prefix = s.rstrip("/") + "/"
+        for q in sorted(x for x in self.dirs if x.startswith(prefix)):
+            self.mkdir(d + "/" + q[len(prefix):])
+        for q in [q for q in self.files if q.startswith(prefix)]:
+            self.write(d + "/" + q[len(prefix):], self.files[q], self.mtimes.get(q, 0))
 
     def walk_files(self, path: str) -> list[str]:
         """All file paths under ``path`` (recursively), sorted."""

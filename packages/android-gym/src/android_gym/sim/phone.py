@@ -177,6 +177,7 @@ class SimPhone:
             self.apps[cls.package] = cls(self)
         if LAUNCHER_PACKAGE not in self.apps:
             raise ValueError("the launcher app is not installed")
+        self._serve_databases()
         self.apps[LAUNCHER_PACKAGE].open()
         self._frame: RenderedFrame | None = None
         # Status bar, navigation bar and keyboard, keyed on everything they are built from (frames share them:
@@ -199,6 +200,7 @@ class SimPhone:
         self.selection = False
         self.text_toolbar = False
         self.clipboard = ""
+        self.timezone = "UTC"
         self.toasts: list[tuple[str, int]] = []
         self.ticks = 0
         self.version = 0
@@ -286,6 +288,49 @@ class SimPhone:
             self.recents.remove(package)
         if self.foreground == package:
             self.home()
+        self.invalidate()
+
+    def clear_app_data(self, package: str) -> None:
+        """``pm clear``: the app (or the app behind a system provider package) is stopped and its data emptied."""
+        a = self.app_for_package(package)
+        self.force_stop(a.package)
+        fresh = type(a)(self)
+        fresh.clear_data()
+        self.apps[a.package] = fresh
+        self.invalidate()
+
+    def _serve_databases(self) -> None:
+        """Let the file system build each app's database files from that app's current state when read."""
+        for pkg, a in self.apps.items():
+            for db_path in a.databases:
+                self.files.generate(db_path, lambda pkg=pkg, db_path=db_path: self.apps[pkg].dump_database(db_path))
+
+    def app_for_package(self, package: str) -> App:
+        """The app that owns ``package``'s data: the app itself, or the app serving that system provider."""
+        if package in self.apps:
+            return self.apps[package]
+        for a in self.apps.values():
+            if package in a.data_packages:
+                return a
+        raise ValueError(f"package {package!r} is not installed")
+
+    def receive_sms(self, number: str, body: str) -> None:
+        """An incoming text (the emulator console's ``sms send``): it lands in the SMS provider's inbox."""
+        app = next((a for a in self.apps.values() if "sms" in a.authorities), None)
+        if app is None:
+            raise ValueError("no SMS app is installed to receive the message")
+        app.content_insert("content://sms/inbox", {"address": number, "body": body, "read": 0})
+        self.invalidate()
+
+    def file_changed(self, path: str) -> None:
+        """A file (or folder) was written from outside the apps (push, cp): apps whose data lives there reload it."""
+        norm = self.files.norm(path)
+        for a in self.apps.values():
+            for db_path in a.databases:
+                if db_path == norm or db_path.startswith(norm.rstrip("/") + "/"):
+                    written = self.files.files.get(db_path)  # the written bytes, not a rebuild from the app
+                    if written:
+                        a.load_database(db_path, written)
         self.invalidate()
 
     def home(self) -> None:
@@ -854,7 +899,7 @@ class SimPhone:
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
                       "keyboard_shift", "keyboard_symbols", "selection", "text_toolbar", "clipboard", "toasts",
-                      "ticks", "rng")
+                      "ticks", "rng", "timezone")
 
     def state_bytes(self) -> bytes:
         """The whole device state (system and every app's data and pages) pickled."""
@@ -872,6 +917,7 @@ class SimPhone:
         for pkg, app_state in state["apps"].items():
             if pkg in self.apps:
                 self.apps[pkg].load_state(app_state)
+        self._serve_databases()
         self.invalidate()
 
     def snapshot_save(self, name: str) -> None:
@@ -903,4 +949,5 @@ class SimPhone:
         for pkg, a in list(self.apps.items()):
             self.apps[pkg] = type(a)(self)
         self.apps[LAUNCHER_PACKAGE].open()
+        self._serve_databases()
         self.invalidate()

@@ -10,6 +10,8 @@ Unknown commands answer like sh does, with status 127. Nothing is ever evaluated
 from __future__ import annotations
 
 import datetime as _dt
+import fnmatch
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -77,8 +79,30 @@ class ShellExit(Exception):
         self.status = status
 
 
+def _newlines_to_semicolons(command: str) -> str:
+    """A script's line breaks (outside quotes) end commands, as ``;`` does."""
+    if "\n" not in command:
+        return command
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in command:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\n":
+            ch = ";"
+        out.append(ch)
+    return "".join(out)
+
+
 def _tokenize(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|><")
+    lexer = shlex.shlex(_newlines_to_semicolons(command), posix=True, punctuation_chars=";&|><")
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
@@ -115,6 +139,52 @@ def _split_pipeline(tokens: list[str]) -> list[tuple[str | None, list[list[str]]
     return [(j, [s for s in st if s], r) for j, st, r in out if any(st)]
 
 
+_KEYWORDS = ("if", "then", "elif", "else", "fi")
+
+
+@dataclass
+class _IfBlock:
+    """One open ``if``: whether its enclosing code runs, whether a branch ran, what runs now."""
+
+    outer: bool
+    phase: str = "if"
+    taken: bool = False
+    branch: bool = False
+
+    @property
+    def running(self) -> bool:
+        """Whether commands met now run (a condition is evaluated only while no branch was taken)."""
+        if self.phase in ("if", "elif"):
+            return self.outer and not self.taken
+        return self.branch
+
+
+def _enter_keyword(blocks: list[_IfBlock], word: str, status: int) -> bool:
+    """Advance the ``if`` blocks past ``word``; True when the rest of that command line runs."""
+    if word == "if":
+        blocks.append(_IfBlock(outer=not blocks or blocks[-1].running))
+        return blocks[-1].running
+    if not blocks:
+        raise ShellExit(f"{SH}: syntax error: unexpected '{word}'", 2)
+    block = blocks[-1]
+    if word == "then":
+        if block.phase not in ("if", "elif"):
+            raise ShellExit(f"{SH}: syntax error: unexpected 'then'", 2)
+        block.branch = block.outer and not block.taken and status == 0
+        block.taken = block.taken or block.branch
+        block.phase = "then"
+    elif word == "elif":
+        block.phase = "elif"
+    elif word == "else":
+        block.branch = block.outer and not block.taken
+        block.taken = True
+        block.phase = "else"
+    else:  # fi
+        blocks.pop()
+        return not blocks or blocks[-1].running
+    return block.running
+
+
 class Shell:
     """Runs command lines against one :class:`~android_gym.sim.phone.SimPhone`."""
 
@@ -130,6 +200,9 @@ class Shell:
             "false": self._cmd_false, "grep": self._cmd_grep, "head": self._cmd_head, "tail": self._cmd_tail,
             "wc": self._cmd_wc, "id": lambda a, i: b"uid=2000(shell) gid=2000(shell) groups=2000(shell)\n",
             "whoami": lambda a, i: b"shell\n", "pwd": lambda a, i: b"/\n", "cmd": self._cmd_cmd,
+            "[": self._cmd_test, "test": self._cmd_test, "service": self._cmd_service, "find": self._cmd_find,
+            "chmod": self._cmd_keep_files, "chown": self._cmd_keep_files, "restorecon": self._cmd_keep_files,
+            "sync": lambda a, i: b"", "sqlite3": self._cmd_sqlite3,
         }
 
     # --- driver ---------------------------------------------------------------------------------
@@ -142,7 +215,22 @@ class Shell:
             return ShellResult((exc.message + "\n").encode(), exc.status)
         output: list[bytes] = []
         status = 0
+        blocks: list[_IfBlock] = []
         for joiner, stages, redirect in pipelines:
+            keyword = bool(stages[0]) and stages[0][0] in _KEYWORDS
+            runs = True
+            while stages[0] and stages[0][0] in _KEYWORDS:  # "then if ...": one keyword after another
+                try:
+                    runs = _enter_keyword(blocks, stages[0][0], status)
+                except ShellExit as exc:
+                    return ShellResult(b"".join(output) + (exc.message + "\n").encode(), exc.status)
+                stages = [stages[0][1:], *stages[1:]]
+            if keyword:
+                if not runs or not stages[0]:
+                    continue
+                joiner = None
+            elif blocks and not blocks[-1].running:
+                continue
             if joiner == "&&" and status != 0:
                 continue
             if joiner == "||" and status == 0:
@@ -160,9 +248,37 @@ class Shell:
                     status = 1
                 data = b""
             output.append(data)
+        if blocks:
+            return ShellResult(b"".join(output) + f"{SH}: syntax error: 'if' without 'fi'\n".encode(), 2)
         return ShellResult(b"".join(output), status)
 
+    def _glob(self, argv: list[str]) -> list[str]:
+        """Expand ``*``/``?`` in absolute paths against the file system (no match: the word stays, as in sh)."""
+        out: list[str] = []
+        fs = self.phone.files
+        for word in argv:
+            if not word.startswith("/") or not any(c in word for c in "*?"):
+                out.append(word)
+                continue
+            parts = word.strip("/").split("/")
+            first = next(i for i, part in enumerate(parts) if any(c in part for c in "*?"))
+            literal = fs.norm("/" + "/".join(parts[:first]))
+            matches = [literal.rstrip("/")]
+            for part in parts[first:]:
+                nxt: list[str] = []
+                for base in matches:
+                    if any(c in part for c in "*?"):
+                        names = fs.listdir(base or "/") if fs.is_dir(base or "/") else []
+                        nxt += [f"{base}/{n}" for n in names if fnmatch.fnmatchcase(n, part)
+                                and (part.startswith(".") or not n.startswith("."))]
+                    elif fs.exists(f"{base}/{part}"):
+                        nxt.append(f"{base}/{part}")
+                matches = nxt
+            out.extend(sorted(matches) if matches else [word])
+        return out
+
     def _run_one(self, argv: list[str], stdin: bytes) -> tuple[bytes, int]:
+        argv = self._glob(argv)
         name = argv[0]
         fn = self.commands.get(name)
         if fn is None:
@@ -242,6 +358,25 @@ class Shell:
             return b""
         if sub == "broadcast":
             return self._broadcast(args[1:])
+        if sub == "stack" and args[1:2] in (["list"], ["remove"]):
+            tasks = self._task_ids()
+            if args[1] == "list":
+                from android_gym.sim.phone import LAUNCHER_PACKAGE
+
+                shown = {LAUNCHER_PACKAGE: 1, **tasks}
+                lines = []
+                for pkg, tid in shown.items():
+                    act = p.apps[pkg].current_activity() if pkg == p.foreground else p.apps[pkg].activity
+                    full = pkg + act if act.startswith(".") else act
+                    lines.append(f"RootTask id={tid} bounds=[0,0][{p.width},{p.height}] displayId=0 userId=0")
+                    lines.append(f"  taskId={tid}: {pkg}/{full} bounds=[0,0][{p.width},{p.height}] userId=0 "
+                                 f"visible={str(pkg == p.foreground).lower()} topActivity=ComponentInfo{{{pkg}/{full}}}")
+                return ("\n".join(lines) + "\n").encode()
+            ids = {str(tid): pkg for pkg, tid in tasks.items()}
+            for tid in args[2:]:
+                if tid in ids:
+                    self._remove_task(ids[tid])
+            return b""
         if sub not in ("start", "start-activity"):
             raise ShellExit(f"Error: unknown command '{sub}'", 1)
         component = action = data = None
@@ -265,7 +400,7 @@ class Shell:
             elif a == "-S":
                 stop_first = True
                 i += 1
-            elif a in ("-c", "-t", "-f", "--user") and i + 1 < len(args):
+            elif a in ("-c", "-t", "-f", "--user", "--activity-brought-to-front") and i + 1 < len(args):
                 i += 2
             elif a.startswith("-"):
                 i += 1
@@ -297,6 +432,15 @@ class Shell:
             raise ShellExit(f"Starting: Intent {{ act={action} dat={data} }}\nError: Activity not started, "
                             "unable to resolve Intent", 1)
         raise ShellExit("Error: no intent given (use -n pkg/.Activity or -a ACTION -d DATA)", 1)
+
+    def _task_ids(self) -> dict[str, int]:
+        """Recent apps (oldest first) with the task ids ``am stack`` and ``dumpsys activity recents`` show."""
+        p = self.phone
+        return {pkg: 100 + sorted(p.apps).index(pkg) for pkg in p.recents if pkg in p.apps}
+
+    def _remove_task(self, package: str) -> None:
+        """``am stack remove``: the app's task goes away (it is stopped; the launcher shows if it was in front)."""
+        self.phone.force_stop(package)
 
     def _cmd_monkey(self, args: list[str], stdin: bytes) -> bytes:
         p = self.phone
@@ -364,6 +508,8 @@ class Shell:
         p = self.phone
         if authority == "settings":
             return self._settings_provider(verb, path, match, binds, opts)
+        if authority == "media":
+            return self._media_provider(verb, path, match, opts)
         app = next((a for a in p.apps.values() if authority in a.authorities), None)
         if app is None:
             raise ShellExit(f"Error while accessing provider:{authority}\njava.lang.IllegalArgumentException: "
@@ -384,6 +530,35 @@ class Shell:
             raise ShellExit(f"Error: unknown content command {verb!r}", 1)
         p.invalidate()
         return b""
+
+    def _media_provider(self, verb: str, path: str, match: Callable, opts: dict[str, str]) -> bytes:
+        """MediaStore over the /sdcard files: ``external/file`` (every file), ``external/downloads`` (Download/),
+        ``external/images|video|audio/media`` (by extension). ``delete`` removes the matched files."""
+        kinds = {"images": (".png", ".jpg", ".jpeg", ".gif", ".webp"), "video": (".mp4", ".mkv", ".webm", ".3gp"),
+                 "audio": (".mp3", ".m4a", ".wav", ".ogg", ".opus")}
+        parts = path.split("/")
+        fs = self.phone.files
+        if parts[:2] == ["external", "downloads"]:
+            paths = fs.walk_files("/sdcard/Download")
+        elif parts[:2] == ["external", "file"] or parts[:2] == ["external_primary", "file"]:
+            paths = fs.walk_files("/sdcard")
+        elif len(parts) >= 2 and parts[1] in kinds:
+            paths = [q for q in fs.walk_files("/sdcard") if q.lower().endswith(kinds[parts[1]])]
+        else:
+            raise ShellExit(f"Error while accessing provider:media\njava.lang.IllegalArgumentException: Unknown URL "
+                            f"content://media/{path}", 1)
+        rows = [{"_id": i + 1, "_data": q.replace("/sdcard", "/storage/emulated/0", 1),
+                 "_display_name": posixpath.basename(q), "_size": len(fs.files[q]),
+                 "date_modified": fs.mtimes.get(q, 0) // 1000} for i, q in enumerate(paths)]
+        rows = [r for r in rows if match(r)]
+        if verb == "query":
+            return format_rows(project(sort_rows(rows, opts.get("sort")), opts.get("projection"))).encode()
+        if verb == "delete":
+            for r in rows:
+                fs.remove(r["_data"])
+            self.phone.invalidate()
+            return f"Deleted {len(rows)} rows\n".encode() if rows else b""
+        raise ShellExit(f"Error: content {verb} on content://media/{path} is not supported here", 1)
 
     def _settings_provider(self, verb: str, path: str, match: Callable, binds: list[str],
                            opts: dict[str, str]) -> bytes:
@@ -440,6 +615,7 @@ class Shell:
     def _cmd_getprop(self, args: list[str], stdin: bytes) -> bytes:
         props = dict(GETPROP)
         props["ro.sf.lcd_density"] = str(self.phone.density)
+        props["persist.sys.timezone"] = self.phone.timezone
         if args:
             return (props.get(args[0], args[1] if len(args) > 1 else "") + "\n").encode()
         return "".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())).encode()
@@ -453,16 +629,39 @@ class Shell:
             return (f"WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
                     f"  mCurrentFocus=Window{{4f3c1a2 u0 {pkg}/{full}}}\n"
                     f"  mFocusedApp=ActivityRecord{{9e1b7c4 u0 {pkg}/{act} t{10 + len(p.recents)}}}\n").encode()
-        if args[0] == "activity":
+        if args[0] == "activity" and args[1:2] != ["recents"]:
             return (f"ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n"
                     f"  mResumedActivity: ActivityRecord{{9e1b7c4 u0 {pkg}/{act} t{10 + len(p.recents)}}}\n"
                     f"  topResumedActivity=ActivityRecord{{9e1b7c4 u0 {pkg}/{act} t{10 + len(p.recents)}}}\n"
                     ).encode()
+        if args[0] == "activity" and args[1:2] == ["recents"]:
+            lines = ["ACTIVITY MANAGER RECENT TASKS (dumpsys activity recents)", "  Recent tasks:"]
+            for i, (pkg, tid) in enumerate(reversed(list(self._task_ids().items()))):
+                lines.append(f"  * Recent #{i}: Task{{{tid:x} #{tid} type=standard A=10{tid}:{pkg}}}")
+                lines.append(f"    userId=0 effectiveUid=u0a{tid} mCallingUid=2000 mUserSetupComplete=true")
+                lines.append(f"    id={tid} realActivity={pkg}/{p.apps[pkg].activity}")
+            return ("\n".join(lines) + "\n").encode()
         if args[0] == "battery":
             return b"Current Battery Service state:\n  AC powered: true\n  level: 100\n  scale: 100\n"
         return f"Can't find service: {args[0]}\n".encode()
 
     def _cmd_pm(self, args: list[str], stdin: bytes) -> bytes:
+        if args[:1] in (["clear"], ["grant"], ["revoke"]):
+            words = [a for a in args[1:] if not a.startswith("-")]
+            if args[1:2] == ["--user"]:
+                words = words[1:]
+            known = bool(words) and (words[0] in self.phone.apps or words[0] in SYSTEM_PACKAGES)
+            if not known:
+                raise ShellExit(f"Failed\nError: package {words[0] if words else ''!r} not found" if args[0] == "clear"
+                                else f"Exception occurred while executing '{args[0]}':\njava.lang."
+                                     f"IllegalArgumentException: Unknown package: {words[0] if words else ''}", 1)
+            if args[0] == "clear":
+                try:
+                    self.phone.clear_app_data(words[0])
+                except ValueError:  # a system package no simulated app stands for: nothing to clear
+                    pass
+                return b"Success\n"
+            return b""
         if args[:2] != ["list", "packages"]:
             if args[:1] == ["path"] and len(args) > 1:
                 if args[1] in self.phone.apps:
@@ -493,12 +692,164 @@ class Shell:
 
     # --- files and misc -------------------------------------------------------------------------
     def _cmd_date(self, args: list[str], stdin: bytes) -> bytes:
+        setting = [a for a in args if a[:1].isdigit()]
+        if setting:
+            self._set_date(setting[0])
         now = self.phone.now()
         fmt = next((a[1:] for a in args if a.startswith("+")), None)
         if fmt is None:
             return (now.strftime("%a %b %d %H:%M:%S UTC %Y") + "\n").encode()
         epoch = int((now - now.__class__(1970, 1, 1)).total_seconds())
         return (now.strftime(fmt.replace("%s", str(epoch))) + "\n").encode()
+
+    def _set_date(self, value: str) -> None:
+        """``date MMDDhhmm[[CC]YY][.ss]`` (toybox's form, what AndroidWorld sends): set the phone's clock."""
+        from android_gym.sim.phone import START_TIME
+
+        now = self.phone.now()
+        main, _, secs = value.partition(".")
+        if not main.isdigit() or len(main) not in (8, 10, 12) or (secs and not secs.isdigit()):
+            raise ShellExit(f"date: bad date '{value}'", 1)
+        year = now.year if len(main) == 8 else int(main[8:]) + (2000 if len(main) == 10 else 0)
+        try:
+            when = _dt.datetime(year, int(main[0:2]), int(main[2:4]), int(main[4:6]), int(main[6:8]),
+                                int(secs or 0))
+        except ValueError:
+            raise ShellExit(f"date: bad date '{value}'", 1) from None
+        self.phone.clock_ms = int((when - START_TIME).total_seconds() * 1000)
+        self.phone.invalidate()
+
+    def _cmd_service(self, args: list[str], stdin: bytes) -> bytes:
+        """``service call alarm 3 s16 ZONE`` (AlarmManager.setTimeZone, how AndroidWorld sets UTC); ``service list``."""
+        if args[:1] == ["list"]:
+            return b"Found 3 services:\n0\talarm: [android.app.IAlarmManager]\n1\tsettings: []\n2\tclipboard: []\n"
+        if args[:1] == ["check"] and len(args) > 1:
+            return f"Service {args[1]}: found\n".encode()
+        if len(args) >= 3 and args[0] == "call" and args[1] == "alarm":
+            if args[2] == "3" and len(args) >= 5 and args[3] == "s16":
+                self.phone.timezone = args[4]
+            return b"Result: Parcel(00000000    '....')\n"
+        if len(args) >= 2 and args[0] == "call":
+            return b"Result: Parcel(00000000    '....')\n"
+        raise ShellExit("usage: service [check|list|call] SERVICE [CODE [i32 N | s16 STR] ...]", 1)
+
+    def _cmd_test(self, args: list[str], stdin: bytes) -> bytes:
+        """``[ EXPR ]`` / ``test EXPR``: -e/-f/-d/-s on paths, -z/-n, = and != on strings, ! negation."""
+        if args and args[-1] == "]":
+            args = args[:-1]
+        negate = False
+        if args[:1] == ["!"]:
+            negate, args = True, args[1:]
+        fs = self.phone.files
+        if not args:
+            result = False
+        elif len(args) == 1:
+            result = bool(args[0])
+        elif len(args) == 2 and args[0] in ("-e", "-f", "-d", "-s", "-r", "-w", "-z", "-n"):
+            op, value = args
+            if op == "-z":
+                result = not value
+            elif op == "-n":
+                result = bool(value)
+            elif op == "-d":
+                result = fs.is_dir(value)
+            elif op == "-f":
+                result = fs.is_file(value)
+            elif op == "-s":
+                result = fs.is_file(value) and bool(fs.read(value))
+            else:
+                result = fs.exists(value)
+        elif len(args) == 3 and args[1] in ("=", "==", "!="):
+            result = (args[0] == args[2]) != (args[1] == "!=")
+        else:
+            raise ShellExit(f"test: unsupported expression {' '.join(args)!r}", 2)
+        if result == negate:
+            raise ShellExit("", 1)
+        return b""
+
+    def _cmd_find(self, args: list[str], stdin: bytes) -> bytes:
+        """``find PATH... [-mindepth N] [-maxdepth N] [-type f|d [-o -type f|d]] [-name GLOB] [-delete]``."""
+        fs = self.phone.files
+        roots: list[str] = []
+        types: set[str] = set()
+        names: list[str] = []
+        mindepth, maxdepth, delete = 0, 1 << 30, False
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("-mindepth", "-maxdepth", "-type", "-name", "-iname") and i + 1 < len(args):
+                value = args[i + 1]
+                if a == "-mindepth":
+                    mindepth = int(value)
+                elif a == "-maxdepth":
+                    maxdepth = int(value)
+                elif a == "-type":
+                    types.add(value)
+                else:
+                    names.append(value.lower() if a == "-iname" else value)
+                i += 2
+                continue
+            if a == "-delete":
+                delete = True
+            elif a in ("-o", "-or", "-print"):
+                pass
+            elif a.startswith("-"):
+                raise ShellExit(f"find: unknown argument '{a}'", 1)
+            else:
+                roots.append(a)
+            i += 1
+        found: list[str] = []
+        for root in roots or ["."]:
+            if not fs.exists(root):
+                raise ShellExit(f"find: '{root}': No such file or directory", 1)
+            base = fs.norm(root)
+            shown = root.rstrip("/") or "/"
+            everything = [base] + sorted(d for d in fs.dirs if d.startswith(base.rstrip("/") + "/")) + (
+                fs.walk_files(base) if fs.is_dir(base) else [])
+            for path in sorted(set(everything)):
+                rel = path[len(base):].strip("/")
+                depth = rel.count("/") + 1 if rel else 0
+                kind = "d" if fs.is_dir(path) else "f"
+                leaf = posixpath.basename(path)
+                if depth < mindepth or depth > maxdepth or (types and kind not in types):
+                    continue
+                if names and not any(fnmatch.fnmatchcase(leaf.lower() if n.islower() else leaf, n) for n in names):
+                    continue
+                found.append(path if not rel else f"{shown}/{rel}")
+        if delete:
+            for path in sorted(found, key=len, reverse=True):  # deepest first; a folder goes only when empty
+                if fs.is_file(path) or (fs.is_dir(path) and not fs.listdir(path) and fs.norm(path) != "/"):
+                    fs.remove(path, recursive=True)
+            self.phone.invalidate()
+            return b""
+        return "".join(f"{p}\n" for p in found).encode()
+
+    def _cmd_sqlite3(self, args: list[str], stdin: bytes) -> bytes:
+        """``sqlite3 DB "SQL"``: run SQL on a database file; a change to an app's database reaches the app."""
+        from android_gym.sim.databases import run_sql
+
+        words = [a for a in args if not a.startswith("-")]
+        if not words:
+            raise ShellExit("usage: sqlite3 DATABASE [SQL]", 1)
+        path, sql = words[0], " ".join(words[1:]) or stdin.decode("utf-8", "replace")
+        fs = self.phone.files
+        data = fs.read(path) if fs.exists(path) else b""
+        try:
+            output, changed = run_sql(data, sql)
+        except ValueError as exc:
+            raise ShellExit(f"{exc}", 1) from None
+        if changed is not None:
+            fs.write(path, changed, self.phone.clock_ms)
+            self.phone.file_changed(path)
+        return output.encode()
+
+    def _cmd_keep_files(self, args: list[str], stdin: bytes) -> bytes:
+        """``chmod``/``chown``/``restorecon``: the simulated files have no modes or labels; paths must exist."""
+        paths = [a for a in args if a.startswith("/")]
+        for path in paths:
+            if not self.phone.files.exists(path):
+                raise ShellExit(f"{path}: No such file or directory", 1)
+        return b""
 
     def _cmd_echo(self, args: list[str], stdin: bytes) -> bytes:
         newline = True
@@ -515,29 +866,33 @@ class Shell:
         fs = self.phone.files
         flags = "".join(a[1:] for a in args if a.startswith("-"))
         paths = [a for a in args if not a.startswith("-")] or ["/"]
+        full = flags.count("l") > 1 or "--full-time" in args  # toybox: -ll shows full times
         out: list[str] = []
         for path in paths:
             if not fs.exists(path):
                 raise ShellExit(f"ls: {path}: No such file or directory", 1)
             if fs.is_file(path):
-                out.append(self._ls_line(path, path) if "l" in flags else path)
+                out.append(self._ls_line(path, path, full) if "l" in flags else path)
                 continue
             names = fs.listdir(path)
             if len(paths) > 1:
                 out.append(f"{path}:")
             for n in names:
-                full = path.rstrip("/") + "/" + n
-                out.append(self._ls_line(full, n) if "l" in flags else n)
+                full_path = path.rstrip("/") + "/" + n
+                out.append(self._ls_line(full_path, n, full) if "l" in flags else n)
         return ("\n".join(out) + ("\n" if out else "")).encode()
 
-    def _ls_line(self, path: str, name: str) -> str:
+    def _ls_line(self, path: str, name: str, full_time: bool = False) -> str:
         fs = self.phone.files
         if fs.is_dir(path):
-            return f"drwxrwx--x 2 root sdcard_rw 4096 2023-10-15 15:34 {name}"
+            stamp = "2023-10-15 15:34:00.000000000 +0000" if full_time else "2023-10-15 15:34"
+            return f"drwxrwx--x 2 root sdcard_rw 4096 {stamp} {name}"
         from android_gym.sim.phone import START_TIME
 
         size = len(fs.read(path))
         when = START_TIME + _dt.timedelta(milliseconds=fs.mtimes.get(fs.norm(path), 0))
+        if full_time:
+            return f"-rw-rw---- 1 u0_a158 media_rw {size} {when:%Y-%m-%d %H:%M:%S}.{when.microsecond:06d}000 +0000 {name}"
         return f"-rw-rw---- 1 root sdcard_rw {size} {when:%Y-%m-%d %H:%M} {name}"
 
     def _cmd_rm(self, args: list[str], stdin: bytes) -> bytes:
@@ -563,10 +918,23 @@ class Shell:
         return b""
 
     def _cmd_cp(self, args: list[str], stdin: bytes) -> bytes:
+        flags = "".join(a[1:] for a in args if a.startswith("-"))
         paths = [a for a in args if not a.startswith("-")]
-        if len(paths) != 2:
-            raise ShellExit("usage: cp SOURCE DEST", 1)
-        self.phone.files.copy(*paths)
+        if len(paths) < 2:
+            raise ShellExit("usage: cp [-r|-a] SOURCE... DEST", 1)
+        fs = self.phone.files
+        *sources, dest = paths
+        for src in sources:
+            if fs.is_dir(src):
+                if not any(f in flags for f in "raR"):
+                    raise ShellExit(f"cp: Skipped dir '{src}'", 1)
+                contents_only = src.rstrip("/").endswith("/.")
+                target = dest if contents_only or not fs.is_dir(dest) else posixpath.join(
+                    dest, posixpath.basename(fs.norm(src)))
+                fs.copy_tree(src, target)
+            else:
+                fs.copy(src, dest)
+            self.phone.file_changed(dest)
         self.phone.invalidate()
         return b""
 

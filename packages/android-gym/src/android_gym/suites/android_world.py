@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from android_gym.actions import Action, Click
 from android_gym.device import Device, DeviceError
-from android_gym.tasks.base import Task, instance_seed
+from android_gym.tasks.base import ExpertGenerator, Task, instance_seed
 
 __all__ = [
     "ANDROID_WORLD_INSTALL_HINT",
@@ -685,6 +685,18 @@ class AndroidWorldTask(Task):
         if answer is not None:
             env.interaction_cache = answer
         return float(self.aw_task.is_successful(env))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        """Our re-creation's scripted expert for this instance, for the tasks it solves on the simulated phone.
+
+        The expert only reads the screen and acts, so it drives any device running the same apps
+        (the sim in-process or behind adb); other tasks have none (NotImplementedError).
+        """
+        from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim, sim_expert_task
+
+        if self.name not in SIM_TASKS:
+            raise NotImplementedError(f"AndroidWorld's {self.name} has no scripted expert: {reason_not_on_sim(self.name)}")
+        return (yield from sim_expert_task(self.name, self.params).expert(ui))
 
     def teardown(self, device: Device) -> None:
         """``tear_down(env)`` once per initialised episode."""

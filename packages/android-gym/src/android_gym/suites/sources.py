@@ -6,10 +6,15 @@ A *task source* lists task names and gives the :class:`~android_gym.tasks.base.T
 ==================  ==========================  ==============================================================
 suite               device "sim" / SimDevice    a real device (adb serial or any other Device)
 ==================  ==========================  ==============================================================
-``android_world``   our simulated re-creations  AndroidWorld's own 116 tasks when ``android_world`` is
-                                                installed; without it, the re-creations when every requested
-                                                task is one (with a warning), else an ImportError saying how
-                                                to install it
+``android_world``   AndroidWorld's own tasks    AndroidWorld's own 116 tasks when ``android_world`` is
+                    for the apps the sim models installed; without it, the re-creations when every requested
+                    (:data:`~android_gym.suites.  task is one (with a warning), else an ImportError saying how
+                    android_world_sim.SIM_TASKS)  to install it
+                    when ``android_world`` is
+                    installed; else (and for
+                    requested tasks outside that
+                    list) our re-creations, with
+                    a note on how to get them
 ``androidlab``      re-creations (with          ``tasks_path``: AndroidLab's YAML tasks scored by a verifier;
                     ``tasks_path``: those whose without it: the re-creations
                     ids are in the YAMLs)
@@ -171,11 +176,13 @@ def _android_world_source(device: Any, task_source: str, sim: bool, task: str | 
 
     if task_source == "androidlab":
         raise ValueError("task_source='androidlab' needs suite 'androidlab'")
-    if task_source == "recreations" or (task_source == "auto" and sim):
+    requested = [task] if isinstance(task, str) else list(task or [])
+    if task_source == "recreations":
         return RegisteredTasks("android_world")
+    if sim and task_source == "auto":
+        return _android_world_on_sim(requested)
     if task_source == "android_world" or android_world_available():
         return AndroidWorldSuite()
-    requested = [task] if isinstance(task, str) else list(task or [])
     recreated = set(list_tasks("android_world"))
     if requested and all(name in recreated for name in requested):
         warnings.warn("android_world is not installed: running android-gym's simulated re-creations of "
@@ -184,3 +191,35 @@ def _android_world_source(device: Any, task_source: str, sim: bool, task: str | 
                       + ANDROID_WORLD_INSTALL_HINT.splitlines()[1].strip(), RuntimeWarning, stacklevel=4)
         return RegisteredTasks("android_world")
     raise ImportError(ANDROID_WORLD_INSTALL_HINT)
+
+
+SIM_RECREATIONS_NOTE = (
+    "AndroidWorld-v0 on the simulated phone is running android-gym's re-creations of AndroidWorld's tasks because "
+    "the android_world package is not installed. To run AndroidWorld's own task code (its set-up and checks) on "
+    "the sim, install it (not on PyPI): {hint}. Pass task_source='recreations' to choose the re-creations and "
+    "silence this note."
+)
+"""The note shown when AndroidWorld-v0 on the sim falls back to our re-creations."""
+
+
+def _android_world_on_sim(requested: list[str]) -> Any:
+    """AndroidWorld's own tasks on the sim when the package is installed (and they run there), else re-creations."""
+    from android_gym.suites.android_world import ANDROID_WORLD_INSTALL_HINT, android_world_available
+
+    if not android_world_available():
+        hint = ANDROID_WORLD_INSTALL_HINT.splitlines()[1].strip()
+        warnings.warn(SIM_RECREATIONS_NOTE.format(hint=hint), RuntimeWarning, stacklevel=5)
+        return RegisteredTasks("android_world")
+    from android_gym.suites.android_world_sim import SIM_TASKS, AndroidWorldSimSuite, reason_not_on_sim
+
+    outside = [n for n in requested if n not in SIM_TASKS]
+    if not outside:
+        return AndroidWorldSimSuite(requested or None)
+    recreated = set(list_tasks("android_world"))
+    if all(n in recreated for n in requested):
+        reasons = "; ".join(f"{n}: {reason_not_on_sim(n)}" for n in outside)
+        warnings.warn(f"running android-gym's re-creations of {', '.join(requested)}: AndroidWorld's own code for "
+                      f"them does not run on the sim ({reasons}); pass task_source='recreations' to silence this",
+                      RuntimeWarning, stacklevel=5)
+        return RegisteredTasks("android_world", requested)
+    return AndroidWorldSimSuite(requested)  # raises, naming why each task does not run on the sim

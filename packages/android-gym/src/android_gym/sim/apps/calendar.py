@@ -27,6 +27,7 @@ from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
 from android_gym.sim.apps.columns import from_ms, number_value, to_ms
+from android_gym.sim.databases import build_database, read_table
 from android_gym.sim.view import (
     HORIZONTAL,
     Column,
@@ -82,6 +83,48 @@ DEFAULT_EVENTS: tuple[tuple[int, str, int, str, str, str], ...] = (
 )
 
 
+CALENDAR_DB = "/data/data/com.simplemobiletools.calendar.pro/databases/events.db"
+_EVENT_COLUMNS = (
+    "`id` INTEGER PRIMARY KEY AUTOINCREMENT", "`start_ts` INTEGER NOT NULL", "`end_ts` INTEGER NOT NULL",
+    "`title` TEXT NOT NULL", "`location` TEXT NOT NULL", "`description` TEXT NOT NULL",
+    "`reminder_1_minutes` INTEGER NOT NULL", "`reminder_2_minutes` INTEGER NOT NULL",
+    "`reminder_3_minutes` INTEGER NOT NULL", "`reminder_1_type` INTEGER NOT NULL", "`reminder_2_type` INTEGER NOT NULL",
+    "`reminder_3_type` INTEGER NOT NULL", "`repeat_interval` INTEGER NOT NULL", "`repeat_rule` INTEGER NOT NULL",
+    "`repeat_limit` INTEGER NOT NULL", "`repetition_exceptions` TEXT NOT NULL", "`attendees` TEXT NOT NULL",
+    "`import_id` TEXT NOT NULL", "`time_zone` TEXT NOT NULL", "`flags` INTEGER NOT NULL",
+    "`event_type` INTEGER NOT NULL", "`parent_id` INTEGER NOT NULL", "`last_updated` INTEGER NOT NULL",
+    "`source` TEXT NOT NULL", "`availability` INTEGER NOT NULL", "`color` INTEGER NOT NULL", "`type` INTEGER NOT NULL",
+)
+CALENDAR_SCHEMA = ("CREATE TABLE android_metadata (locale TEXT)",
+                   f"CREATE TABLE `events` ({', '.join(_EVENT_COLUMNS)})")
+"""Simple Calendar Pro's Room ``events`` table (what AndroidWorld's calendar tasks read and write)."""
+_REPEAT_SECONDS = {"FREQ=DAILY": 86400, "FREQ=WEEKLY": 604800, "FREQ=MONTHLY": 2592001, "FREQ=YEARLY": 31536000}
+_FLAG_ALL_DAY = 1
+
+
+def _event_row(e: dict[str, Any]) -> dict[str, Any]:
+    """One sim event as a row of Simple Calendar's table (weekly repeats carry the start's weekday bit)."""
+    freq = (e["rrule"] or "").split(";")[0]
+    interval = _REPEAT_SECONDS.get(freq, 0)
+    rule = 1 << from_ms(e["dtstart"]).weekday() if freq == "FREQ=WEEKLY" else 0
+    return {"id": e["_id"], "start_ts": e["dtstart"] // 1000, "end_ts": e["dtend"] // 1000, "title": e["title"],
+            "location": e["eventLocation"], "description": e["description"], "reminder_1_minutes": -1,
+            "reminder_2_minutes": -1, "reminder_3_minutes": -1, "reminder_1_type": 0, "reminder_2_type": 0,
+            "reminder_3_type": 0, "repeat_interval": interval, "repeat_rule": rule, "repeat_limit": 0,
+            "repetition_exceptions": "[]", "attendees": "", "import_id": "", "time_zone": "UTC",
+            "flags": _FLAG_ALL_DAY if e["allDay"] else 0, "event_type": 1, "parent_id": 0, "last_updated": 0,
+            "source": "simple-calendar", "availability": 0, "color": 0, "type": 0}
+
+
+def _event_from_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A sim event from a row of Simple Calendar's table."""
+    freq = next((f for f, secs in _REPEAT_SECONDS.items() if secs == int(r.get("repeat_interval") or 0)), "")
+    return {"_id": int(r["id"]), "title": str(r["title"] or ""), "description": str(r["description"] or ""),
+            "eventLocation": str(r["location"] or ""), "dtstart": int(r["start_ts"]) * 1000,
+            "dtend": int(r["end_ts"]) * 1000, "allDay": int(bool(int(r.get("flags") or 0) & _FLAG_ALL_DAY)),
+            "rrule": freq}
+
+
 @register_app
 class SimpleCalendarApp(MultiSelect, App):
     """Simple Calendar Pro over a list of plain event dicts (see the module docstring for the provider)."""
@@ -92,6 +135,23 @@ class SimpleCalendarApp(MultiSelect, App):
     main_page = "main"
     authorities = ("com.android.calendar",)
     icon_color = "#f57c00"
+
+    databases = (CALENDAR_DB,)
+
+    def clear_data(self) -> None:
+        """``pm clear``: no events."""
+        self.events = []
+        self.next_id = 1
+
+    def dump_database(self, path: str) -> bytes:
+        """events.db with Simple Calendar Pro's ``events`` table (times in epoch seconds, its repeat encoding)."""
+        return build_database(CALENDAR_SCHEMA, {"events": [_event_row(e) for e in self.events]})
+
+    def load_database(self, path: str, data: bytes) -> None:
+        """Replace the events with the rows of a written events.db."""
+        self.events = [_event_from_row(r) for r in read_table(data, "events")]
+        self.next_id = max((e["_id"] for e in self.events), default=0) + 1
+        self.selection = [i for i in self.selection if any(e["_id"] == i for e in self.events)]
 
     def setup(self) -> None:
         self.events: list[dict[str, Any]] = []

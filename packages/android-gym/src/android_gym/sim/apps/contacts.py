@@ -111,6 +111,7 @@ class ContactsApp(App):
     label = "Contacts"
     activity = "com.android.contacts.activities.PeopleActivity"
     authorities = ("com.android.contacts", "contacts")
+    data_packages = ("com.android.providers.contacts",)
     icon_color = "#1a73e8"
 
     PAGE_ACTIVITIES: dict[str, str] = {
@@ -118,6 +119,10 @@ class ContactsApp(App):
         "editor": "com.android.contacts.activities.ContactEditorActivity",
         "detail": "com.android.contacts.activities.QuickContactActivity",
     }
+
+    def clear_data(self) -> None:
+        """``pm clear com.android.providers.contacts``: no contacts."""
+        self.contacts = []
 
     def setup(self) -> None:
         self.contacts: list[dict[str, Any]] = []
@@ -236,6 +241,19 @@ class ContactsApp(App):
         self.form_saved = _empty_form()
         self.phone.set_focus(None)
         self.push("editor", contact_id=None)
+
+    def handle_intent(self, action: str | None, data: str | None, extras: dict[str, str]) -> bool:
+        """``am start -a android.intent.action.INSERT -t vnd.android.cursor.dir/contact -e name N -e phone P``:
+        the "Create contact" editor filled in from the extras (AndroidWorld adds contacts this way)."""
+        if action != "android.intent.action.INSERT":
+            return False
+        if not self.running:
+            self.open()
+        self.new_contact()
+        first, _, last = extras.get("name", "").strip().partition(" ")
+        self.form.update(first=first, last=last, company=extras.get("company", ""), email=extras.get("email", ""))
+        self.form["phones"][0]["number"] = extras.get("phone", "")
+        return True
 
     def edit_contact(self, contact_id: int) -> None:
         """Open the editor on an existing contact."""

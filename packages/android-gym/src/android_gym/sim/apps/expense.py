@@ -23,6 +23,7 @@ from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
 from android_gym.sim.apps.columns import from_ms, number_value, to_ms
+from android_gym.sim.databases import build_database, read_table
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
@@ -99,6 +100,16 @@ def _category_id(value: Any) -> int:
     return cid
 
 
+EXPENSE_DB = "/data/data/com.arduia.expense/databases/accounting.db"
+EXPENSE_SCHEMA = (
+    "CREATE TABLE android_metadata (locale TEXT)",
+    "CREATE TABLE IF NOT EXISTS `expense` (`expense_id` INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, `name` TEXT, "
+    "`amount` INTEGER NOT NULL, `category` INTEGER NOT NULL, `note` TEXT, `created_date` INTEGER NOT NULL, "
+    "`modified_date` INTEGER NOT NULL)",
+)
+"""Pro Expense's Room table (what AndroidWorld's expense tasks read and write)."""
+
+
 @register_app
 class ProExpenseApp(MultiSelect, App):
     """Pro Expense over a list of plain expense dicts (see the module docstring for the provider)."""
@@ -109,6 +120,27 @@ class ProExpenseApp(MultiSelect, App):
     main_page = "main"
     authorities = ("com.arduia.expense",)
     icon_color = "#00897b"
+
+    databases = (EXPENSE_DB,)
+
+    def clear_data(self) -> None:
+        """``pm clear``: no expenses."""
+        self.expenses = []
+        self.next_id = 1
+
+    def dump_database(self, path: str) -> bytes:
+        """accounting.db with Pro Expense's ``expense`` table (amounts in cents, times in epoch ms)."""
+        return build_database(EXPENSE_SCHEMA, {"expense": [dict(e) for e in self.expenses]})
+
+    def load_database(self, path: str, data: bytes) -> None:
+        """Replace the expenses with the rows of a written accounting.db."""
+        rows = read_table(data, "expense")
+        self.expenses = [{"expense_id": int(r["expense_id"]), "name": str(r["name"] or ""),
+                          "amount": int(r["amount"] or 0), "category": int(r["category"] or 0),
+                          "note": str(r["note"] or ""), "created_date": int(r["created_date"] or 0),
+                          "modified_date": int(r["modified_date"] or 0)} for r in rows]
+        self.next_id = max((e["expense_id"] for e in self.expenses), default=0) + 1
+        self.selection = [i for i in self.selection if self._expense(i) is not None]
 
     def setup(self) -> None:
         self.expenses: list[dict[str, Any]] = []

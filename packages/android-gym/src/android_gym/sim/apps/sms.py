@@ -23,6 +23,7 @@ from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
 from android_gym.sim.apps.columns import int_column
+from android_gym.sim.databases import build_database, read_table
 from android_gym.sim.view import (
     HORIZONTAL,
     Column,
@@ -71,6 +72,20 @@ def same_number(a: str, b: str) -> bool:
     return len(da) >= 10 and len(db) >= 10 and da[-10:] == db[-10:]
 
 
+SMS_DB = "/data/data/com.android.providers.telephony/databases/mmssms.db"
+SMS_SCHEMA = (
+    "CREATE TABLE android_metadata (locale TEXT)",
+    "CREATE TABLE sms (_id INTEGER PRIMARY KEY, thread_id INTEGER, address TEXT, person INTEGER, date INTEGER, "
+    "date_sent INTEGER DEFAULT 0, protocol INTEGER, read INTEGER DEFAULT 0, status INTEGER DEFAULT -1, type INTEGER, "
+    "reply_path_present INTEGER, subject TEXT, body TEXT, service_center TEXT, locked INTEGER DEFAULT 0, "
+    "sub_id INTEGER DEFAULT -1, error_code INTEGER DEFAULT -1, creator TEXT, seen INTEGER DEFAULT 0)",
+    "CREATE TABLE threads (_id INTEGER PRIMARY KEY AUTOINCREMENT, date INTEGER DEFAULT 0, message_count INTEGER "
+    "DEFAULT 0, recipient_ids TEXT, snippet TEXT, snippet_cs INTEGER DEFAULT 0, read INTEGER DEFAULT 1, archived "
+    "INTEGER DEFAULT 0, type INTEGER DEFAULT 0, error INTEGER DEFAULT 0, has_attachment INTEGER DEFAULT 0)",
+)
+"""The telephony provider's ``sms`` table (AndroidWorld clears it with ``sqlite3 ... "DELETE FROM sms;"``)."""
+
+
 @register_app
 class SmsMessengerApp(App):
     """Simple SMS Messenger over ``self.messages`` (plain dicts, the ``content://sms`` rows)."""
@@ -86,6 +101,38 @@ class SmsMessengerApp(App):
         "thread": ".activities.ThreadActivity",
         "new": ".activities.NewConversationActivity",
     }
+
+    databases = (SMS_DB,)
+    data_packages = ("com.android.providers.telephony",)
+
+    def clear_data(self) -> None:
+        """``pm clear``: no messages, threads or drafts."""
+        self.messages = []
+        self.threads = {}
+        self.drafts = {}
+        self.next_id = 1
+
+    def dump_database(self, path: str) -> bytes:
+        """mmssms.db of the telephony provider: its ``sms`` table with every message."""
+        rows = [{k: v for k, v in self._row(m).items() if k != "seen"} | {"seen": 1, "locked": 0, "sub_id": 1,
+                                                                             "error_code": 0, "protocol": 0}
+                for m in self.messages]
+        threads = [{"_id": tid, "date": msgs[-1]["date"], "message_count": len(msgs), "recipient_ids": str(tid),
+                    "snippet": msgs[-1]["body"], "read": int(all(m["read"] for m in msgs))}
+                   for tid, msgs in ((m[-1]["thread_id"], m) for _, m in self.conversations())]
+        return build_database(SMS_SCHEMA, {"sms": rows, "threads": threads})
+
+    def load_database(self, path: str, data: bytes) -> None:
+        """Replace the messages with the rows of a written mmssms.db (threads follow the addresses)."""
+        rows = read_table(data, "sms")
+        self.messages, self.threads = [], {}
+        for r in sorted(rows, key=lambda r: int(r["_id"])):
+            kind = int(r.get("type") or TYPE_INBOX)
+            self.messages.append({"_id": int(r["_id"]), "thread_id": self.thread_id(str(r["address"] or "")),
+                                  "address": str(r["address"] or ""), "body": str(r["body"] or ""),
+                                  "date": int(r.get("date") or 0), "type": kind if kind in (1, 2) else TYPE_INBOX,
+                                  "read": int(r.get("read") or 0)})
+        self.next_id = max((m["_id"] for m in self.messages), default=0) + 1
 
     def setup(self) -> None:
         self.messages: list[dict[str, Any]] = []

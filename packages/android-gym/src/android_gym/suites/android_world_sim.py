@@ -1,0 +1,158 @@
+"""AndroidWorld's own task classes on the simulated phone, with a scripted expert for each one the sim can run.
+
+:class:`AndroidWorldSimSuite` is AndroidWorld's registry (the installed ``android_world`` package)
+restricted to the tasks whose apps the simulated phone models: ``generate_random_params``,
+``initialize_task``, ``is_successful`` and ``tear_down`` are the package's own code, run through
+:class:`~android_gym.suites.android_world.AndroidWorldEnvAdapter` on a ``SimDevice`` (in-process) or on
+the sim behind sim-adbd (an ``AdbDevice``). Their set-up and checks reach the sim's shell, content
+providers, files and the apps' SQLite databases exactly as they reach an emulator.
+
+The experts are our re-creations' scripted experts (:mod:`android_gym.tasks.sim`), given the
+AndroidWorld instance's own parameters: they read the screen and act, so the score comes from
+AndroidWorld's check of the state the expert left. :data:`SIM_TASKS` lists the tasks this suite runs;
+:data:`NOT_ON_SIM` says why each other task does not run here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from android_gym.suites.android_world import AndroidWorldSuite, require_android_world
+from android_gym.tasks.base import Task, get_task_class
+
+__all__ = ["NOT_ON_SIM", "SIM_TASKS", "AndroidWorldSimSuite", "reason_not_on_sim", "sim_expert_task"]
+
+SIM_TASKS: tuple[str, ...] = (
+    "ClockStopWatchPausedVerify", "ClockStopWatchRunning", "ClockTimerEntry",
+    "ContactsAddContact",
+    "ExpenseAddMultiple", "ExpenseAddSingle", "ExpenseDeleteDuplicates", "ExpenseDeleteMultiple",
+    "ExpenseDeleteSingle",
+    "MarkorCreateFolder", "MarkorCreateNote", "MarkorCreateNoteAndSms", "MarkorCreateNoteFromClipboard",
+    "MarkorDeleteAllNotes", "MarkorDeleteNewestNote", "MarkorDeleteNote", "MarkorMoveNote",
+    "SimpleCalendarAddOneEvent", "SimpleCalendarAddOneEventTomorrow", "SimpleCalendarAnyEventsOnDate",
+    "SimpleCalendarDeleteEvents", "SimpleCalendarDeleteOneEvent", "SimpleCalendarEventsOnDate",
+    "SimpleCalendarNextEvent",
+    "SimpleSmsReply", "SimpleSmsReplyMostRecent", "SimpleSmsSend", "SimpleSmsSendClipboardContent",
+    "SimpleSmsSendReceivedAddress",
+    "SystemBluetoothTurnOff", "SystemBluetoothTurnOffVerify", "SystemBluetoothTurnOn", "SystemBluetoothTurnOnVerify",
+    "SystemBrightnessMax", "SystemBrightnessMaxVerify", "SystemBrightnessMin", "SystemBrightnessMinVerify",
+    "SystemWifiTurnOff", "SystemWifiTurnOffVerify", "SystemWifiTurnOn", "SystemWifiTurnOnVerify",
+    "TurnOffWifiAndTurnOnBluetooth", "TurnOnWifiAndOpenApp",
+)
+"""AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
+table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
+
+_APP_NOT_MODELLED = "the sim does not model {app} yet"
+NOT_ON_SIM: dict[str, str] = {
+    "ContactsNewContactDraft": "its check reads the accessibility forest (env.get_state().forest), which the sim's "
+                               "uiautomator-based adapter does not provide",
+    "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
+    "ExpenseAddMultipleFromMarkor": "no scripted expert yet (the re-creation's expert reads a different file set-up)",
+    "ExpenseDeleteDuplicates2": "no scripted expert yet",
+    "ExpenseDeleteMultiple2": "no scripted expert yet",
+    "MarkorMergeNotes": "no scripted expert yet",
+    "MarkorAddNoteHeader": "the re-creation's expert edits the note but AndroidWorld's task also renames it",
+    "MarkorChangeNoteContent": "the re-creation's expert edits the note but AndroidWorld's task also renames it",
+    "MarkorEditNote": "AndroidWorld draws other edit kinds (replace, footer) than the re-creation's expert does",
+    "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
+    "SimpleCalendarLocationOfEvent": "the expert does not find AndroidWorld's event in the event list yet",
+    "SimpleSmsResend": "AndroidWorld's set-up leaves the thread open; the re-creation's expert starts from the "
+                       "conversation list",
+    "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
+    "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
+    "SystemCopyToClipboard": "no scripted expert yet",
+    "SimpleCalendarAddOneEventInTwoWeeks": "no scripted expert yet",
+    "SimpleCalendarAddOneEventRelativeDay": "no scripted expert yet",
+    "SimpleCalendarAddRepeatingEvent": "no scripted expert yet",
+    "SimpleCalendarDeleteEventsOnRelativeDay": "no scripted expert yet",
+    "SimpleCalendarEventOnDateAtTime": "no scripted expert yet",
+    "SimpleCalendarEventsInNextWeek": "no scripted expert yet",
+    "SimpleCalendarEventsInTimeRange": "no scripted expert yet",
+    "SimpleCalendarFirstEventAfterStartTime": "no scripted expert yet",
+    "SimpleCalendarNextMeetingWithPerson": "no scripted expert yet",
+}
+"""Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
+
+APP_OF_PREFIX: tuple[tuple[str, str], ...] = (
+    ("AudioRecorder", "Audio Recorder"), ("Browser", "Chrome"), ("Camera", "Camera"), ("Files", "Files"),
+    ("Notes", "Joplin"), ("OsmAnd", "OsmAnd"), ("Recipe", "Broccoli"), ("Retro", "Retro Music"),
+    ("SaveCopyOfReceipt", "Simple Gallery Pro"), ("SimpleDrawPro", "Simple Draw Pro"),
+    ("SportsTracker", "OpenTracks"), ("Tasks", "Tasks"), ("Vlc", "VLC"),
+)
+"""The app of each AndroidWorld task family the sim does not model (by task-name prefix)."""
+
+
+def reason_not_on_sim(name: str) -> str:
+    """Why AndroidWorld's task ``name`` does not run on the sim ('' when it is in :data:`SIM_TASKS`)."""
+    if name in SIM_TASKS:
+        return ""
+    if name in NOT_ON_SIM:
+        return NOT_ON_SIM[name]
+    for prefix, app in APP_OF_PREFIX:
+        if name.startswith(prefix):
+            return _APP_NOT_MODELLED.format(app=app)
+    return "not checked on the sim yet"
+
+
+def _expense_rows(rows: Any) -> list[dict[str, Any]]:
+    """AndroidWorld's ``Expense`` rows as our re-creations' expense dicts (cents, category name, ISO time)."""
+    out = []
+    for row in rows or ():
+        when = _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=int(row.created_date))
+        out.append({"name": row.name, "cents": int(row.amount), "category": row.category_name, "note": row.note or "",
+                    "created": when.strftime("%Y-%m-%dT%H:%M")})
+    return out
+
+
+def _expense_added(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"targets": _expense_rows(params["row_objects"]), "noise": _expense_rows(params.get("noise_row_objects"))}
+
+
+def _expense_deleted(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"targets_present": _expense_rows(params["row_objects"]),
+            "noise": _expense_rows(params.get("noise_row_objects"))}
+
+
+def _day_question(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"date_iso": _dt.datetime.strptime(params["date"], "%B %d %Y").date().isoformat()}
+
+
+_PARAMS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "ExpenseAddSingle": _expense_added, "ExpenseAddMultiple": _expense_added,
+    "ExpenseDeleteSingle": _expense_deleted, "ExpenseDeleteMultiple": _expense_deleted,
+    "SimpleCalendarAnyEventsOnDate": _day_question, "SimpleCalendarEventsOnDate": _day_question,
+}
+"""Parameters an expert reads that AndroidWorld names or encodes differently, derived from its instance's params."""
+
+
+def sim_expert_task(name: str, params: Mapping[str, Any]) -> Task:
+    """Our re-creation of ``name`` carrying AndroidWorld's instance ``params`` (its expert solves that instance).
+
+    AndroidWorld's parameters override the re-creation's (with :data:`_PARAMS` translating the ones
+    that differ in name or form); those only the re-creation has (its own set-up data) keep their
+    seed-0 values, and the experts do not read them for what AndroidWorld set up.
+    """
+    cls = get_task_class(name)
+    merged = dict(cls(seed=0).params)
+    merged.update({k: v for k, v in params.items() if k != "seed"})
+    translate = _PARAMS.get(name)
+    if translate is not None:
+        merged.update(translate(params))
+    return cls(merged, seed=params.get("seed"))
+
+
+class AndroidWorldSimSuite(AndroidWorldSuite):
+    """AndroidWorld's registry limited to :data:`SIM_TASKS`, with experts: the default for AndroidWorld-v0 on the sim."""
+
+    def __init__(self, names: list[str] | tuple[str, ...] | None = None, default_timeout: float | None = None):
+        module = require_android_world()
+        full = module.TaskRegistry().get_registry(module.TaskRegistry.ANDROID_WORLD_FAMILY)
+        wanted = list(SIM_TASKS if names is None else names)
+        unknown = [n for n in wanted if n not in SIM_TASKS]
+        if unknown:
+            reasons = "; ".join(f"{n}: {reason_not_on_sim(n) if n in full else 'not an AndroidWorld task'}"
+                                for n in unknown)
+            raise ValueError(f"these AndroidWorld tasks do not run on the simulated phone: {reasons}")
+        super().__init__(registry={n: full[n] for n in wanted}, default_timeout=default_timeout)

@@ -1,0 +1,177 @@
+"""AndroidWorld's own task classes on the simulated phone: its set-up, its seeds, its ``is_successful``.
+
+Needs the ``android_world`` package (``tools/setup_env.sh`` installs it from ../shared/vendor; skipped
+with the reason otherwise). A fast subset runs in-process and through sim-adbd with the real adb binary;
+the slow test runs every task of ``SIM_TASKS`` over three seeds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import gymnasium as gym
+import pytest
+
+from android_gym import AndroidEnv
+from android_gym.adbd import HostAdb, SimAdbd
+from android_gym.agents import RandomAgent
+from android_gym.sim import SimDevice, SimPhone
+from android_gym.suites import AdbCommandError, android_world_available
+from android_gym.tasks.runner import run_expert, run_policy
+
+pytestmark = pytest.mark.skipif(
+    not android_world_available(),
+    reason="the android_world package is not installed (not on PyPI; tools/setup_env.sh installs it from "
+           "../shared/vendor/android_world when that folder exists)")
+
+ADB = "/usr/bin/adb"
+FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
+        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend"]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_absl():
+    logging.getLogger("absl").setLevel(logging.ERROR)
+
+
+def sim_suite(names=None):
+    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
+
+    return AndroidWorldSimSuite(names)
+
+
+def test_android_world_v0_on_the_sim_runs_androidworlds_own_task_code():
+    env = gym.make("AndroidWorld-v0", task="SimpleCalendarAddOneEvent")
+    _, info = env.reset(seed=4)
+    task = env.unwrapped.task
+    assert type(task.aw_task).__module__ == "android_world.task_evals.single.calendar.calendar"
+    assert info["goal"] == task.aw_task.goal and info["max_steps"] == int(10 * task.aw_task.complexity)
+    phone = env.unwrapped.device.phone
+    # AndroidWorld's set-up wrote its events into Simple Calendar's database; the app shows exactly those rows
+    titles = sorted(e["title"] for e in phone.apps["com.simplemobiletools.calendar.pro"].events)
+    assert titles == sorted(r.title for r in task.params["noise_row_objects"])
+    done = False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.expert_action())
+        done = terminated or truncated
+    assert terminated and reward == 1.0
+    env.close()
+
+
+def test_recreations_stay_available_and_unknown_tasks_say_why():
+    env = AndroidEnv(suite="android_world", task="SystemWifiTurnOff", task_source="recreations")
+    env.reset(seed=0)
+    assert not hasattr(env.task, "aw_task")
+    env.close()
+    with pytest.raises(ValueError, match="RecipeAddSingleRecipe: the sim does not model Broccoli"):
+        sim_suite(["RecipeAddSingleRecipe"])
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_expert_solves_androidworlds_instance_in_process(name):
+    suite = sim_suite([name])
+    for seed in (0, 1):
+        device = SimDevice()
+        suite.attach(device)
+        task = suite.instance(name, seed, 0)
+        result = run_expert(task, device)
+        assert result.finished and result.success == 1.0, (name, seed, task.goal)
+        # the same end state without the agent's actions scores nothing: AndroidWorld's check reads the state
+        fresh = SimDevice()
+        suite.attach(fresh)
+        again = suite.instance(name, seed, 0)
+        again.initialize(fresh)
+        assert again.is_successful(fresh) == (1.0 if name.endswith("Verify") else 0.0)
+
+
+def test_random_agent_rarely_solves_androidworlds_tasks():
+    suite = sim_suite(FAST)
+    wins = runs = 0
+    for name in FAST:
+        for episode in range(2):
+            device = SimDevice()
+            suite.attach(device)
+            task = suite.instance(name, 100 + episode, 0)
+            wins += run_policy(task, device, RandomAgent(seed=episode), max_steps=min(task.max_steps, 10)).success == 1
+            runs += 1
+    assert wins / runs <= 0.15, f"a random agent solved {wins}/{runs}"
+
+
+# --- through sim-adbd, with AndroidWorld's adb utilities going through the real adb binary ---------------------
+@pytest.fixture(scope="module")
+def host_adb(tmp_path_factory):
+    if not os.access(ADB, os.X_OK):
+        pytest.skip(f"{ADB} not installed (apt-get install adb)")
+    home = tmp_path_factory.mktemp("adb_home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ADBUTILS_ADB_PATH", ADB)
+        host = HostAdb(adb=ADB, home=home)
+        host.start_server()
+        host.token_path = str(home / ".emulator_console_auth_token")
+        try:
+            yield host
+        finally:
+            host.kill_server()
+
+
+@pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn"])
+def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
+    from android_gym.drivers import AdbDevice
+
+    phone = SimPhone()
+    adbd = SimAdbd(SimDevice(phone), port=0, console_port=0, adb_server_port=host_adb.server_port,
+                   auth_token_path=host_adb.token_path, announce=True).start()
+    device = AdbDevice(adbd.serial, adb_port=host_adb.server_port, console_token_path=host_adb.token_path,
+                       timeout=10.0)
+    try:
+        env = AndroidEnv(suite="android_world", device=device, task_source=sim_suite([name]), task=name)
+        _, info = env.reset(seed=2)
+        done = False
+        while not done:
+            _, reward, terminated, truncated, info = env.step(env.expert_action())
+            done = terminated or truncated
+        assert "error" not in info, info.get("error")
+        assert terminated and reward == 1.0
+        env.close()
+    finally:
+        device.close()
+        adbd.stop()
+
+
+def test_androidworlds_database_round_trip_reaches_the_app():
+    """AndroidWorld's sqlite_utils pull the app's database, change it and push it back; the app shows the change."""
+    from android_world.task_evals.single.calendar import calendar_utils
+    from android_world.task_evals.utils import sqlite_schema_utils, sqlite_utils
+
+    device = SimDevice()
+    env = sim_suite(["SimpleCalendarAddOneEvent"]).attach(device)
+    calendar = device.phone.apps["com.simplemobiletools.calendar.pro"]
+    calendar_utils.clear_calendar_db(env)
+    assert calendar.events == []
+    event = sqlite_schema_utils.CalendarEvent(start_ts=1697371200, end_ts=1697374800, title="Dentist",
+                                              location="Main St", description="checkup")
+    calendar_utils.add_events([event], env)
+    assert [(e["title"], e["dtstart"]) for e in calendar.events] == [("Dentist", 1697371200_000)]
+    rows = sqlite_utils.get_rows_from_remote_device(calendar_utils.EVENTS_TABLE, calendar_utils.DB_PATH,
+                                                    sqlite_schema_utils.CalendarEvent, env)
+    assert [(r.title, r.location, r.start_ts) for r in rows] == [("Dentist", "Main St", 1697371200)]
+    with pytest.raises(AdbCommandError, match="no such table"):
+        env.controller.execute_command(["shell", "sqlite3", calendar_utils.DB_PATH, "'SELECT * FROM nope'"])
+
+
+@pytest.mark.slow
+def test_every_sim_task_is_solved_by_its_expert_over_several_seeds():
+    from android_gym.suites.android_world_sim import SIM_TASKS
+
+    failures = []
+    suite = sim_suite()
+    for name in SIM_TASKS:
+        for seed in range(3):
+            device = SimDevice()
+            suite.attach(device)
+            task = suite.instance(name, seed, 0)
+            result = run_expert(task, device)
+            if result.success != 1.0:
+                failures.append(f"{name} seed {seed}: {task.goal!r} scored {result.success}")
+    assert not failures, "\n".join(failures)
