@@ -26,6 +26,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# AndroidLab's offline evaluator (../shared/vendor/android_lab) is run by a test on the traces AndroidLab-v0
+# exports; these are the packages its evaluator modules import (their LLM clients are imported, never called).
+lab_src=../shared/vendor/android_lab
+lab_stamp=.venv/.android-lab-evaluator
+if [ -d "$lab_src" ] && [ "$(cat "$lab_stamp" 2>/dev/null)" != "$want" ]; then
+  pip_quiet jsonlines xmltodict backoff openai zhipuai pyshine colorama tqdm opencv-python-headless pyyaml
+  echo "$want" > "$lab_stamp"
+fi
+
 # AndroidWorld's own package (not on PyPI) from the vendored copy next to the checkout, with the recipe of its
 # VENDORED.md: the tests run its task code on the simulated phone. It is built from a temporary copy because
 # its setup.py writes generated protobuf modules into the source folder, which is read-only input.

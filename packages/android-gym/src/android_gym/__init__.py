@@ -29,6 +29,7 @@ from android_gym.screen import Screen
 from android_gym.sim import SimDevice, SimPhone
 from android_gym.suites import (
     AndroidLabSuite,
+    AndroidWorldSimSuite,
     AndroidWorldSuite,
     androidlab_metrics,
     export_androidlab_traces,
@@ -53,6 +54,7 @@ register_envs()
 
 __all__ = [
     "AndroidLabSuite",
+    "AndroidWorldSimSuite",
     "AndroidWorldSuite",
     "androidlab_metrics",
     "export_androidlab_traces",

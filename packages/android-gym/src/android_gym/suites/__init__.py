@@ -2,6 +2,8 @@
 
 - :mod:`.android_world`: AndroidWorld's registry, seeding and checks through an ``env`` adapter over
   our drivers (needs the ``android_world`` package; a clear ImportError says how to install it).
+- :mod:`.android_world_sim`: AndroidWorld's own tasks on the simulated phone (the apps it models), with
+  scripted experts; what ``AndroidWorld-v0`` runs on the sim when ``android_world`` is installed.
 - :mod:`.androidlab`: AndroidLab task YAMLs as env tasks (scored by a pluggable verifier), trace
   folders its offline evaluator reads, and its SR/RRR/ROR metrics.
 - :mod:`.sources`: which tasks an env runs for its suite and device.
@@ -21,6 +23,12 @@ from android_gym.suites.android_world import (
     require_android_world,
     ui_elements_from_xml,
 )
+from android_gym.suites.android_world_sim import (
+    NOT_ON_SIM,
+    SIM_TASKS,
+    AndroidWorldSimSuite,
+    reason_not_on_sim,
+)
 from android_gym.suites.androidlab import (
     AndroidLabSuite,
     AndroidLabTask,
@@ -36,6 +44,8 @@ from android_gym.suites.sources import TASK_SOURCES, RegisteredTasks, TaskSource
 
 __all__ = [
     "ANDROID_WORLD_INSTALL_HINT",
+    "NOT_ON_SIM",
+    "SIM_TASKS",
     "TASK_SOURCES",
     "AdbCommandError",
     "AdbCommandRunner",
@@ -44,6 +54,7 @@ __all__ = [
     "AndroidLabTaskSpec",
     "AndroidWorldControllerAdapter",
     "AndroidWorldEnvAdapter",
+    "AndroidWorldSimSuite",
     "AndroidWorldSuite",
     "AndroidWorldTask",
     "EpisodeRecorder",
@@ -56,6 +67,7 @@ __all__ = [
     "export_androidlab_trace",
     "export_androidlab_traces",
     "load_androidlab_tasks",
+    "reason_not_on_sim",
     "require_android_world",
     "resolve_task_source",
     "ui_elements_from_xml",
