@@ -495,14 +495,15 @@ class SimPhone:
         """A single tap at screen pixel (x, y)."""
         frame = self.frame
         da = frame.dialog_area
-        if da is not None and frame.app_area[1] <= y < frame.app_area[3] and not (
+        e = self._hit(x, y)
+        on_toolbar = e is not None and e.window == "toolbar"  # the text toolbar floats above a dialog
+        if da is not None and not on_toolbar and frame.app_area[1] <= y < frame.app_area[3] and not (
                 da[0] <= x < da[2] and da[1] <= y < da[3]):
             if self.text_toolbar:
                 self.text_toolbar = False
             self.foreground_app.close_dialog()  # tap outside a dialog cancels it
             self.invalidate()
             return
-        e = self._hit(x, y)
         if e is None:
             if self.text_toolbar:
                 self.text_toolbar = False

@@ -400,7 +400,7 @@ class Shell:
             elif a == "-S":
                 stop_first = True
                 i += 1
-            elif a in ("-c", "-t", "-f", "--user", "--activity-brought-to-front") and i + 1 < len(args):
+            elif a in ("-c", "-t", "-f", "--user") and i + 1 < len(args):
                 i += 2
             elif a.startswith("-"):
                 i += 1

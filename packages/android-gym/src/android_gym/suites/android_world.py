@@ -678,6 +678,8 @@ class AndroidWorldTask(Task):
             self.aw_task.initialized = False
         self.aw_task.initialize_task(env)
         self._initialized = True
+        if getattr(self.aw_task, "start_on_home_screen", True):  # AndroidWorld's episode runner then goes home
+            env.reset(go_home=True)
 
     def is_successful(self, device: Device, answer: str | None = None) -> float:
         """``is_successful(env)`` in [0, 1]; ``answer`` (the agent's final answer) goes to ``interaction_cache``."""

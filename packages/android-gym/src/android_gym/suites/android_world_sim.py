@@ -29,12 +29,13 @@ SIM_TASKS: tuple[str, ...] = (
     "ContactsAddContact",
     "ExpenseAddMultiple", "ExpenseAddSingle", "ExpenseDeleteDuplicates", "ExpenseDeleteMultiple",
     "ExpenseDeleteSingle",
-    "MarkorCreateFolder", "MarkorCreateNote", "MarkorCreateNoteAndSms", "MarkorCreateNoteFromClipboard",
-    "MarkorDeleteAllNotes", "MarkorDeleteNewestNote", "MarkorDeleteNote", "MarkorMoveNote",
+    "MarkorAddNoteHeader", "MarkorChangeNoteContent", "MarkorCreateFolder", "MarkorCreateNote",
+    "MarkorCreateNoteAndSms", "MarkorCreateNoteFromClipboard", "MarkorDeleteAllNotes", "MarkorDeleteNewestNote",
+    "MarkorDeleteNote", "MarkorEditNote", "MarkorMoveNote",
     "SimpleCalendarAddOneEvent", "SimpleCalendarAddOneEventTomorrow", "SimpleCalendarAnyEventsOnDate",
     "SimpleCalendarDeleteEvents", "SimpleCalendarDeleteOneEvent", "SimpleCalendarEventsOnDate",
     "SimpleCalendarNextEvent",
-    "SimpleSmsReply", "SimpleSmsReplyMostRecent", "SimpleSmsSend", "SimpleSmsSendClipboardContent",
+    "SimpleSmsReply", "SimpleSmsReplyMostRecent", "SimpleSmsResend", "SimpleSmsSend", "SimpleSmsSendClipboardContent",
     "SimpleSmsSendReceivedAddress",
     "SystemBluetoothTurnOff", "SystemBluetoothTurnOffVerify", "SystemBluetoothTurnOn", "SystemBluetoothTurnOnVerify",
     "SystemBrightnessMax", "SystemBrightnessMaxVerify", "SystemBrightnessMin", "SystemBrightnessMinVerify",
@@ -53,14 +54,9 @@ NOT_ON_SIM: dict[str, str] = {
     "ExpenseDeleteDuplicates2": "no scripted expert yet",
     "ExpenseDeleteMultiple2": "no scripted expert yet",
     "MarkorMergeNotes": "no scripted expert yet",
-    "MarkorAddNoteHeader": "the re-creation's expert edits the note but AndroidWorld's task also renames it",
-    "MarkorChangeNoteContent": "the re-creation's expert edits the note but AndroidWorld's task also renames it",
-    "MarkorEditNote": "AndroidWorld draws other edit kinds (replace, footer) than the re-creation's expert does",
     "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
     "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "SimpleCalendarLocationOfEvent": "the expert does not find AndroidWorld's event in the event list yet",
-    "SimpleSmsResend": "AndroidWorld's set-up leaves the thread open; the re-creation's expert starts from the "
-                       "conversation list",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
     "SystemCopyToClipboard": "no scripted expert yet",
@@ -120,7 +116,12 @@ def _day_question(params: Mapping[str, Any]) -> dict[str, Any]:
     return {"date_iso": _dt.datetime.strptime(params["date"], "%B %d %Y").date().isoformat()}
 
 
+def _renamed_note(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"file_name": params["original_name"]}
+
+
 _PARAMS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "MarkorAddNoteHeader": _renamed_note, "MarkorChangeNoteContent": _renamed_note,
     "ExpenseAddSingle": _expense_added, "ExpenseAddMultiple": _expense_added,
     "ExpenseDeleteSingle": _expense_deleted, "ExpenseDeleteMultiple": _expense_deleted,
     "SimpleCalendarAnyEventsOnDate": _day_question, "SimpleCalendarEventsOnDate": _day_question,

@@ -18,7 +18,7 @@ import re
 import string
 from typing import Any, ClassVar
 
-from android_gym.actions import Finished, LongPress, OpenApp, Type
+from android_gym.actions import Finished, LongPress, OpenApp, PressBack, Type
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import force_stop, go_home, quote, set_clipboard
 from android_gym.tasks.expert import (
@@ -213,6 +213,20 @@ def editor_text(ui: Any) -> str:
     if editor is None:
         raise ExpertStuck("no note editor on screen")
     return editor.text
+
+
+def rename_in_browser(ui: Any, old: str, new: str):
+    """Long-press ``old`` in the file list, Rename, replace the name with ``new``, OK."""
+    ui = yield from open_in_browser(ui, old, long=True)
+    ui = yield from tap_text(ui, "Rename", scroll=False)
+    field = find(ui, id_is("new_name"))
+    if field is None:
+        raise ExpertStuck("the Rename dialog did not open")
+    ui = yield LongPress(*field.center)  # selects the old name (the app bar's "Select all" selects files instead)
+    ui = yield Type(new)
+    if find(ui, text_is("OK")) is None:  # the keyboard covers the dialog's buttons: hide it
+        ui = yield PressBack()
+    return (yield from tap_text(ui, "OK", scroll=False))
 
 
 def delete_selected_expert(ui: Any):
@@ -424,9 +438,17 @@ class _EditNoteTask(_MarkorTask):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Markor")
         ui = yield from open_in_browser(ui, self.params["file_name"])
-        original = editor_text(ui).rstrip("\n")
-        ui = yield from replace_editor_text(ui, self.new_text(original))
-        yield from tap_text(ui, "Save", scroll=False)
+        shown = editor_text(ui)
+        original = shown.rstrip("\n")
+        ui = yield from replace_editor_text(ui, self.new_text(original) + shown[len(original):])  # keep the end
+        if not self.params.get("new_name"):
+            ui = yield from tap_text(ui, "Save", scroll=False)
+        else:  # AndroidWorld's variants also rename the note: Back saves (Markor autosaves) and leaves the editor
+            for _ in range(3):  # back from the editor (the keyboard first) to the file list
+                if find(ui, lambda e: e.resource_id.endswith(":id/ui__filesystem_item__title")) is not None:
+                    break
+                ui = yield PressBack()
+            ui = yield from rename_in_browser(ui, self.params["file_name"], self.params["new_name"])
         yield Finished()
 
 
@@ -453,6 +475,11 @@ class _PrependTask(_EditNoteTask):
         return 1.0 if same(content) == same(expected) else 0.0
 
     def new_text(self, original: str) -> str:
+        kind = self.params.get("edit_type", "header")  # AndroidWorld's MarkorEditNote also draws footer and replace
+        if kind == "footer":
+            return original + self.separator + self.params["footer"]
+        if kind == "replace":
+            return self.params["replace_text"]
         return self.params["header"] + self.separator + original
 
 

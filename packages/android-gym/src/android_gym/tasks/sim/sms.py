@@ -15,7 +15,7 @@ import random
 import re
 from typing import Any
 
-from android_gym.actions import LongPress, OpenApp
+from android_gym.actions import LongPress, OpenApp, PressBack
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
 from android_gym.tasks.device_state import (
     content_delete,
@@ -145,6 +145,11 @@ def _new_thread_with_number(ui: Any, number: str):
 
 
 def _open_conversation(ui: Any, title: str):
+    """From the conversation list, or from a thread the app reopened in (another thread: back to the list first)."""
+    if any(id_is("thread_type_message")(e) for e in ui.elements):
+        if any(text_is(title)(e) for e in ui.elements if e.bounds[1] < 300):
+            return ui
+        ui = yield PressBack()
     ui, row = yield from scroll_to(ui, lambda e: text_is(title)(e) and id_is("conversation_address")(e))
     return (yield tap(row))
 
