@@ -71,7 +71,7 @@ def test_recreations_stay_available_and_unknown_tasks_say_why():
 @pytest.mark.parametrize("name", FAST)
 def test_expert_solves_androidworlds_instance_in_process(name):
     suite = sim_suite([name])
-    for seed in (0, 1):
+    for seed in (0,) if name.startswith("SimpleSms") else (0, 1):  # AndroidWorld's SMS set-up sleeps 10 s
         device = SimDevice()
         suite.attach(device)
         task = suite.instance(name, seed, 0)
@@ -86,9 +86,10 @@ def test_expert_solves_androidworlds_instance_in_process(name):
 
 
 def test_random_agent_rarely_solves_androidworlds_tasks():
-    suite = sim_suite(FAST)
+    names = [n for n in FAST if not n.startswith("SimpleSms")]  # (their set-up sleeps; covered by the slow test)
+    suite = sim_suite(names)
     wins = runs = 0
-    for name in FAST:
+    for name in names:
         for episode in range(2):
             device = SimDevice()
             suite.attach(device)
@@ -162,12 +163,13 @@ def test_androidworlds_database_round_trip_reaches_the_app():
 
 @pytest.mark.slow
 def test_every_sim_task_is_solved_by_its_expert_over_several_seeds():
+    """Two seeds each here (tools/android_world_sim_table.py runs three for the README table)."""
     from android_gym.suites.android_world_sim import SIM_TASKS
 
     failures = []
     suite = sim_suite()
     for name in SIM_TASKS:
-        for seed in range(3):
+        for seed in range(2):
             device = SimDevice()
             suite.attach(device)
             task = suite.instance(name, seed, 0)
