@@ -19,6 +19,7 @@ import datetime as _dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from android_gym.sim.apps.columns import from_ms
 from android_gym.suites.android_world import AndroidWorldSuite, require_android_world
 from android_gym.tasks.base import Task, get_task_class
 
@@ -94,7 +95,7 @@ def _expense_rows(rows: Any) -> list[dict[str, Any]]:
     """AndroidWorld's ``Expense`` rows as our re-creations' expense dicts (cents, category name, ISO time)."""
     out = []
     for row in rows or ():
-        when = _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=int(row.created_date))
+        when = from_ms(row.created_date)
         out.append({"name": row.name, "cents": int(row.amount), "category": row.category_name, "note": row.note or "",
                     "created": when.strftime("%Y-%m-%dT%H:%M")})
     return out
