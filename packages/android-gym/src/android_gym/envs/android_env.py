@@ -73,8 +73,9 @@ class AndroidEnv(gym.Env):
     and ``faults`` (sim only: a latency preset name or model, a fault injector), ``max_ui_chars``,
     ``render_mode`` ("rgb_array" or "ansi"). Real-device suites (:mod:`android_gym.suites`):
     ``task_source`` ("auto", "recreations", "android_world", "androidlab" or a task source object;
-    "auto" runs AndroidWorld's own tasks from the installed ``android_world`` package on a real
-    device and our simulated re-creations on the sim), ``tasks_path`` (AndroidLab task YAMLs: its
+    "auto" runs AndroidWorld's own tasks from the installed ``android_world`` package: all of them on a
+    real device, those of the apps the sim models on the sim (:data:`android_gym.suites.SIM_TASKS`);
+    without the package, our simulated re-creations), ``tasks_path`` (AndroidLab task YAMLs: its
     ``evaluation/config`` folder or files; on the sim, the re-creations of the listed ids),
     ``verifier`` (the outcome verifier), ``record_dir`` (write every ended episode there as an
     AndroidLab trace folder, screenshots included).
