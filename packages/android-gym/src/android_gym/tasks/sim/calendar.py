@@ -534,9 +534,13 @@ class SimpleCalendarLocationOfEvent(_CalendarQuestion):
         return {"title": title, "locations": [location], "events": _jsonable([target] + noise)}
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield OpenApp(CALENDAR_APP)
-        ui = yield from show_event_list(ui)
         title = self.params["title"]
+        if "date" in self.params:  # AndroidWorld's instance names the event's day: read it on that day's page
+            day = dt.datetime.strptime(self.params["date"], "%B %d %Y").date()
+            ui = yield from open_calendar_day(ui, day)
+        else:
+            ui = yield OpenApp(CALENDAR_APP)
+            ui = yield from show_event_list(ui)
         for _ in range(15):
             row_title = find(ui, lambda e: e.text == title and e.resource_id.endswith(":id/event_item_title"))
             subtitle = _subtitle_under(ui, row_title) if row_title is not None else None
