@@ -31,7 +31,6 @@ from typing import Any, Literal, Union
 import yaml
 
 __all__ = [
-    "ALGORITHMS",
     "LoopArguments",
     "RunConfig",
     "config_keys",
@@ -41,8 +40,6 @@ __all__ = [
     "read_config_file",
 ]
 
-ALGORITHMS: tuple[str, ...] = ("coach", "grpo", "ppo")
-"""Training algorithms of ``coach-rl train``: Android Coach (SSMA, critic + ACLOO) and the SSSA baselines."""
 
 _EXTENDS = "extends"
 
@@ -53,8 +50,9 @@ class LoopArguments:
 
     algorithm: str = field(
         default="coach",
-        metadata={"help": "coach (Android Coach: critic-scored K actions per stored state, ACLOO), grpo "
-                          "(G trajectories per task instance, outcome reward) or ppo (V(s) critic, GAE)."},
+        metadata={"help": "A registered algorithm (coach_rl.algorithms): coach (Android Coach: critic-scored K actions "
+                          "per stored state, ACLOO), grpo (G trajectories per task instance, outcome reward), ppo "
+                          "(V(s) critic, GAE), and any other module of coach_rl.algorithms."},
     )
     policy_model: str = field(
         default="tiny",
@@ -147,8 +145,10 @@ class LoopArguments:
 
     def validate(self) -> None:
         """Check the values; raises ``ValueError`` naming the bad key."""
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
+        from coach_rl.algorithms import algorithm_names
+
+        if self.algorithm not in algorithm_names():
+            raise ValueError(f"algorithm must be one of {', '.join(algorithm_names())}, got {self.algorithm!r}")
         if self.policy_mode not in ("xml", "screenshot", "both"):
             raise ValueError(f"policy_mode must be xml, screenshot or both, got {self.policy_mode!r}")
         if self.action_format not in ("index", "uitars"):
