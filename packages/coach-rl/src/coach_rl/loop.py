@@ -132,8 +132,11 @@ def _policy_format(config: RunConfig) -> Any:
     from coach_rl.policy import PolicyFormat
 
     loop = config.loop
+    args = config.coach
+    # the parser maps smart-resized coordinates back with the same pixel bounds as the processor (Table 5)
     kwargs: dict[str, Any] = {"mode": loop.policy_mode, "action_format": loop.action_format,
-                              "max_history": loop.max_history}
+                              "max_history": loop.max_history, "min_pixels": args.min_pixels,
+                              "max_pixels": args.max_pixels}
     if loop.policy_max_label_chars is not None:
         kwargs["max_label_chars"] = loop.policy_max_label_chars
     if not loop.policy_action_space:
@@ -146,6 +149,10 @@ def make_policy(model: Any, processing_class: Any, config: RunConfig, *, version
     from coach_rl.policy import HFPolicy
 
     args = config.coach
+    image_processor = getattr(processing_class, "image_processor", None)
+    if image_processor is not None and hasattr(image_processor, "max_pixels"):
+        # the screenshots the policy sees are smart-resized within the run's pixel bounds (Table 5)
+        image_processor.min_pixels, image_processor.max_pixels = args.min_pixels, args.max_pixels
     return HFPolicy(
         model, processing_class, format=_policy_format(config),
         max_new_tokens=int(args.max_completion_length or 128), temperature=float(args.temperature),
