@@ -361,53 +361,16 @@ class TrainingLoop:
                   f"{result.train_loss:.3f} ({self.stats['sft_seconds']:.1f} s)")
 
     def critic_pretrain_examples(self, demos: Any) -> list[tuple[str, str, int]]:
-        """Critic pre-training triples ``(state, action, label)`` (the paper pre-trains Q on PRM-labelled steps).
+        """Critic pre-training triples (:mod:`coach_rl.critic_data`): a saved PRM dataset, or the demonstrated
+        states with candidates labelled by ``critic_pretrain_labels`` (expert match or the run's PRM)."""
+        from coach_rl.critic_data import critic_pretrain_examples, prm_dataset_examples
 
-        From ``critic_pretrain_dataset`` (a PRM dataset saved by coach_reward) when set; otherwise from the
-        expert demonstrations: at every demonstrated state the expert's answer is labelled 1, and
-        ``critic_pretrain_samples`` answers sampled from the current policy, ``critic_pretrain_contrast``
-        answers of other demonstrated states and as many splices of the expert's answer with those (malformed
-        mixtures like the ones a policy drifts into under RL) are labelled by whether they read as the
-        expert's action here (1) or not (0: another action, or no valid action at all), the action-match
-        labelling of the PRM dataset builder. States are the policy's own templated prompts,
-        the strings the critic scores online.
-        """
-        args = self.args
-        if args.critic_pretrain_dataset:
-            from coach_reward.prm_data import load_prm_dataset, to_critic_pretrain_examples
-
-            return to_critic_pretrain_examples(load_prm_dataset(args.critic_pretrain_dataset))
-        if demos is None or not len(demos):
-            raise ValueError("critic_pretrain_steps > 0 needs demonstrations (policy_model: tiny or "
-                             "sft_instances_per_task > 0) or a critic_pretrain_dataset")
-        k = self.loop.critic_pretrain_samples
-        contrast = self.loop.critic_pretrain_contrast
-        records = list(demos.records)
-        requests = [r.request for r in records]
-        outputs = self.policy.act([q for q in requests for _ in range(k)], greedy=False) if k else []
-        picker = np.random.default_rng(int(self.args.seed))
-        examples: list[tuple[str, str, int]] = []
-        for i, record in enumerate(records):
-            state = self.policy.prompt_text_for(record.request)
-            examples.append((state, record.answer, 1))
-            seen = {record.answer.strip()}
-            candidates = [out.text for out in outputs[i * k:(i + 1) * k]]
-            if contrast and len(records) > 1:
-                others = picker.choice(len(records), size=min(contrast, len(records)), replace=False)
-                for j in others.tolist():
-                    other = records[j].answer
-                    candidates.append(other)
-                    # a splice of two answers: the malformed mixtures a policy drifts into under RL
-                    cut_a = int(picker.integers(1, max(2, len(record.answer))))
-                    cut_b = int(picker.integers(0, max(1, len(other))))
-                    candidates.append(record.answer[:cut_a] + other[cut_b:])
-            for text in candidates:
-                if text.strip() in seen:
-                    continue
-                seen.add(text.strip())
-                _, action = self.policy.format.parse(text, record.request)
-                examples.append((state, text, int(action == record.action)))
-        return examples
+        if self.args.critic_pretrain_dataset:
+            return prm_dataset_examples(self.args.critic_pretrain_dataset)
+        return critic_pretrain_examples(
+            self.policy, demos, samples=self.loop.critic_pretrain_samples, contrast=self.loop.critic_pretrain_contrast,
+            seed=int(self.args.seed), labels=self.loop.critic_pretrain_labels,
+            prm=self.rewards.prm if self.rewards is not None else None)
 
     def _critic_pretrain(self, demos: Any) -> None:
         from coach_rl.critic import critic_pretrain

@@ -140,6 +140,11 @@ def build_process_reward_model(args: Any) -> Any:
         return None
     if args.prm_model == SIM_ORACLE:
         return SimOracle()
+    if args.prm_backend == "transformers":
+        from coach_reward.prm_training import load_prm
+
+        # a folder saved by coach_reward's train_prm carries its prompt settings (prm_config.json)
+        return load_prm(args.prm_model)
     from coach_reward.prm import ProcessRewardModel
 
     return ProcessRewardModel(_judge_backend(args.prm_backend, args.prm_model, args.prm_base_url, "prm"))

@@ -130,6 +130,13 @@ class LoopArguments:
         metadata={"help": "With demo-based critic pre-training: answers of other demonstrated states added per state "
                           "(labelled by action match, so mostly negatives the policy rarely samples)."},
     )
+    critic_pretrain_labels: str = field(
+        default="match",
+        metadata={"help": "Who labels the critic's pre-training actions at demonstrated states: `match` (whether the "
+                          "action is the expert's) or `prm` (the run's learned process reward model judges each one; "
+                          "the paper pre-trains Q on PRM labels, Appendix B). `prm` needs use_prm with a learned "
+                          "prm_model."},
+    )
     actor_states_per_iteration: int | None = field(
         default=None,
         metadata={"help": "Stored states sampled from the replay buffer for each actor update (Algorithm 1, line 24). "
@@ -175,6 +182,10 @@ class LoopArguments:
             raise ValueError(f"policy_max_label_chars must be >= 1 or null, got {self.policy_max_label_chars!r}")
         if not self.policy_action_space and self.action_format != "index":
             raise ValueError("policy_action_space=false is for the index format (UI-TARS prompts keep their list)")
+        from coach_rl.critic_data import CRITIC_LABELS
+
+        if self.critic_pretrain_labels not in CRITIC_LABELS:
+            raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
         if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
             raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 
