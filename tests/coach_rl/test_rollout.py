@@ -241,3 +241,37 @@ def test_bad_arguments_are_refused(lm):
     with pytest.raises(ValueError, match="n_episodes"):
         collector.collect(-1)
     assert len(collector.collect(0)) == 0
+
+
+class _ActionLog(gym.Wrapper):
+    """Records what the collector steps the env with (the checker-wrapped env underneath stays as made)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.actions = []
+
+    def step(self, action):
+        self.actions.append(action)
+        return self.env.step(action)
+
+
+def test_the_collector_keeps_the_env_contract_and_annotates_the_envs_own_record(lm):
+    """Steps carry what the action space declares (Gymnasium's checker on); each episode is recorded once."""
+    from gymnasium.wrappers.common import PassiveEnvChecker
+
+    env = _ActionLog(gym.make("AndroidSim-v0", task=TASKS, max_steps=MAX_STEPS))
+    assert any(isinstance(w, PassiveEnvChecker) for w in _wrappers(env))
+    batch = RolloutCollector([env], _policy(lm)).collect(1, seeds=5)
+    (trajectory,) = batch.trajectories
+    assert trajectory is env.unwrapped.trajectory  # the env's own record, annotated: no second copy
+    assert env.actions and all(env.action_space.contains(a) for a in env.actions)
+    for step, record in zip(trajectory.steps, batch.records):
+        assert "activity" in step.info and step.info["prompt_text"] == record.prompt_text  # env's + collector's
+        assert step.response == record.response
+    assert trajectory.seed == 5 and "instance_seed" in trajectory.info
+
+
+def _wrappers(env):
+    while isinstance(env, gym.Wrapper):
+        yield env
+        env = env.env

@@ -70,9 +70,10 @@ TRAJECTORY_INFO_KEYS: tuple[str, ...] = (
 ``replay_id`` it was stored under (None without a buffer), the ``verifier``'s reason (or None) and the
 device's ``screen_width`` (for coordinate tolerances)."""
 
-# A dict no action reader accepts: stepping an env with it takes the env's invalid-action path (penalty,
-# no device input, info["parse_error"]), exactly what a reply the policy could not parse deserves.
-_UNPARSEABLE = {"type": "unparseable_model_output"}
+# Text no action reader accepts (inside the env's text action space): stepping an env with it takes the env's
+# invalid-action path (penalty, no device input, info["parse_error"]), what a reply the policy could not parse
+# deserves. (The raw reply itself could read as a valid action in another format and move the device.)
+UNPARSEABLE_ACTION = "<the model's reply did not parse as an action>"
 
 
 @dataclass
@@ -165,6 +166,8 @@ class _Slot:
     info: dict[str, Any]
     trajectory: Trajectory
     screen_size: tuple[int, int] | None
+    env_records: bool = False
+    """Whether the env records the episode itself (``env.unwrapped.trajectory``): its steps are annotated."""
 
 
 def _per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
@@ -380,13 +383,20 @@ class RolloutCollector:
             observation, info = env.reset(seed=seed, options=dict(opts) if opts is not None else None)
         except Exception as err:  # a device that cannot be brought up: recorded by the caller, collecting goes on
             return f"{type(err).__name__}: {err}"
-        trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
-                                instruction=observation["instruction"], seed=seed)
+        recorded = getattr(env.unwrapped, "trajectory", None)
+        env_records = isinstance(recorded, Trajectory) and not recorded.steps
+        if env_records:  # the env records the episode: the collector annotates that record, no second copy
+            trajectory = recorded
+            trajectory.info["instance_seed"] = trajectory.seed
+            trajectory.seed = seed  # the reset seed names the instance for evaluation and GRPO groups
+        else:
+            trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
+                                    instruction=observation["instruction"], seed=seed)
         trajectory.info.update(episode=episode, env_index=index, options=dict(opts) if opts else None,
                                policy_version=int(getattr(self.policy, "version", 0)))
         size = getattr(getattr(env.unwrapped, "device", None), "screen_size", None)
         trajectory.info["screen_width"] = int(size[0]) if size is not None else None
-        return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None)
+        return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None, env_records)
 
     def _request(self, slot: _Slot) -> PolicyRequest:
         return PolicyRequest.from_observation(slot.observation, slot.info, slot.trajectory.steps, slot.screen_size)
@@ -396,8 +406,11 @@ class RolloutCollector:
 
         The last item is the sim expert's action in the state acted in (None unless the PRM is the sim oracle,
         or when the expert was stuck)."""
-        action = output.action if output.action is not None else dict(_UNPARSEABLE)
+        action = output.action if output.action is not None else UNPARSEABLE_ACTION
         env = self.envs[index]
+        if not env.action_space.contains(action):
+            raise TypeError(f"the policy produced {action!r}, which env {index}'s action space {env.action_space} "
+                            "does not contain")
         expert = None
         if self.rewards.needs_expert:
             try:
@@ -411,26 +424,27 @@ class RolloutCollector:
 
     def _record(self, slot: _Slot, request: PolicyRequest, output: PolicyOutput, result: tuple[Any, ...],
                 batch: RolloutBatch) -> bool:
-        """Append the step to the slot's trajectory; True when the episode ended."""
+        """Annotate the step the env recorded (or record it, for envs that keep no record); True when it ended."""
         stats = batch.stats
         stats.env_steps += 1
         stats.generated_tokens += int(output.num_tokens)
-        step = Step(
-            ui=slot.observation.get("ui") or "",
-            action=output.action,
-            response=output.text,
-            screenshot=slot.observation.get("screenshot"),
-            xml=slot.info.get("xml") if self.keep_xml else None,
-            parse_error=output.error,
-            info={"prompt": output.prompt, "prompt_text": output.prompt_text, "thought": output.thought,
-                  "target": output.target, "num_tokens": int(output.num_tokens),
-                  "token_ids": output.token_ids, "token_logprobs": output.token_logprobs,
-                  "policy_version": int(getattr(self.policy, "version", 0)), "env_error": None,
-                  "expert_action": result[-1]},
-        )
+        steps = slot.trajectory.steps
+        if slot.env_records and len(steps) == len(request.history) + 1:
+            step = steps[-1]  # what the env recorded of this decision (ui, xml, screenshot, activity)
+        else:
+            step = Step(ui=slot.observation.get("ui") or "", action=None,
+                        screenshot=slot.observation.get("screenshot"), xml=slot.info.get("xml"))
+            steps.append(step)
+        step.action, step.response, step.parse_error = output.action, output.text, output.error
+        if not self.keep_xml:
+            step.xml = None
+        step.info.update({"prompt": output.prompt, "prompt_text": output.prompt_text, "thought": output.thought,
+                          "target": output.target, "num_tokens": int(output.num_tokens),
+                          "token_ids": output.token_ids, "token_logprobs": output.token_logprobs,
+                          "policy_version": int(getattr(self.policy, "version", 0)), "env_error": None,
+                          "expert_action": result[-1]})
         if output.error is not None:
             stats.parse_errors += 1
-        slot.trajectory.steps.append(step)
         if result[0] == "raised":
             step.info["env_error"] = result[1]
             slot.trajectory.error = result[1]
