@@ -147,6 +147,14 @@ class OnlineRLArguments:
             "help": "Base URL of the OpenAI-compatible server that serves the PRM (backend `openai` only)."
         },
     )
+    prm_max_new_tokens: int = field(
+        default=512,
+        metadata={
+            "help": "Longest PRM judgment in tokens. A judge in the paper's format thinks first (`<think>...</think> "
+            "judgment: True`), hence 512; a compact PRM trained with coach-reward answers in a few tokens (the main "
+            "job uses 20), which keeps scoring fast on CPU."
+        },
+    )
     outcome_verifier: str = field(
         default="rule",
         metadata={
@@ -270,6 +278,7 @@ class OnlineRLArguments:
             if self.prm_model != "sim-oracle" and self.prm_backend == "openai" and not self.prm_base_url:
                 raise ValueError("prm_backend='openai' needs prm_base_url (the server's base URL)")
         _positive_int(self.reward_retries, "reward_retries", minimum=0)
+        _positive_int(self.prm_max_new_tokens, "prm_max_new_tokens")
         if self.outcome_verifier not in OUTCOME_VERIFIERS:
             raise ValueError(
                 f"outcome_verifier must be one of {OUTCOME_VERIFIERS}, got {self.outcome_verifier!r}"
