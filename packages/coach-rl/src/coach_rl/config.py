@@ -358,6 +358,15 @@ class CriticArguments:
             "`None`, one pass over the steps collected in this iteration (as verl's critic does)."
         },
     )
+    coach_advantage: str = field(
+        default="acloo",
+        metadata={
+            "help": "Advantage of each of the K sampled actions: `acloo` (A_i = Q_i - mean_{j != i} Q_j, the paper's "
+            "Eq. 3) or `q` (A_i = Q_i, the plain critic value with no baseline: the ablation ACLOO is measured "
+            "against)."
+        },
+    )
+
     critic_pretrain_dataset: str | None = field(
         default=None,
         metadata={
@@ -381,6 +390,8 @@ class CriticArguments:
 
     def validate_critic_arguments(self) -> None:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
+        if self.coach_advantage not in ("acloo", "q"):
+            raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)
@@ -473,15 +484,6 @@ class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
         },
     )
 
-    coach_advantage: str = field(
-        default="acloo",
-        metadata={
-            "help": "Advantage of each of the K sampled actions: `acloo` (A_i = Q_i - mean_{j != i} Q_j, the paper's "
-            "Eq. 3) or `q` (A_i = Q_i, the plain critic value with no baseline: the ablation ACLOO is measured "
-            "against)."
-        },
-    )
-
     def __post_init__(self) -> None:
         """Validate our fields first (clear messages), then run GRPOConfig's own checks, then fill derived defaults."""
         if isinstance(self.num_generations, bool) or not isinstance(self.num_generations, int):
@@ -493,8 +495,6 @@ class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
                 f"num_generations (K actions per state) is {self.num_generations}, but ACLOO's leave-one-out "
                 "baseline averages the Q of the OTHER K-1 actions, so it needs K >= 2"
             )
-        if self.coach_advantage not in ("acloo", "q"):
-            raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
         _finite(self.epsilon, "epsilon", minimum=0.0, strict=True)
         _finite(self.temperature, "temperature", minimum=0.0, strict=True)
         _finite(self.learning_rate, "learning_rate", minimum=0.0)
