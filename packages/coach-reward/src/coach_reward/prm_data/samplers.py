@@ -94,20 +94,40 @@ def build_agent_messages(step: ExpertStep, *, max_ui_chars: int | None = None,
     return [{"role": "system", "content": AGENT_SYSTEM_PROMPT}, {"role": "user", "content": merged}]
 
 
-_ACTION_MARKER = re.compile(r"(?:^|\n)\s*Action\s*[:：]\s*", re.IGNORECASE)
-_THOUGHT_MARKER = re.compile(r"^\s*Thought\s*[:：]\s*", re.IGNORECASE)
+def _marker(word: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``word:`` at the start of a line (any case, with markdown around it: ``**Action:**``, ``## Thought:``,
+    ``- Action:``), and ``Word:`` as a word inside a line (the rule android_gym's parser uses)."""
+    line = re.compile(rf"(?:^|\n)[ \t]*(?:[#>*_-]+[ \t]*)?{word}[ \t]*(?:\*\*|__)?[ \t]*[:：](?:[ \t]*(?:\*\*|__))?",
+                      re.IGNORECASE)
+    return line, re.compile(rf"(?<![A-Za-z0-9_]){word}\s*[:：]")
+
+
+_ACTION_LINE, _ACTION_INLINE = _marker("Action")
+_THOUGHT_LINE, _THOUGHT_INLINE = _marker("Thought")
 
 
 def split_thought_action(text: str) -> Candidate:
-    """Split a ``Thought: ... Action: ...`` output; without an ``Action:`` line all of it is the action text."""
+    """Split a model reply into ``Candidate(thought, action_text)``, a ``(thought, action_text)`` pair.
+
+    The action is what follows the last ``Action:`` that starts a line (any case; markdown such as
+    ``**Action:**`` allowed), else the first ``Action:`` inside a line (``Thought: ... Action: ...`` on one
+    line). The thought is what comes before it, after its last ``Thought:`` if it has one. Without any
+    ``Action:`` the whole reply is the action text, unless it starts with ``Thought:``: then it is all
+    thought and the action text is empty. Both parts are stripped; raises ``TypeError`` only for non-str.
+    """
     if not isinstance(text, str):
-        raise TypeError(f"expected the policy output as str, got {type(text).__name__}")
-    matches = list(_ACTION_MARKER.finditer(text))
-    if not matches:
+        raise TypeError(f"a model reply must be str, got {type(text).__name__}")
+    lines = list(_ACTION_LINE.finditer(text))
+    mark = lines[-1] if lines else _ACTION_INLINE.search(text)
+    if mark is None:
+        head = _THOUGHT_LINE.match(text.lstrip())
+        if head:
+            return Candidate(text.lstrip()[head.end():].strip(), "")
         return Candidate("", text.strip())
-    last = matches[-1]
-    thought = _THOUGHT_MARKER.sub("", text[:last.start()]).strip()
-    return Candidate(thought, text[last.end():].strip())
+    before = text[:mark.start()]
+    thoughts = sorted([*_THOUGHT_LINE.finditer(before), *_THOUGHT_INLINE.finditer(before)], key=lambda m: m.end())
+    thought = before[thoughts[-1].end():] if thoughts else before
+    return Candidate(thought.strip(), text[mark.end():].strip())
 
 
 class BackendSampler:
