@@ -216,8 +216,43 @@ def test_disabled_and_password_states():
 
 
 def test_dialog_hides_everything_underneath():
+    # The dialog's full-screen root takes every tap (tapping outside the panel dismisses it): nothing
+    # below can be acted on. The scrim itself is kept, as a clickable element.
     ui = compress_xml(load("dialog_over_list.xml"))
-    assert labels(ui) == ["Delete Music?", "Cancel", "Delete"]
+    assert labels(ui) == ["", "Delete Music?", "Cancel", "Delete"]
+    assert ui.elements[0].resource_id.endswith("dialog_root") and ui.elements[0].clickable
+
+
+def test_a_later_container_that_takes_no_touches_hides_nothing():
+    # The same screen with a dialog root that is not clickable: Android hands the taps it does not take
+    # to the views below, so the list, the title and the button stay (they can be acted on).
+    raw = load("dialog_over_list.xml").decode()
+    raw = raw.replace('dialog_root" class="android.widget.FrameLayout" package="com.example.files" content-desc="" '
+                      'checkable="false" checked="false" clickable="true"',
+                      'dialog_root" class="android.widget.FrameLayout" package="com.example.files" content-desc="" '
+                      'checkable="false" checked="false" clickable="false"')  # fmt: skip
+    ui = compress_xml(raw)
+    assert not ui.find(resource_id="dialog_root")
+    assert ui.find(text="Files") and ui.find(text="New folder") and ui.find(text="Delete Music?")
+    assert len(ui.find(content_desc="Delete", clickable=True)) == 4
+    assert ui.element_at(500, 300).label == "Photos", "the list row is still the top-most thing there"
+
+
+def test_a_later_window_hides_what_its_frame_covers():
+    # Multi-window dumps list windows bottom to top; a later window takes every touch inside its frame,
+    # clickable or not, but nothing outside it (the keyboard is not modal).
+    app = node("android.widget.Button", "[0,1000][1080,1200]", text="Under", clickable="true")
+    top = node("android.widget.Button", "[0,100][1080,300]", text="Above", clickable="true")
+    popup = (
+        node("android.widget.FrameLayout", "[0,900][1080,1400]")[:-3]
+        + ">"
+        + node("android.widget.TextView", "[40,950][1040,1050]", text="Popup text")
+        + "</node>"
+    )
+    empty = node("android.widget.FrameLayout", "[0,0][1080,2400]")
+    body = screen(app, top)[: -len("</hierarchy>")]
+    ui = compress_xml(body + popup + empty + "</hierarchy>")
+    assert labels(ui) == ["Above", "Popup text"], "an empty full-screen window (no label) hides nothing"
 
 
 def test_empty_overlays_and_decorations_do_not_hide_controls():
@@ -239,6 +274,7 @@ def test_keyboard_window_hides_what_it_fully_covers():
 
 
 def test_drawing_order_decides_what_is_on_top():
+    # The banner is a tappable promotion (clickable, with text): whichever is drawn last takes the taps.
     raw = load("extra_attributes.xml").decode()
     ui = compress_xml(raw)
     assert ui.find(text="Buy now"), (
@@ -254,7 +290,7 @@ def test_drawing_order_decides_what_is_on_top():
 
 def test_occluded_with_keep_offscreen_still_occluded():
     ui = compress_xml(load("dialog_over_list.xml"), keep_offscreen=True)
-    assert labels(ui) == ["Delete Music?", "Cancel", "Delete"]
+    assert labels(ui) == ["", "Delete Music?", "Cancel", "Delete"]
 
 
 # ---------------------------------------------------------------- geometry and off-screen
@@ -332,6 +368,7 @@ def test_synthetic_dialog_and_keyboard():
     plain = compress_xml(synthetic_dump(200))
     dialog = compress_xml(synthetic_dump(200, dialog=True))
     assert labels(dialog) == [
+        "",  # the dim scrim, which takes the taps around the panel
         "Reset settings?",
         "All preferences will be restored to defaults.",
         "Cancel",
@@ -372,7 +409,8 @@ def test_element_at_returns_the_top_most():
     assert ui.element_at(500, 100) is None
     assert ui.element_at(1080, 300) is None, "right and bottom edges are exclusive"
     dialog = compress_xml(load("dialog_over_list.xml"))
-    assert dialog.element_at(500, 300) is None, "the list under the dialog is gone"
+    top = dialog.element_at(500, 300)
+    assert top is not None and top.resource_id.endswith("dialog_root"), "the list under the dialog is gone"
     assert dialog.element_at(800, 1400).label == "Delete"
 
 
