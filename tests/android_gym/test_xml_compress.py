@@ -522,9 +522,38 @@ def test_benchmark_script_reports_every_dump(tmp_path, capsys):
     spec.loader.exec_module(bench)
     (tmp_path / "android_xml").mkdir()
     (tmp_path / "android_xml" / "one.xml").write_bytes(load("appium.xml"))
-    report = bench.main(["--realdata", str(tmp_path), "--repeats", "2", "--nodes", "120"])
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "two.xml").write_bytes(load("keyboard.xml"))
+    args = [
+        "--realdata",
+        str(tmp_path),
+        "--dumps",
+        str(tmp_path / "more"),
+        "--repeats",
+        "2",
+        "--nodes",
+        "120",
+    ]
+    report = bench.main([*args, "--androidlab-repeats", "1"])
     assert json.loads(capsys.readouterr().out) == report
-    assert [d["dump"] for d in report["dumps"]] == ["one.xml", "generated_120_nodes"]
+    assert [d["dump"] for d in report["dumps"]] == ["one.xml", "two.xml", "generated_120_nodes"]
     first = report["dumps"][0]
     assert first["nodes"] == 6 and first["elements"] == 5 and first["chars_after"] < first["chars_before"]
     assert report["generated_120_median_ms_compress"] > 0
+    two = report["dumps"][1]
+    assert two["actionable"] == 24 and two["actionable_kept"] == 23, (
+        "the message under the keyboard window is hidden"
+    )
+    if report["androidlab_available"]:
+        # AndroidLab reads only <node> dumps with every attribute: the Appium one makes it fail.
+        assert first["androidlab"]["failed"].startswith("KeyError")
+        assert report["androidlab_failures"] == 1
+        al = two["androidlab"]
+        assert al["failed"] is None and al["median_ms_compress"] > 0 and al["chars_after"] > 0
+        assert 0 < al["actionable_kept"] <= two["actionable"]
+    else:
+        assert "android_lab" in report["androidlab_missing"] or "xmltodict" in report["androidlab_missing"]
+    missing = bench.main([*args, "--androidlab", str(tmp_path)])
+    capsys.readouterr()
+    assert not missing["androidlab_available"] and "xml_tool.py" in missing["androidlab_missing"]
+    assert "androidlab" not in missing["dumps"][0]
