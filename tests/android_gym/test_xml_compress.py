@@ -253,6 +253,10 @@ def test_a_later_window_hides_what_its_frame_covers():
     body = screen(app, top)[: -len("</hierarchy>")]
     ui = compress_xml(body + popup + empty + "</hierarchy>")
     assert labels(ui) == ["Above", "Popup text"], "an empty full-screen window (no label) hides nothing"
+    # Dumps list windows in no reliable order: the smaller window is the one on top, listed first or last.
+    first = "<hierarchy>" + popup + body[body.index("<node") :] + "</hierarchy>"
+    assert labels(compress_xml(first)) == ["Popup text", "Above"]
+    assert compress_xml(first).element_at(500, 1000).label == "Popup text"
 
 
 def test_empty_overlays_and_decorations_do_not_hide_controls():

@@ -85,20 +85,29 @@ class Geometry:
             if x2 > x1 and y2 > y1:
                 self.vis[n.index] = (x1, y1, x2, y2)
 
+        # Windows (top-level nodes) stack by frame size, larger below; equal sizes keep dump order.
+        tops = [n for n in nodes if n.parent is None]
+        stack = sorted(tops, key=lambda n: -((n.bounds[2] - n.bounds[0]) * (n.bounds[3] - n.bounds[1])
+                                             if _valid(n.bounds) else 0))  # fmt: skip
+        window_pos = {n.index: k for k, n in enumerate(stack)}
+
         def paint_key(n: UINode):
             key = []
             cur: UINode | None = n
             while cur is not None:
-                key.append((cur.drawing_order if cur.drawing_order is not None else -1, cur.index_path[-1]))
+                if cur.parent is None:
+                    key.append((-1, window_pos[cur.index]))
+                else:
+                    key.append(
+                        (cur.drawing_order if cur.drawing_order is not None else -1, cur.index_path[-1])
+                    )
                 cur = tree.parent(cur)
             return tuple(reversed(key))
 
         self.rank = {n.index: r for r, n in enumerate(sorted(nodes, key=paint_key))}
         labelled = {n.index for n in nodes if n.text.strip() or n.content_desc.strip() or n.hint.strip()}
         shows = {n.index for n in nodes if any(m.index in labelled for m in tree.subtree(n))}
-        self.windows = {
-            n.index for n in nodes if n.parent is None and n.index_path[0] > 0 and n.index in shows
-        }
+        self.windows = {n.index for n in stack[1:] if n.index in shows}  # every window but the bottom one
         self.touch = {n.index for n in nodes if n.index in shows and (n.clickable or n.long_clickable)}
 
     def hidden_by_flag(self, n: UINode) -> UINode | None:
@@ -120,7 +129,7 @@ class Geometry:
             if n.index <= o.index < n.end or not _covers(ov, v):
                 continue
             if o.index in self.windows:
-                return o, "occluded by a later window"
+                return o, "occluded by a window above (a smaller one, or a later one of the same size)"
             if o.index in self.touch:
                 return o, "occluded by a later clickable node that shows something"
         return None
@@ -279,6 +288,39 @@ def test_every_on_screen_actionable_node_of_a_real_dump_survives_unless_hidden()
     assert kept / total > 0.95, f"only {kept} of {total} actionable nodes kept"
 
 
+def load_real(name: str):
+    return compress_xml((REAL_DUMPS / name).read_bytes())
+
+
+def test_real_short_video_feed_keeps_its_surface_tabs_and_controls():
+    # Facebook Reels: the full-screen video surface (long-clickable, described) lies under a see-through
+    # layer of controls and under the For you / Explore tab bar drawn later; all of them can be acted on.
+    ui = load_real("kdiitg__ui_finder__dump.xml")
+    surface = ui.find(content_desc="Video details", long_clickable=True)
+    assert len(surface) == 1 and surface[0].bounds == (0, 6, 1080, 2102)
+    for desc in ("For you button", "Explore button", "Search", "Comment", "Share, 1 share", "More", "Back"):
+        assert ui.find(content_desc=desc, clickable=True), desc
+    assert ui.element_at(540, 600).content_desc == "Video details"
+    assert ui.element_at(200, 200).content_desc.startswith("For you")
+
+
+def test_real_app_drawer_under_a_description_only_view_is_kept():
+    # Nova launcher's drawer: a full-screen, non-clickable view described "홈" (home) comes last in the
+    # dump. It takes no touches, so every icon under it is still there to tap.
+    ui = load_real("iMasterProX__UltraNavbar__uidump_drawer.xml")
+    assert len(ui.find(resource_id="icon", clickable=True)) == 49
+    assert ui.find(content_desc="홈") and ui.find(scrollable=True)
+
+
+def test_real_status_bar_listed_before_the_app_window_stays_on_top():
+    # uiautomator2 listed the status bar window before the full-screen app window; the smaller window is
+    # the one on top, so its clock and icons stay and nothing of the app is hidden.
+    ui = load_real("docer1990__visiontest__hierarchy.xml")
+    assert ui.find(resource_id="clock") and ui.find(content_desc="Battery 100 percent.")
+    assert ui.find(content_desc="Log In", clickable=True) and ui.find(content_desc="Privacy Policy")
+    assert ui.element_at(100, 60).resource_id.endswith("clock")
+
+
 def test_real_dumps_against_androidlab(androidlab):
     report = {}
     for path in real_dumps():
@@ -407,11 +449,18 @@ def generated_screen(rng: random.Random) -> str:
         content.append(box("android.widget.FrameLayout", (0, 0, w * 3 // 4, h), items))
     root = box("android.widget.FrameLayout", (0, 0, w, h), content)
     windows = [root]
+    if rng.random() < 0.4:  # the status bar, its own window, listed before or after the app (dumps differ)
+        clock = leaf("android.widget.TextView", (30, 10, 150, top // 2), text="12:00", resource_id="clock")
+        bar_window = box(
+            "android.widget.FrameLayout", (0, 0, w, top // 2), [clock], package="com.android.systemui"
+        )
+        windows.insert(rng.choice([0, 1]), bar_window)
     if rng.random() < 0.3:  # the soft keyboard, its own window
         ky = h - h // 3
         keys = [leaf("android.widget.FrameLayout", (k * w // 10, ky + 40, (k + 1) * w // 10, ky + 200),
                      content_desc="qwertyuiop"[k], clickable="true") for k in range(10)]  # fmt: skip
-        windows.append(box("android.widget.FrameLayout", (0, ky, w, h), keys, package="com.ime"))
+        ime = box("android.widget.FrameLayout", (0, ky, w, h), keys, package="com.ime")
+        windows.insert(rng.choice([0, len(windows)]), ime)
     if rng.random() < 0.2:  # a dialog window
         windows.append(box("android.widget.FrameLayout", (80, h // 3, w - 80, h // 3 + 500),
                            [leaf("android.widget.Button", (120, h // 3 + 300, w - 120, h // 3 + 450), text="Allow",

@@ -14,8 +14,9 @@ Rules (AndroidLab's, with its weaknesses fixed):
 * Occlusion: a node is drawn over everything drawn before it that is not its ancestor, in dump order,
   or ``drawing-order`` where the dump has it. An element is occluded, and dropped, only when a node
   drawn after it covers its visible bounds completely *and takes the touches there*:
-  the root of a later window (a dialog, popup, the soft keyboard or a system bar in a multi-window
-  dump; a window receives every touch inside its frame), or a clickable or long-clickable node (a
+  the root of a window above (a dialog, popup, the soft keyboard or a system bar in a multi-window
+  dump; a window receives every touch inside its frame; windows are stacked by size, smaller on top,
+  as dumps list them in no reliable order), or a clickable or long-clickable node (a
   modal scrim, a page or a card drawn over the old one). Either must show something (a node in its
   subtree has text, content-desc or hint): empty windows and bare decorations (a background image, a
   transparent touch catcher) hide nothing. Everything else is see-through: a later container that is
@@ -94,12 +95,12 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     # blocks[i]: node i takes the touches over its area and shows something, so it hides what it covers
     # completely (a later window's root, or a clickable / long-clickable node); hides[i]: some node in
     # i's subtree blocks (only such subtrees can occlude what was drawn before them).
-    roots = tree.roots
     blocks = [s and (r[F_CLICKABLE] in _TRUE or r[F_LONG_CLICKABLE] in _TRUE) for r, s in zip(rows, shows)]
+    windows = _window_order(tree)
     window = None
-    if len(roots) > 1:
-        window = set(roots[1:])
-        for c in roots[1:]:
+    if len(windows) > 1:
+        window = set(windows[1:])
+        for c in windows[1:]:
             blocks[c] = shows[c]
     hides = blocks[:]
     for i in compress(range(n), blocks):
@@ -172,9 +173,12 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
             todo.extend((k, inner) for k in kids[j] if hides[k])
         return out
 
-    def group(cs: list[int], clip: Bounds | None, above: list[Bounds], a: str, ep: int, ed: int) -> None:
-        """Hand the children ``cs`` of one node their visible rects, clip, occluders and ancestry."""
-        if any_order and len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
+    def group(
+        cs: list[int], clip: Bounds | None, above: list[Bounds], a: str, ep: int, ed: int, top: bool = False
+    ) -> None:
+        """Hand the children ``cs`` of one node (``top``: the windows, bottom first) their visible rects,
+        clip, occluders and ancestry."""
+        if not top and any_order and len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
             ordered = sorted(cs, key=lambda c: (_int_or(rows[c][F_DRAWING_ORDER], -1), c))
             if ordered != cs:
                 reordered[0] = True
@@ -231,7 +235,9 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                 occ[c] = [o for o in cand if o[0] < x2 and o[2] > x1 and o[1] < y2 and o[3] > y1]
 
     root_clip: Bounds | None = (0, 0, screen[0], screen[1]) if (screen is not None and clip_on) else None
-    group(tree.roots, root_clip, _NO_RECTS, "", -1, 0)
+    if windows != tree.roots:
+        reordered[0] = True
+    group(windows, root_clip, _NO_RECTS, "", -1, 0, top=True)
     picked: list[int] = []
     i = 0
     while i < n:
@@ -269,7 +275,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
         if cs:
             group(cs, r if clip_on else None, above, f"{anc[i]}/{rows[i][F_RID] or classes[i]}", ep, ed)
         i += 1
-    ranks = _paint_ranks(tree, picked) if reordered[0] else None
+    ranks = _paint_ranks(tree, picked, windows) if reordered[0] else None
     at = [vis, epar, edep, anc]
     picked_vis, picked_par, picked_dep, picked_anc = (list(map(col.__getitem__, picked)) for col in at)
     return Selection(picked, picked_vis, picked_par, picked_dep, picked_anc, ranks)
@@ -348,19 +354,43 @@ def _int_or(value: str, default: int) -> int:
         return default
 
 
-def _paint_ranks(tree: UITree, picked: list[int]) -> list[int]:
-    """Each picked node's rank in drawing order (siblings sorted by drawing-order, then dump order)."""
+def _window_order(tree: UITree) -> list[int]:
+    """The top-level nodes (windows) from the bottom one up.
+
+    Dumps list windows in no reliable order (uiautomator2 may put the status bar before the app under
+    it), but a window lies on top of a larger one: bars, the keyboard, dialogs and popups over the
+    full-screen app. So larger frames go below; windows of the same size (or without bounds, size 0)
+    keep their dump order, later on top. ``drawing-order`` means nothing between windows.
+    """
+    roots = tree.roots
+    if len(roots) < 2:
+        return roots
+    bounds = tree.bounds
+
+    def area(c: int) -> int:
+        b = bounds[c]
+        return (b[2] - b[0]) * (b[3] - b[1]) if b is not None and b[2] > b[0] and b[3] > b[1] else 0
+
+    return sorted(roots, key=lambda c: -area(c))
+
+
+def _paint_ranks(tree: UITree, picked: list[int], windows: list[int]) -> list[int]:
+    """Each picked node's rank in drawing order (windows in `_window_order`; siblings below them sorted by
+    drawing-order, then dump order)."""
     rows, parents = tree.rows, tree.parents
     pos_in_parent: dict[int, int] = {}
-    for kids in [tree.roots, *tree.child_lists]:
+    for kids in tree.child_lists:
         for pos, c in enumerate(kids):
             pos_in_parent[c] = pos
+    for pos, c in enumerate(windows):
+        pos_in_parent[c] = pos
 
     def key(i: int) -> tuple[tuple[int, int], ...]:
         path = []
         while i >= 0:
-            path.append((_int_or(rows[i][F_DRAWING_ORDER], -1), pos_in_parent[i]))
-            i = parents[i]
+            p = parents[i]
+            path.append((_int_or(rows[i][F_DRAWING_ORDER], -1) if p >= 0 else -1, pos_in_parent[i]))
+            i = p
         return tuple(reversed(path))
 
     order = sorted(range(len(picked)), key=lambda p: key(picked[p]))
