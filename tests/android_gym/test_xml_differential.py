@@ -340,6 +340,7 @@ def test_real_dumps_against_androidlab(androidlab):
 
 
 def sim_screens():
+    from android_gym import AndroidEnv
     from android_gym.sim import SimPhone
 
     out = []
@@ -357,12 +358,29 @@ def sim_screens():
     phone.launch("com.android.settings")
     phone.app("com.android.settings").push("search")
     out.append(("settings search with keyboard", phone.dump(), (phone.width, phone.height)))
+    # Every screen of a few expert episodes that pass through dialogs, pickers and the keyboard.
+    env = AndroidEnv(suite="sim")
+    seen = set()
+    for task in ("SimpleCalendarDeleteOneEvent", "SimpleCalendarAddOneEvent", "ContactsDeleteContact",
+                 "MarkorDeleteNote", "ClockDeleteAlarm", "ExpenseDeleteSingle"):  # fmt: skip
+        env.reset(seed=0, options={"task": task})
+        for step in range(60):
+            phone = env.device.phone
+            xml = phone.dump()
+            if xml not in seen:
+                seen.add(xml)
+                out.append((f"{task} step {step}", xml, (phone.width, phone.height)))
+            _, _, terminated, truncated, _ = env.step(env.expert_action())
+            if terminated or truncated:
+                break
+    env.close()
     return out
 
 
 def test_sim_screens_against_androidlab(androidlab):
     screens = sim_screens()
-    assert len(screens) > 10
+    assert len(screens) > 30
+    assert sum("android:id/button1" in xml for _, xml, _ in screens) >= 3, "some screens show a dialog"
     for name, xml, size in screens:
         d = compare(f"sim {name}", xml, androidlab, screen_size=size)
         assert d["ours"] >= d["androidlab"], (name, d)
