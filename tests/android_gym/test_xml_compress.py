@@ -238,6 +238,16 @@ def test_a_later_container_that_takes_no_touches_hides_nothing():
     assert ui.element_at(500, 300).label == "Photos", "the list row is still the top-most thing there"
 
 
+def test_a_scrim_the_dump_marks_not_shown_hides_nothing():
+    button = node("android.widget.Button", "[0,1000][1080,1200]", text="Under", clickable="true")
+    scrim = node("android.widget.FrameLayout", "[0,0][1080,2400]", clickable="true", visible_to_user="false")
+    scrim = scrim[:-3] + ">" + node("android.widget.TextView", "[40,950][1040,1050]", text="Gone") + "</node>"
+    ui = compress_xml(screen(button, scrim))
+    assert labels(ui) == ["Under"]
+    shown = compress_xml(screen(button, scrim.replace('visible-to-user="false"', 'visible-to-user="true"')))
+    assert labels(shown) == ["", "Gone"], "shown, the clickable scrim hides the button"
+
+
 def test_a_later_window_hides_what_its_frame_covers():
     # Multi-window dumps list windows bottom to top; a later window takes every touch inside its frame,
     # clickable or not, but nothing outside it (the keyboard is not modal).

@@ -126,6 +126,8 @@ class Geometry:
             ov = self.vis.get(o.index)
             if ov is None or self.rank[o.index] <= self.rank[n.index] or o.index in ancestors:
                 continue
+            if self.hidden_by_flag(o) is not None:  # not shown, so it hides nothing
+                continue
             if n.index <= o.index < n.end or not _covers(ov, v):
                 continue
             if o.index in self.windows:

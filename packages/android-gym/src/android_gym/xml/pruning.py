@@ -153,6 +153,8 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
 
     def drawn_rects(c: int, v: Bounds | None, clip: Bounds | None) -> list[Bounds]:
         """Rects where node c's subtree takes the touches over what came before (see ``blocks``)."""
+        if invisible and c in invisible:
+            return []  # not shown, so it hides nothing
         if clip_on and window is not None and c in window and blocks[c] and v is not None:
             return [v]  # the window's frame (what it holds is clipped inside)
         if not clip_on:  # nothing is clipped: every blocking node's own rect, a window's frame among them
@@ -161,6 +163,8 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
         todo = [(c, clip)]
         while todo:
             j, cl = todo.pop()
+            if invisible and j in invisible:
+                continue
             b = valid[j]
             if b is not None and cl is not None:
                 b = (max(b[0], cl[0]), max(b[1], cl[1]), min(b[2], cl[2]), min(b[3], cl[3]))
