@@ -95,7 +95,11 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     # blocks[i]: node i takes the touches over its area and shows something, so it hides what it covers
     # completely (a later window's root, or a clickable / long-clickable node); hides[i]: some node in
     # i's subtree blocks (only such subtrees can occlude what was drawn before them).
-    blocks = [s and (r[F_CLICKABLE] in _TRUE or r[F_LONG_CLICKABLE] in _TRUE) for r, s in zip(rows, shows)]
+    blocks = [False] * n
+    for i in compress(range(n), shows):  # only flagged rows can take touches: most are neither
+        if not quiet[i]:
+            r = rows[i]
+            blocks[i] = r[F_CLICKABLE] in _TRUE or r[F_LONG_CLICKABLE] in _TRUE
     windows = _window_order(tree)
     window = None
     if len(windows) > 1:
