@@ -15,6 +15,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -58,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed-offset", type=int, default=None, help="first instance seed (default eval_seed_offset)")
     p.add_argument("--sample", action="store_true", help="sample actions instead of greedy decoding")
     p.add_argument("--out", default=None, help="write the JSON report here")
+    p.add_argument("--best-of", type=int, default=None, metavar="N",
+                   help="ProRe best-of-N: N sampled attempts per task instance from the same start state, the "
+                        "verifier picks one; reports pass@1, best-of-N and pass@N")
+    p.add_argument("--verifier", default="rule", choices=("rule", "judge", "probing"),
+                   help="who picks among the N attempts (with --best-of): the task's rule check, an LLM judge "
+                        "over the trajectory, or ProRe's probing verifier (default rule)")
+    p.add_argument("--judge-model", default=None, metavar="DIR",
+                   help="local judge model folder for --verifier judge/probing (default: verifier_model)")
+    p.add_argument("--judge-base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible server of the judge (default: verifier_base_url)")
+    p.add_argument("--judge-model-name", default=None, metavar="NAME",
+                   help="the judge's model name on that server (default: verifier_model)")
 
     p = sub.add_parser("report", help="(re)write report.md and plots of a run folder")
     p.add_argument("run", help="run folder")
@@ -170,13 +183,55 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     start = args.seed_offset if args.seed_offset is not None else config.loop.eval_seed_offset
     env_kwargs = _env_kwargs(config)
     env_kwargs.pop("latency", None)
-    report, _ = evaluate_policy(policy, tasks, list(range(start, start + n)), env_id=config.coach.env_id,
-                                env_kwargs=env_kwargs, num_envs=int(config.coach.num_envs or 4),
-                                greedy=not args.sample, meta={"policy": str(policy_path)})
+    if args.best_of is not None:
+        report = _best_of_n(args, config, policy, tasks, list(range(start, start + n)), env_kwargs, str(policy_path))
+    else:
+        report, _ = evaluate_policy(policy, tasks, list(range(start, start + n)), env_id=config.coach.env_id,
+                                    env_kwargs=env_kwargs, num_envs=int(config.coach.num_envs or 4),
+                                    greedy=not args.sample, meta={"policy": str(policy_path)})
     print(report.markdown())
     if args.out:
         Path(args.out).write_text(report.to_json())
     return 0
+
+
+def _judge_backend(args: argparse.Namespace, config: Any) -> Any:
+    """The judge backend of ``--verifier judge/probing``: the flags, else the config's ``verifier_*`` fields."""
+    if args.verifier == "rule":
+        return None
+    coach = config.coach
+    base_url = args.judge_base_url or (coach.verifier_base_url if coach.verifier_backend == "openai" else None)
+    model_dir = args.judge_model or (coach.verifier_model if not base_url else None)
+    if base_url:
+        from coach_reward.backends import OpenAIBackend
+
+        name = args.judge_model_name or coach.verifier_model
+        if not name:
+            raise ValueError("--judge-base-url needs --judge-model-name (the judge's model name on the server)")
+        return OpenAIBackend(base_url, name)
+    if model_dir:
+        from coach_reward.backends import TransformersBackend
+
+        if not Path(model_dir).is_dir():
+            raise FileNotFoundError(f"judge model folder not found: {model_dir}")
+        return TransformersBackend.from_pretrained(model_dir, images="drop")
+    raise ValueError(f"--verifier {args.verifier} needs a judge: --judge-model DIR or --judge-base-url URL "
+                     "--judge-model-name NAME")
+
+
+def _best_of_n(args: argparse.Namespace, config: Any, policy: Any, tasks: list[str], seeds: list[int],
+               env_kwargs: dict[str, Any], policy_path: str) -> Any:
+    """``eval --best-of N``: sampled attempts, the chosen verifier picks (coach_rl.evaluation.evaluate_best_of_n)."""
+    from coach_rl.evaluation import build_outcome_verifier, evaluate_best_of_n
+
+    if args.best_of < 1:
+        raise ValueError(f"--best-of must be >= 1, got {args.best_of}")
+    verifier = build_outcome_verifier(args.verifier, _judge_backend(args, config))
+    report, _ = evaluate_best_of_n(policy, tasks, seeds, args.best_of, verifier, verifier_name=args.verifier,
+                                   env_id=config.coach.env_id, env_kwargs=env_kwargs,
+                                   num_envs=int(config.coach.num_envs or 4), greedy=False,
+                                   meta={"policy": policy_path})
+    return report
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
