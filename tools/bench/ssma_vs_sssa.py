@@ -37,7 +37,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from android_gym.sim.latency import PRESETS  # noqa: E402
-from coach_rl.actor import ActorSample, ActorUpdater  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
 from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
 
@@ -45,34 +44,10 @@ VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "grpo", "ppo")
 
 
 class BenchLoop(TrainingLoop):
-    """A training loop without checkpoints (the study never resumes) and with the K = 1 critic-only variant."""
-
-    def __init__(self, *args: Any, k1: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.k1 = k1
+    """A training loop without checkpoints (the study never resumes)."""
 
     def save_checkpoint(self) -> Path:
         return self.run.path
-
-    def _build_components(self) -> None:
-        super()._build_components()
-        if self.k1:  # replace CoachTrainer by a plain PPO-clip updater on the stored pairs
-            self.actor = ActorUpdater.from_config(self.model, self.tokenizer, self.args)
-
-    def _actor_update(self, record: dict[str, Any]) -> dict[str, Any]:
-        if not self.k1:
-            return super()._actor_update(record)
-        t0 = time.perf_counter()
-        picked = self._actor_states(record)
-        states = [s.info["prompt_text"] for s in picked]
-        actions = [s.response for s in picked]
-        q = self.critic.score(states, actions, batch_size=self.args.critic_batch_size)
-        advantages = (q - q.mean()).tolist()
-        samples = [ActorSample(p, a, float(adv)) for p, a, adv in zip(states, actions, advantages)]
-        metrics = self.actor.update(samples, mini_batch_size=self.args.per_device_train_batch_size)
-        out = {f"actor/{k}": v for k, v in metrics.items()}
-        out.update({"actor/states": len(picked), "actor/q_mean": float(q.mean()), "time/actor": time.perf_counter() - t0})
-        return out
 
 
 def _latency(scale: float) -> dict[str, float] | None:
@@ -84,7 +59,9 @@ def _latency(scale: float) -> dict[str, float] | None:
 def _variant_overrides(variant: str) -> list[str]:
     if variant.startswith("coach-k"):
         k = int(variant.removeprefix("coach-k"))
-        return ["algorithm=coach", f"num_generations={max(2, k)}"]
+        if k == 1:  # critic-only SSSA: the stored action, advantage Q - mean Q (coach_rl.algorithms.coach_sssa)
+            return ["algorithm=coach_sssa"]
+        return ["algorithm=coach", f"num_generations={k}"]
     if variant == "grpo":
         return ["algorithm=grpo", "num_generations=4"]  # G = 4 rollouts per task instance (paper A.3)
     if variant == "ppo":
@@ -126,7 +103,7 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
         "eval_before=false", "eval_after=false", "write_report=false", f"env_kwargs={env_kwargs}",
         f"env_threads={'true' if latency else 'false'}",
     ])
-    loop = BenchLoop(config, progress=False, k1=variant == "coach-k1", echo=lambda msg: None)
+    loop = BenchLoop(config, progress=False, echo=lambda msg: None)
     curve: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     try:

@@ -23,7 +23,7 @@ __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments"
 #: Where a model-based judge (PRM or LLM outcome verifier) runs.
 PRM_BACKENDS: tuple[str, ...] = ("transformers", "vllm", "openai")
 #: How the outcome reward r_o is decided.
-OUTCOME_VERIFIERS: tuple[str, ...] = ("rule", "llm_judge", "probing")
+OUTCOME_VERIFIERS: tuple[str, ...] = ("rule", "llm_judge", "last_screen", "vote", "probing")
 
 _TABLE5 = "Android Coach Table 5"
 
@@ -132,8 +132,9 @@ class OnlineRLArguments:
     prm_model: str | None = field(
         default=None,
         metadata={
-            "help": "PRM checkpoint path (backends `transformers`/`vllm`) or model name at the server (`openai`). "
-            "Required when `use_prm` is set."
+            "help": "PRM checkpoint path (backends `transformers`/`vllm`) or model name at the server (`openai`); "
+            "`sim-oracle`: on the simulated phone, r_p = 1 when the action matches the task expert's next action in "
+            "that state (the PRM dataset's matching rule), the upper bound for learned PRMs. Required with `use_prm`."
         },
     )
     prm_backend: str = field(
@@ -150,8 +151,9 @@ class OnlineRLArguments:
         default="rule",
         metadata={
             "help": "How r_o is decided: `rule` (the task's own check; the paper's choice on AndroidWorld), "
-            "`llm_judge` (a judge over the compressed-XML trajectory; the paper's choice on AndroidLab) or `probing` "
-            "(a judge that probes the device after the episode)."
+            "`llm_judge` (a judge over the compressed-XML trajectory; the paper's choice on AndroidLab), "
+            "`last_screen` (a judge of the last screen and actions, DistRL-style), `vote` (majority of rule, "
+            "llm_judge and last_screen) or `probing` (ProRe: a judge that probes the device after the episode)."
         },
     )
     verifier_model: str | None = field(
@@ -169,6 +171,16 @@ class OnlineRLArguments:
     verifier_base_url: str | None = field(
         default=None,
         metadata={"help": "Base URL of the OpenAI-compatible server of the judge (backend `openai` only)."},
+    )
+
+    reward_retries: int = field(
+        default=2,
+        metadata={
+            "help": "Extra attempts for a PRM call that fails or answers without a readable verdict, and for a "
+            "failing outcome verifier. After them a step's r_p is recorded as missing (NaN; the return uses the "
+            "episode's mean scored r_p) and a failed verdict falls back to the task's recorded check; both are "
+            "counted in metrics.jsonl (rewards/prm_missing, rewards/verifier_failures)."
+        },
     )
 
     # Parameters that control the return targets
@@ -255,8 +267,9 @@ class OnlineRLArguments:
                 raise ValueError(
                     "use_prm is set but prm_model is empty: give the PRM checkpoint or server model name"
                 )
-            if self.prm_backend == "openai" and not self.prm_base_url:
+            if self.prm_model != "sim-oracle" and self.prm_backend == "openai" and not self.prm_base_url:
                 raise ValueError("prm_backend='openai' needs prm_base_url (the server's base URL)")
+        _positive_int(self.reward_retries, "reward_retries", minimum=0)
         if self.outcome_verifier not in OUTCOME_VERIFIERS:
             raise ValueError(
                 f"outcome_verifier must be one of {OUTCOME_VERIFIERS}, got {self.outcome_verifier!r}"
