@@ -521,7 +521,7 @@ def evaluate_best_of_n(
     (``greedy=False``): greedy attempts would all be the same.
     """
     from coach_reward.selection import select_best
-    from coach_rl.loop import make_envs
+    from coach_rl.envs import make_envs
     from coach_rl.rollout import RolloutCollector
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
