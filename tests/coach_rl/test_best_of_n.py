@@ -15,7 +15,7 @@ from coach_reward.tiny_models import build_tiny_causal_lm, scripted_backend
 from coach_reward.verifiers import LLMJudgeVerifier
 from coach_rl.cli import main
 from coach_rl.demos import collect_demos
-from coach_rl.evaluation import build_outcome_verifier, evaluate_best_of_n
+from coach_rl.evaluation import best_of_n_verifier, evaluate_best_of_n
 from coach_rl.policy import HFPolicy, PolicyFormat
 from coach_rl.sft import sft_warmup
 
@@ -45,7 +45,7 @@ def policy():
 @pytest.mark.slow
 def test_rule_verifier_best_of_n_reaches_pass_at_n(policy):
     torch.manual_seed(0)
-    report, trajectories = evaluate_best_of_n(policy, [TASK], [20, 21, 22], 4, build_outcome_verifier("rule"),
+    report, trajectories = evaluate_best_of_n(policy, [TASK], [20, 21, 22], 4, best_of_n_verifier("rule"),
                                               verifier_name="rule", env_kwargs=ENV, num_envs=2)
     m = report.overall
     assert (m.instances, m.episodes, len(trajectories)) == (3, 12, 12)
@@ -94,11 +94,11 @@ def test_judge_over_http_and_probing_verifiers_pick_deterministically(policy):
 
 def test_best_of_n_refuses_bad_arguments(policy):
     with pytest.raises(ValueError, match="positive integer"):
-        evaluate_best_of_n(policy, [TASK], [0], 0, build_outcome_verifier("rule"))
+        evaluate_best_of_n(policy, [TASK], [0], 0, best_of_n_verifier("rule"))
     with pytest.raises(ValueError, match="unknown verifier 'oracle'"):
-        build_outcome_verifier("oracle")
+        best_of_n_verifier("oracle")
     with pytest.raises(ValueError, match="needs a judge model"):
-        build_outcome_verifier("judge")
+        best_of_n_verifier("judge")
 
 
 @pytest.mark.slow

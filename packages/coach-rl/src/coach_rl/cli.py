@@ -238,11 +238,11 @@ def _judge_backend(args: argparse.Namespace, config: Any) -> Any:
 def _best_of_n(args: argparse.Namespace, config: Any, policy: Any, tasks: list[str], seeds: list[int],
                env_kwargs: dict[str, Any], policy_path: str) -> Any:
     """``eval --best-of N``: sampled attempts, the chosen verifier picks (coach_rl.evaluation.evaluate_best_of_n)."""
-    from coach_rl.evaluation import build_outcome_verifier, evaluate_best_of_n
+    from coach_rl.evaluation import best_of_n_verifier, evaluate_best_of_n
 
     if args.best_of < 1:
         raise ValueError(f"--best-of must be >= 1, got {args.best_of}")
-    verifier = build_outcome_verifier(args.verifier, _judge_backend(args, config))
+    verifier = best_of_n_verifier(args.verifier, _judge_backend(args, config))
     report, _ = evaluate_best_of_n(policy, tasks, seeds, args.best_of, verifier, verifier_name=args.verifier,
                                    env_id=config.coach.env_id, env_kwargs=env_kwargs,
                                    num_envs=int(config.coach.num_envs or 4), greedy=False,

@@ -384,14 +384,14 @@ def evaluate_policy(
 
 # -- Best-of-N with an outcome verifier (ProRe) --
 
-__all__ += ["BEST_OF_N_VERIFIERS", "BestOfNMetrics", "BestOfNReport", "build_outcome_verifier", "evaluate_best_of_n"]
+__all__ += ["BEST_OF_N_VERIFIERS", "BestOfNMetrics", "BestOfNReport", "best_of_n_verifier", "evaluate_best_of_n"]
 
 BEST_OF_N_VERIFIERS: tuple[str, ...] = ("rule", "judge", "probing")
 """Verifiers ``coach-rl eval --best-of N --verifier`` can pick with: the task's rule check, an LLM judge over the
 trajectory, ProRe's probing verifier."""
 
 
-def build_outcome_verifier(kind: str, backend: Any = None, *, max_new_tokens: int = 256) -> Any:
+def best_of_n_verifier(kind: str, backend: Any = None, *, max_new_tokens: int = 256) -> Any:
     """The ``coach_reward`` verifier named ``kind`` (``rule``, ``judge``, ``probing``); the last two need a ``backend``."""
     from coach_reward.probing import ProbingVerifier
     from coach_reward.verifiers import LLMJudgeVerifier, RuleVerifier
