@@ -83,9 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=4, help="candidates per step and round (default 4)")
     p.add_argument("--rounds", type=int, default=3, help="at most this many rounds (default 3)")
     p.add_argument("--sft-steps", type=int, default=50, help="fine-tuning steps after each round (default 50)")
-    p.add_argument("--sft-lr", type=float, default=None, help="fine-tuning learning rate (default sft_learning_rate)")
+    p.add_argument("--sft-lr", type=float, default=None,
+                   help="learning rate of the fine-tuning between rounds (default sft_learning_rate)")
     p.add_argument("--warmup-steps", type=int, default=0,
-                   help="action-only SFT steps on the demos before round 0 (MobileRL's first stage; default 0)")
+                   help="action-only SFT steps on the demos before round 0, at sft_learning_rate (MobileRL's first "
+                        "stage; default 0)")
     p.add_argument("--out", default=None, help="output folder (default <output_dir>/irr)")
 
     p = sub.add_parser("report", help="(re)write report.md and plots of a run folder")
@@ -290,7 +292,7 @@ def _cmd_irr(args: argparse.Namespace) -> int:
         policy = make_policy(model, tokenizer, config)
         steps = irr_steps_from_demos(demos)
         if args.warmup_steps:
-            sft_warmup(model, tokenizer, demos, max_steps=args.warmup_steps, learning_rate=lr,
+            sft_warmup(model, tokenizer, demos, max_steps=args.warmup_steps, learning_rate=float(loop.sft_learning_rate),
                        per_device_train_batch_size=int(loop.sft_batch_size), seed=int(coach.seed), policy=policy)
     result = iterative_reasoning_refinement(
         model, tokenizer, steps, fmt=policy.format, k=args.k, rounds=args.rounds, temperature=float(coach.temperature),
