@@ -298,7 +298,9 @@ def plot_match_rate(result: IRRResult, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    ax.plot([r.round for r in result.rounds], result.match_rates, marker="o")
+    rounds = [r.round for r in result.rounds]
+    ax.plot(rounds, result.match_rates, marker="o")
+    ax.set_xticks(rounds)
     ax.set_xlabel("IRR round")
     ax.set_ylabel("match rate")
     ax.set_ylim(0, 1)
