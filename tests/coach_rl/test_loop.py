@@ -234,3 +234,31 @@ def test_baselines_train_checkpoint_and_resume_exactly(tmp_path: Path, algorithm
     assert resumed.resumed_from == 1
     assert clean(resumed.run_iteration()) == clean(second)
     resumed.close()
+
+
+@_quiet_trl
+def test_critic_pretrain_examples_can_be_labelled_by_the_prm(tmp_path: Path):
+    """critic_pretrain_labels=prm: the PRM judges every candidate (paper Appendix B); the expert's answer stays 1."""
+    from coach_reward.prm import ProcessRewardModel
+    from coach_reward.tiny_models import build_tiny_causal_lm, scripted_backend
+    from coach_rl.configs import load_config
+    from coach_rl.critic_data import critic_pretrain_examples
+    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=1",
+                                "critic_pretrain_samples=2"])
+    loop = TrainingLoop(cfg, progress=False)
+    demos = _collect_demos(cfg, loop.tasks)
+    model, tok = build_policy_model(cfg, demos)
+    policy = make_policy(model, tok, cfg)
+    judge_model, judge_tok = build_tiny_causal_lm(seed=3)
+    for verdict, label in (("True", 1), ("False", 0)):
+        prm = ProcessRewardModel(scripted_backend(judge_model, judge_tok, f"judgment: {verdict}"), use_logprobs=False)
+        torch.manual_seed(0)
+        examples = critic_pretrain_examples(policy, demos, samples=2, contrast=1, labels="prm", prm=prm)
+        experts = {(policy.prompt_text_for(r.request), r.answer) for r in demos.records}
+        judged = [y for s, a, y in examples if (s, a) not in experts]
+        assert judged and set(judged) == {label}
+        assert all(y == 1 for s, a, y in examples if (s, a) in experts)
+    with pytest.raises(ValueError, match="needs the run's process reward model"):
+        critic_pretrain_examples(policy, demos, labels="prm", prm=None)

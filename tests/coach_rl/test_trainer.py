@@ -288,3 +288,14 @@ def test_coachs_gradient_comes_from_losses_ppo_clip_loss(tiny, tmp_path, monkeyp
     monkeypatch.setattr(trainer_module, "ppo_clip_loss", tripled)
     torch.testing.assert_close(gradient(), 3 * real)
     assert calls
+
+
+def test_the_plain_critic_value_ablation_uses_q_itself(tiny, tmp_path):
+    """coach_advantage=q: A_i = Q_i (no leave-one-out baseline), the ablation ACLOO is compared with."""
+    model, tok = tiny
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_advantage="q"), tok)
+    trainer.actor_update(_rows(2), num_steps=1)
+    batch = trainer.batches[0]
+    torch.testing.assert_close(batch["advantages"], batch["q"])
+    with pytest.raises(ValueError, match="coach_advantage"):
+        _config(tmp_path, coach_advantage="gae")

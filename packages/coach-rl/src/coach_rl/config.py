@@ -147,6 +147,14 @@ class OnlineRLArguments:
             "help": "Base URL of the OpenAI-compatible server that serves the PRM (backend `openai` only)."
         },
     )
+    prm_max_new_tokens: int = field(
+        default=512,
+        metadata={
+            "help": "Longest PRM judgment in tokens. A judge in the paper's format thinks first (`<think>...</think> "
+            "judgment: True`), hence 512; a compact PRM trained with coach-reward answers in a few tokens (the main "
+            "job uses 20), which keeps scoring fast on CPU."
+        },
+    )
     outcome_verifier: str = field(
         default="rule",
         metadata={
@@ -270,6 +278,7 @@ class OnlineRLArguments:
             if self.prm_model != "sim-oracle" and self.prm_backend == "openai" and not self.prm_base_url:
                 raise ValueError("prm_backend='openai' needs prm_base_url (the server's base URL)")
         _positive_int(self.reward_retries, "reward_retries", minimum=0)
+        _positive_int(self.prm_max_new_tokens, "prm_max_new_tokens")
         if self.outcome_verifier not in OUTCOME_VERIFIERS:
             raise ValueError(
                 f"outcome_verifier must be one of {OUTCOME_VERIFIERS}, got {self.outcome_verifier!r}"
@@ -349,6 +358,15 @@ class CriticArguments:
             "`None`, one pass over the steps collected in this iteration (as verl's critic does)."
         },
     )
+    coach_advantage: str = field(
+        default="acloo",
+        metadata={
+            "help": "Advantage of each of the K sampled actions: `acloo` (A_i = Q_i - mean_{j != i} Q_j, the paper's "
+            "Eq. 3) or `q` (A_i = Q_i, the plain critic value with no baseline: the ablation ACLOO is measured "
+            "against)."
+        },
+    )
+
     critic_pretrain_dataset: str | None = field(
         default=None,
         metadata={
@@ -372,6 +390,8 @@ class CriticArguments:
 
     def validate_critic_arguments(self) -> None:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
+        if self.coach_advantage not in ("acloo", "q"):
+            raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)

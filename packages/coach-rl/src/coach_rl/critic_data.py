@@ -97,6 +97,8 @@ def _step_input(request: Any, text: str, action: Any) -> Any:
 
     thought, _ = split_thought_action(text)
     history = [s.action if s.action is not None else s.response for s in request.history]
-    return StepInput(instruction=request.instruction, action=action if action is not None else text,
+    from android_gym.actions import Action
+
+    return StepInput(instruction=request.instruction, action=action if isinstance(action, Action) else text,
                      screenshot=request.screenshot, ui=request.ui, history=history, thought=thought)
 

@@ -144,10 +144,11 @@ def build_process_reward_model(args: Any) -> Any:
         from coach_reward.prm_training import load_prm
 
         # a folder saved by coach_reward's train_prm carries its prompt settings (prm_config.json)
-        return load_prm(args.prm_model)
+        return load_prm(args.prm_model, batch_size=16, max_new_tokens=args.prm_max_new_tokens)
     from coach_reward.prm import ProcessRewardModel
 
-    return ProcessRewardModel(_judge_backend(args.prm_backend, args.prm_model, args.prm_base_url, "prm"))
+    return ProcessRewardModel(_judge_backend(args.prm_backend, args.prm_model, args.prm_base_url, "prm"),
+                              max_new_tokens=args.prm_max_new_tokens)
 
 
 def build_outcome_verifier(args: Any) -> Any:

@@ -353,7 +353,10 @@ class CoachTrainer(GRPOTrainer):
         q_all = self.accelerator.gather(local.to(device))
         if q_all.numel() % k:
             raise RuntimeError(f"{q_all.numel()} scored completions do not form whole groups of K={k}")
-        advantages = acloo(q_all.view(-1, k)).reshape(-1)
+        if getattr(self.args, "coach_advantage", "acloo") == "q":  # the no-baseline ablation (plain GRPOConfig: ACLOO)
+            advantages = q_all.reshape(-1).clone()
+        else:
+            advantages = acloo(q_all.view(-1, k)).reshape(-1)
         start = self.accelerator.process_index * len(inputs)
         output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
 
