@@ -9,6 +9,8 @@ under ``torch.no_grad`` anyway).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 __all__ = ["acloo", "grpo_advantages", "rloo"]
@@ -76,3 +78,46 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-4, scale: bool = True
     if not scale:
         return centred
     return centred / (r.std(dim=-1, keepdim=True, correction=1) + eps)
+
+
+# -- MobileRL (DGRPO) --
+
+__all__ += ["dgrpo_advantages", "trajectory_scores"]
+
+
+def trajectory_scores(step_rewards: list[list[float]]) -> torch.Tensor:
+    r"""MobileRL Eq. 2: ``S_i = sum_{t=1..T_i} (r_t(tau_i) - (1/G) sum_j r_t(tau_j))`` for the G trajectories of a group.
+
+    ``step_rewards[i]`` holds the per-step rewards of trajectory i (SPA rewards, one per step; lengths may
+    differ). The step-wise group mean at step t averages over all G trajectories, a trajectory that already
+    ended counting 0 there (it earns no reward after its end); each trajectory sums deviations over its own
+    steps only. Returns a float64 tensor of G scores.
+    """
+    if isinstance(step_rewards, (str, bytes)) or not isinstance(step_rewards, Sequence):
+        raise TypeError(f"step_rewards must be a list of per-trajectory reward lists, got {type(step_rewards).__name__}")
+    rows = [torch.as_tensor(list(r), dtype=torch.float64) for r in step_rewards]
+    if len(rows) < 2:
+        raise ValueError(f"a group needs G >= 2 trajectories for a baseline, got {len(rows)}")
+    for i, row in enumerate(rows):
+        if row.dim() != 1 or row.numel() == 0:
+            raise ValueError(f"step_rewards[{i}] must be a non-empty list of numbers (one per step)")
+        if not bool(torch.isfinite(row).all()):
+            raise ValueError(f"step_rewards[{i}] contains NaN or infinite values")
+    width = max(row.numel() for row in rows)
+    padded = torch.zeros((len(rows), width), dtype=torch.float64)
+    for i, row in enumerate(rows):
+        padded[i, : row.numel()] = row
+    baseline = padded.mean(dim=0)
+    return torch.stack([(row - baseline[: row.numel()]).sum() for row in rows])
+
+
+def dgrpo_advantages(step_rewards: list[list[float]], eps: float = 1e-4) -> torch.Tensor:
+    r"""MobileRL Eq. 3: trajectory-level advantages ``A_i = (S_i - mean S) / (std S + eps)`` within one group.
+
+    ``S`` comes from :func:`trajectory_scores`; ``std`` is the unbiased sample standard deviation, as
+    :func:`grpo_advantages` (and TRL) use, and ``eps`` keeps a group of ties at zero advantage.
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0 (a group of ties has std 0), got {eps!r}")
+    s = trajectory_scores(step_rewards)
+    return (s - s.mean()) / (s.std(correction=1) + eps)

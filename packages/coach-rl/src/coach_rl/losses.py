@@ -152,3 +152,87 @@ def ppo_clip_loss(
         clip_fraction = _masked_mean(was_clipped.to(logp.dtype), mask)
         approx_kl = _masked_mean((ratio - 1.0) - log_ratio, mask)
     return PPOLossOutput(loss=loss, clip_fraction=clip_fraction, approx_kl=approx_kl)
+
+
+# -- MobileRL (DGRPO) --
+
+__all__ += ["DGRPOLossOutput", "dgrpo_loss", "kl_to_reference"]
+
+
+class DGRPOLossOutput(NamedTuple):
+    """What :func:`dgrpo_loss` returns: the loss to minimise, its two parts and detached diagnostics."""
+
+    loss: torch.Tensor
+    """``policy_loss + beta * kl`` (with grad)."""
+    policy_loss: torch.Tensor
+    """``-mean_tau min(r(tau) A, clip(r(tau)) A)`` over the trajectories (with grad)."""
+    kl: torch.Tensor
+    """The KL term as given (0 without one)."""
+    clip_fraction: torch.Tensor
+    """Share of trajectories whose gradient the clip removed."""
+    ratio: torch.Tensor
+    """The trajectory ratios ``r(tau)`` (detached)."""
+
+
+def dgrpo_loss(
+    log_ratio: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float = 0.2,
+    beta: float = 0.001,
+    kl: torch.Tensor | None = None,
+) -> DGRPOLossOutput:
+    r"""The DGRPO objective (MobileRL §4.3.2): a clipped TRAJECTORY-level ratio and a KL penalty to the reference.
+
+    .. math::
+        r(\tau) = \prod_t \frac{\pi_\theta(a_t|s_t)}{\pi_{old}(a_t|s_t)}, \quad
+        L = -\operatorname{mean}_\tau \min\big(r A,\; \operatorname{clip}(r, 1-\epsilon, 1+\epsilon) A\big)
+            + \beta\, D_{KL}[\pi_\theta \| \pi_{ref}]
+
+    ``log_ratio`` is ``log r(tau)`` per trajectory, ``(N,)``: the sum over every token of every step of
+    ``log pi_theta - log pi_old`` (with grad). ``advantages`` is ``A_traj`` per trajectory (detached here).
+    ``kl`` is a scalar estimate of the KL to the reference policy (:func:`kl_to_reference`), weighted by
+    ``beta`` (Table 4: 0.001); without one the KL term is 0. The log-ratio is clamped to [-20, 20] before
+    ``exp`` so a long trajectory cannot overflow (the clip makes such a ratio's gradient zero anyway).
+    """
+    log_ratio = _check_tensor(log_ratio, "log_ratio")
+    advantages = _check_tensor(advantages, "advantages").detach()
+    if log_ratio.dim() != 1 or advantages.shape != log_ratio.shape:
+        raise ValueError(f"log_ratio and advantages must both be (N,) per-trajectory tensors, got "
+                         f"{tuple(log_ratio.shape)} and {tuple(advantages.shape)}")
+    if not clip_eps > 0:
+        raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
+    if not beta >= 0:
+        raise ValueError(f"beta must be >= 0, got {beta!r}")
+    ratio = torch.exp(log_ratio.clamp(-20.0, 20.0))
+    per_trajectory = -torch.minimum(ratio * advantages, torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages)
+    policy_loss = _masked_mean(per_trajectory, None)
+    if kl is None:
+        kl = torch.zeros((), dtype=log_ratio.dtype, device=log_ratio.device)
+    else:
+        kl = _check_tensor(kl, "kl")
+        if kl.dim() != 0:
+            raise ValueError(f"kl must be a scalar tensor, got shape {tuple(kl.shape)}")
+    with torch.no_grad():
+        clipped = ((advantages > 0) & (ratio > 1.0 + clip_eps)) | ((advantages < 0) & (ratio < 1.0 - clip_eps))
+        clip_fraction = _masked_mean(clipped.to(log_ratio.dtype), None)
+    return DGRPOLossOutput(loss=policy_loss + beta * kl, policy_loss=policy_loss, kl=kl.detach(),
+                           clip_fraction=clip_fraction, ratio=ratio.detach())
+
+
+def kl_to_reference(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    r"""Token-mean "k3" estimate of ``KL[pi_theta || pi_ref]`` from tokens sampled by (about) ``pi_theta``.
+
+    .. math::  \operatorname{mean}_{\text{tokens}} \big[e^{\log\pi_{ref} - \log\pi_\theta} - (\log\pi_{ref} - \log\pi_\theta) - 1\big]
+
+    Non-negative, zero iff the two agree on the sampled tokens (GRPO's KL term, Shao et al. 2024).
+    ``logp`` carries the grad; ``logp_ref`` is detached here; ``mask`` selects the completion tokens.
+    """
+    logp = _check_tensor(logp, "logp")
+    logp_ref = _check_tensor(logp_ref, "logp_ref").detach()
+    if logp_ref.shape != logp.shape:
+        raise ValueError(f"logp_ref must have the shape of logp {tuple(logp.shape)}, got {tuple(logp_ref.shape)}")
+    mask = _check_mask(mask, logp.shape)
+    diff = logp_ref - logp
+    if mask is not None:
+        diff = torch.where(mask, diff, torch.zeros_like(diff))
+    return _masked_mean(torch.exp(diff) - diff - 1.0, mask)

@@ -255,3 +255,40 @@ def _bootstrap_tensor(value: float | RewardsLike, like: torch.Tensor, name: str)
             f"{name} must be a number or have the leading shape {tuple(lead)}, got {tuple(t.shape)}"
         )
     return t.clone()
+
+
+# -- MobileRL (DGRPO) --
+
+__all__ += ["spa_rewards"]
+
+
+def spa_rewards(lengths: Sequence[int], outcomes: Sequence[float], alpha: float = 1.0) -> list[float]:
+    r"""Shortest-Path Reward Adjustment (MobileRL Eq. 1) of the G trajectories of one task instance.
+
+    .. math::  R_i = r_i \left(1 - \alpha \frac{T_i - T_{\min}}{T_i}\right) \text{ if } r_i > 0, \quad 0 \text{ otherwise}
+
+    ``lengths[i]`` is ``T_i`` (steps), ``outcomes[i]`` the terminal reward ``r_i`` (binary in the paper; a
+    graded score in [0, 1] scales the adjusted reward), ``T_min`` the shortest successful (``r > 0``) length
+    of the group, ``alpha`` in (0, 1] (Table 4: 1.0). Each step of trajectory i is rewarded ``R_i``, so a
+    longer success is no longer favoured for contributing more gradient terms. One float per trajectory.
+    """
+    if isinstance(lengths, (str, bytes)) or isinstance(outcomes, (str, bytes)):
+        raise TypeError("lengths and outcomes must be sequences of numbers")
+    lengths = list(lengths)
+    outcomes = list(outcomes)
+    if len(lengths) != len(outcomes):
+        raise ValueError(f"lengths ({len(lengths)}) and outcomes ({len(outcomes)}) must have one entry per trajectory")
+    for i, t in enumerate(lengths):
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
+            raise ValueError(f"lengths[{i}] must be a positive integer (steps of the trajectory), got {t!r}")
+    for i, r in enumerate(outcomes):
+        if isinstance(r, bool) or not isinstance(r, (Real, np.generic)) or not math.isfinite(float(r)) or r < 0:
+            raise ValueError(f"outcomes[{i}] must be a finite number >= 0, got {r!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (Real, np.generic)) or not 0 < float(alpha) <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+    succeeded = [int(t) for t, r in zip(lengths, outcomes) if r > 0]
+    if not succeeded:
+        return [0.0] * len(lengths)
+    t_min = min(succeeded)
+    return [float(r) * (1.0 - float(alpha) * (int(t) - t_min) / int(t)) if r > 0 else 0.0
+            for t, r in zip(lengths, outcomes)]
