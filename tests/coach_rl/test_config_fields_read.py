@@ -10,6 +10,7 @@ import pytest
 from trl import GRPOConfig
 
 import coach_rl
+from coach_rl.algorithms.dgrpo import DGRPOArguments
 from coach_rl.config import CoachConfig, CriticArguments, OnlineRLArguments
 from coach_rl.configs import LoopArguments
 
@@ -22,7 +23,7 @@ def _our_fields() -> dict[str, str]:
     """Field name -> declaring class, for the fields coach-rl adds (TRL reads GRPOConfig's own fields)."""
     trl = {f.name for f in dataclasses.fields(GRPOConfig)}
     out = {}
-    for cls in (OnlineRLArguments, CriticArguments, LoopArguments):
+    for cls in (OnlineRLArguments, CriticArguments, DGRPOArguments, LoopArguments):
         for f in dataclasses.fields(cls):
             out[f.name] = cls.__name__
     for f in dataclasses.fields(CoachConfig):

@@ -262,3 +262,29 @@ def test_critic_pretrain_examples_can_be_labelled_by_the_prm(tmp_path: Path):
         assert all(y == 1 for s, a, y in examples if (s, a) in experts)
     with pytest.raises(ValueError, match="needs the run's process reward model"):
         critic_pretrain_examples(policy, demos, labels="prm", prm=None)
+
+
+def test_the_rollout_plan_follows_the_algorithms_curriculum(tmp_path: Path):
+    """DGRPO's Failure Curriculum Filtering decides which tasks are played (a removed task never is)."""
+    from coach_reward.tiny_models import build_tiny_causal_lm
+    from coach_rl.algorithms import build_algorithm
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=A,B,C", "rollout_batch_size=12", "algorithm=dgrpo",
+                                "dgrpo_group_size=2"])
+    loop = TrainingLoop(cfg, progress=False)
+    loop.algorithm = build_algorithm("dgrpo", cfg, *build_tiny_causal_lm(seed=0))
+    assert loop._task_weights() is None  # nothing failed yet: round-robin
+    assert [o["task"] for o in loop._rollout_plan(1)[1]][::2] == ["A", "B", "C", "A", "B", "C"]
+    curriculum = loop.algorithm.curriculum
+    for _ in range(12):  # task A never succeeds, epoch after epoch, until the curriculum removes it
+        curriculum.observe("A", [0.0, 0.0])
+        curriculum.observe("B", [1.0, 0.0])
+        curriculum.observe("C", [1.0, 1.0])
+        curriculum.end_epoch()
+    assert curriculum.weight("A") == 0.0
+    seeds, options = loop._rollout_plan(3)
+    tasks = [o["task"] for o in options]
+    assert "A" not in tasks and set(tasks) <= {"B", "C"} and len(tasks) == 12
+    assert loop._rollout_plan(3) == (seeds, options)  # a function of the iteration: resume-safe

@@ -18,6 +18,8 @@ from typing import Any
 from transformers.trainer_utils import SchedulerType
 from trl import GRPOConfig
 
+from coach_rl.algorithms.dgrpo import DGRPOArguments
+
 __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"]
 
 #: Where a model-based judge (PRM or LLM outcome verifier) runs.
@@ -408,7 +410,7 @@ class CriticArguments:
 # Mixins come first (Python's convention); dataclass fields are ordered base-last, so `--help` lists TRL's fields,
 # then the OnlineRLArguments groups, then the critic's.
 @dataclass
-class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
+class CoachConfig(DGRPOArguments, CriticArguments, OnlineRLArguments, GRPOConfig):
     r"""Configuration of the Android Coach trainer: ``trl.GRPOConfig`` plus the paper's Table 5 and our own groups.
 
     The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions

@@ -468,15 +468,37 @@ class TrainingLoop:
         group = int(self.algorithm.episodes_per_instance)
         instances = max(1, n // group)
         first = (iteration - 1) * instances
+        weights = self._task_weights()
+        picker = np.random.default_rng([int(args.seed), iteration]) if weights is not None else None
         seeds, options = [], []
         for j in range(instances):
             index = first + j
             seed = loop.train_seed_offset + _SEED_STRIDE * int(args.seed) + index
-            task = self.tasks[index % len(self.tasks)]
+            if picker is not None:  # a curriculum (e.g. DGRPO's failure filtering) weighs the tasks
+                task = str(picker.choice(self.tasks, p=weights))
+            else:
+                task = self.tasks[index % len(self.tasks)]
             for _ in range(group):
                 seeds.append(seed)
                 options.append({"task": task})
         return seeds, options
+
+    def _task_weights(self) -> np.ndarray | None:
+        """Sampling probabilities over the training tasks from the algorithm's curriculum (None: round-robin).
+
+        An algorithm with ``task_weights(tasks) -> {task: weight}`` (DGRPO's Failure Curriculum Filtering)
+        decides how often each task is played; all weights equal means round-robin, as without one.
+        """
+        weigh = getattr(self.algorithm, "task_weights", None)
+        if weigh is None:
+            return None
+        given = weigh(self.tasks)
+        w = np.array([max(0.0, float(given.get(t, 1.0))) for t in self.tasks])
+        if w.sum() <= 0:
+            raise RuntimeError("the curriculum removed every training task (all weights 0): nothing left to train on")
+        if np.allclose(w, w[0]):
+            return None
+        return w / w.sum()
 
     def run_iteration(self) -> dict[str, Any]:
         """One iteration of Algorithm 1; returns (and logs) its metrics record."""

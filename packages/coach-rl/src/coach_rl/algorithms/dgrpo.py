@@ -88,6 +88,13 @@ class DGRPOArguments:
         default=1, metadata={"help": "Training iterations that make one curriculum epoch (a pass over the tasks)."})
 
     def __post_init__(self) -> None:
+        self.validate_dgrpo_arguments()
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:  # mixed into CoachConfig: GRPOConfig's own checks come next in the MRO
+            parent()
+
+    def validate_dgrpo_arguments(self) -> None:
+        """Check the ``dgrpo_*`` fields; raises ``ValueError`` naming the bad field."""
         for name in ("dgrpo_group_size", "dgrpo_epochs", "dgrpo_replay_size", "dgrpo_fcf_patience",
                      "dgrpo_fcf_cooldown", "dgrpo_fcf_remove_after", "dgrpo_fcf_epoch_iterations"):
             value = getattr(self, name)
@@ -128,15 +135,15 @@ class DGRPO:
         if not isinstance(actor, ActorUpdater):
             raise TypeError(f"actor must be an ActorUpdater, got {type(actor).__name__}")
         self.actor = actor
-        self.args = args or DGRPOArguments()
-        a = self.args
+        self.args = args = args or DGRPOArguments()
         self.reference: torch.nn.Module | None = None
-        if a.dgrpo_kl_beta > 0:
+        if args.dgrpo_kl_beta > 0:
             self.reference = copy.deepcopy(actor.model).eval()
             for p in self.reference.parameters():
                 p.requires_grad_(False)
-        self.replay = PositiveReplay(a.dgrpo_replay_size, a.dgrpo_replay_top_fraction, a.dgrpo_replay_mix)
-        self.curriculum = FailureCurriculum(a.dgrpo_fcf_patience, a.dgrpo_fcf_cooldown, a.dgrpo_fcf_remove_after)
+        self.replay = PositiveReplay(args.dgrpo_replay_size, args.dgrpo_replay_top_fraction, args.dgrpo_replay_mix)
+        self.curriculum = FailureCurriculum(args.dgrpo_fcf_patience, args.dgrpo_fcf_cooldown,
+                                            args.dgrpo_fcf_remove_after)
         self.iterations = 0
 
     @classmethod
