@@ -33,7 +33,10 @@ REWARDS=""
 if [ "$PRM" != "none" ]; then
   if [ ! -f "$PRM/prm_config.json" ]; then
     echo "PRM: data from the simulated phone, a tiny PRM trained with coach-reward (log: $OUT/prm.log)"
-    .venv/bin/coach-reward demo --size ci --seed 0 --output "$PRM" --quiet > "$OUT/prm.log" 2>&1 || {
+    # the run's own tasks stay in the PRM's training data (the paper trains its PRM on the benchmark's trajectories);
+    # a quarter of the other tasks is held out to measure it
+    tasks=$(.venv/bin/python -c "from coach_rl.configs import load_config; print(','.join(load_config('$CONFIG').coach.tasks or []))")
+    .venv/bin/coach-reward demo --size ci --seed 0 --output "$PRM" --train-tasks "$tasks" --quiet > "$OUT/prm.log" 2>&1 || {
       echo "training the PRM failed; the end of its log:" >&2; tail -n 30 "$OUT/prm.log" >&2; exit 1; }
   fi
   grep -m1 "held-out accuracy" "$OUT/prm.log" 2>/dev/null | sed 's/^/PRM: /' || true

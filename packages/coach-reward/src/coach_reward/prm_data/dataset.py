@@ -329,11 +329,13 @@ def split_by_task(
     test_tasks: Sequence[str] | None = None,
     test_fraction: float = 0.25,
     seed: int = 0,
+    train_tasks: Sequence[str] = (),
 ) -> Any:
     """A ``DatasetDict`` with ``train`` and ``test`` splits that share no task (held-out tasks).
 
     ``test_tasks`` names the held-out tasks; otherwise ``test_fraction`` of the distinct tasks (at least
-    one) are drawn with ``seed``.
+    one) are drawn with ``seed`` from those not in ``train_tasks`` (tasks that must stay in training, e.g.
+    the tasks an RL run will ask the PRM to judge).
     """
     from datasets import DatasetDict
 
@@ -343,8 +345,12 @@ def split_by_task(
     if test_tasks is None:
         if not 0.0 < test_fraction < 1.0:
             raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-        n = min(len(tasks) - 1, max(1, round(test_fraction * len(tasks))))
-        held = set(random.Random(seed).sample(tasks, n))
+        keep = set(train_tasks)
+        candidates = [t for t in tasks if t not in keep]
+        if not candidates:
+            raise ValueError("train_tasks covers every task of the dataset: none is left to hold out")
+        n = min(len(candidates), len(tasks) - 1, max(1, round(test_fraction * len(tasks))))
+        held = set(random.Random(seed).sample(candidates, n))
     else:
         held = set(test_tasks)
         unknown = held - set(tasks)
