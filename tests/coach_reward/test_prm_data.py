@@ -317,6 +317,11 @@ def test_split_by_task_holds_out_whole_tasks(sim_steps):
     assert set(fixed["test"]["task"]) == {"ClockAddLabeledAlarm"}
     with pytest.raises(ValueError, match="not in the dataset"):
         split_by_task(ds, test_tasks=["Nope"])
+    for seed in range(5):  # tasks an RL run will ask the PRM about are never held out
+        kept = split_by_task(ds, test_fraction=0.34, seed=seed, train_tasks=SIM_TASKS[:-1])
+        assert set(kept["test"]["task"]) == {SIM_TASKS[-1]}
+    with pytest.raises(ValueError, match="none is left to hold out"):
+        split_by_task(ds, train_tasks=SIM_TASKS)
 
 
 def test_critic_examples_and_step_inputs(sim_steps):
