@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["acloo", "grpo_advantages", "rloo"]
+__all__ = ["acloo", "aride_advantages", "grpo_advantages", "rloo"]
 
 
 def _group_tensor(x: object, name: str, *, min_group: int) -> torch.Tensor:
@@ -76,3 +76,30 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-4, scale: bool = True
     if not scale:
         return centred
     return centred / (r.std(dim=-1, keepdim=True, correction=1) + eps)
+
+
+# -- DistRL --
+
+
+def aride_advantages(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    gamma: float,
+    last_value: float = 0.0,
+) -> torch.Tensor:
+    r"""A-RIDE one-step advantages of ONE trajectory (DistRL, Appendix A.4): time on the last axis, not a group.
+
+    .. math::  A(s_t, a_t) = r_t + \gamma V(s_{t+1}) - V(s_t)
+
+    ``values[t]`` is the value network's ``V(s_t)``; ``V(s_{H+1})`` is ``last_value`` (0 when the episode ended).
+    The importance ratio ``rho_t`` multiplies the advantage in the loss
+    (:func:`coach_rl.losses.distrl_actor_loss`), not here.
+    """
+    if not 0 <= gamma <= 1:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    r = _group_tensor(rewards, "rewards", min_group=1)
+    v = _group_tensor(values, "values", min_group=1).to(r.dtype)
+    if v.shape != r.shape:
+        raise ValueError(f"values must have the shape of rewards {tuple(r.shape)}, got {tuple(v.shape)}")
+    nxt = torch.cat([v[..., 1:], torch.full_like(v[..., :1], float(last_value))], dim=-1)
+    return r + gamma * nxt - v
