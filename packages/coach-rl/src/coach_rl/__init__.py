@@ -1,12 +1,18 @@
 """coach-rl: online RL for Android GUI agents on TRL (Android Coach, GRPO and PPO)."""
 
 from coach_rl.actor import ActorSample, ActorUpdater
-from coach_rl.advantages import acloo, grpo_advantages, rloo
+from coach_rl.advantages import acloo, aride_advantages, grpo_advantages, rloo
 from coach_rl.baselines import GRPOBaseline, PPOBaseline, StepRecord, TrajectoryRecord, trajectory_records
 from coach_rl.config import OUTCOME_VERIFIERS, PRM_BACKENDS, CoachConfig, CriticArguments, OnlineRLArguments
 from coach_rl.critic import Critic, CriticPretrainResult, CriticTrainer, critic_pretrain, critic_update
 from coach_rl.demos import DemoRecord, DemoSet, DemoStats, collect_demos
-from coach_rl.losses import PPOLossOutput, clipped_value_loss, ppo_clip_loss
+from coach_rl.losses import (
+    DistRLLossOutput,
+    PPOLossOutput,
+    clipped_value_loss,
+    distrl_actor_loss,
+    ppo_clip_loss,
+)
 from coach_rl.policy import (
     ACTION_FORMATS,
     HFPolicy,
@@ -17,6 +23,12 @@ from coach_rl.policy import (
     VLLMPolicy,
     json_safe_messages,
     stored_prompt,
+)
+from coach_rl.priorities import (
+    PrioritizedTrajectorySampler,
+    TrajectoryStats,
+    dper_priorities,
+    sampling_probabilities,
 )
 from coach_rl.prompting import (
     INDEX_ACTION_SPACE,
@@ -35,7 +47,7 @@ from coach_rl.prompting import (
     split_thought_action,
 )
 from coach_rl.replay import ReplayBuffer, ReplayResumeReport, ReplayStep
-from coach_rl.returns import coach_returns, discounted_returns, gae
+from coach_rl.returns import coach_returns, discounted_returns, gae, retrace_targets
 from coach_rl.rollout import (
     STEP_INFO_KEYS,
     TRAJECTORY_INFO_KEYS,
@@ -120,4 +132,12 @@ __all__ = [
     "grpo_advantages",
     "ppo_clip_loss",
     "rloo",
+    "DistRLLossOutput",
+    "PrioritizedTrajectorySampler",
+    "TrajectoryStats",
+    "aride_advantages",
+    "distrl_actor_loss",
+    "dper_priorities",
+    "retrace_targets",
+    "sampling_probabilities",
 ]
