@@ -25,6 +25,7 @@ from coach_rl.algorithms import UpdateContext  # noqa: E402
 from coach_rl.algorithms.distrl import DistRLLearner  # noqa: E402
 from coach_rl.critic import Critic, CriticTrainer  # noqa: E402
 from coach_rl.distributed import (  # noqa: E402
+    AdbDeviceSpec,
     DistributedArguments,
     RayCollector,
     ScriptedPolicy,
@@ -185,19 +186,23 @@ def test_killed_worker_is_restarted_and_its_episode_comes_back_truncated(ray_clu
         died = [t for t in batch.trajectories if t.info.get("worker_error")]
         assert len(died) == 1 and died[0].truncated and "worker 1 died" in died[0].error
         assert died[0].info["episode_uid"] in batch.uids and len(collector.spool) == 6
-        batch = collector.collect(3)  # Ray restarted worker 1; all three play again
+        info = {i["index"]: i for i in collector.worker_info()}  # waits until Ray has worker 1 back
+        assert info[1]["restarted"] and info[1]["pid"] != pid and not info[0]["restarted"]
+        batch = collector.collect(3)  # all three play again, the restarted one included
         assert len(batch) == 3 and not any(t.info.get("worker_error") for t in batch.trajectories)
-        info = {i["index"]: i for i in collector.worker_info()}
-        assert info[1]["restarted"] and info[1]["pid"] != pid
+        assert {t.info["worker"] for t in batch.trajectories} == {0, 1, 2}
         assert collector.worker_failures == 1
 
 
 DRIVER = """
 import sys, time
 import ray
+from android_gym.sim.latency import LatencyModel
 from coach_rl.distributed import RayCollector, ScriptedPolicy, SimDeviceSpec
 ray.init(address=sys.argv[1], log_to_driver=False)
-collector = RayCollector(SimDeviceSpec({"task": ["SystemWifiTurnOn"], "max_steps": 2}), ScriptedPolicy(),
+latency = LatencyModel.preset("emulator", time_scale=0.1)
+collector = RayCollector(SimDeviceSpec({"task": ["SystemWifiTurnOn"], "max_steps": 2, "latency": latency}),
+                         ScriptedPolicy(),
                          num_workers=2, ray_address=sys.argv[1], spool_dir=sys.argv[2])
 batch = collector.collect(3)
 print("UIDS " + " ".join(batch.uids), flush=True)
@@ -221,6 +226,7 @@ def test_driver_killed_with_sigkill_and_restarted_delivers_the_spool(ray_cluster
                 break
         assert line.startswith("UIDS"), "the driver did not collect"
         uids = line.split()[1:]
+        time.sleep(2.0)  # the workers go on; what they finish now is spooled by the driver without a collect() call
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -228,6 +234,7 @@ def test_driver_killed_with_sigkill_and_restarted_delivers_the_spool(ray_cluster
             proc.kill()
     on_disk = {uid for uid, _ in TrajectorySpool(spool).pending()}
     assert set(uids) <= on_disk  # everything the dead driver had received is on disk
+    assert len(on_disk) > len(uids)  # including episodes that finished after its last collect()
     with RayCollector(_sim(), ScriptedPolicy(), num_workers=1, spool_dir=str(spool)) as collector:
         batch = collector.collect(len(on_disk))
         assert set(batch.uids) == on_disk
@@ -272,6 +279,34 @@ def test_distrl_trains_end_to_end_on_three_async_workers(ray_cluster, lm) -> Non
         digests = ray.get([w.weights_digest.remote() for w in collector.workers])
         expected = float(sum(float(p.double().sum()) for p in learner.policy_model.state_dict().values()))
         assert digests == pytest.approx([expected] * 3, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_workers_drive_devices_behind_adb(ray_cluster, tmp_path_factory) -> None:
+    """Two workers, each on a simulated adbd reached through the real adb server (the emulator code path)."""
+    adb = "/usr/bin/adb"
+    if not os.access(adb, os.X_OK):
+        pytest.skip(f"{adb} not installed (apt-get install adb)")
+    from android_gym.adbd import HostAdb, SimAdbd
+    from android_gym.sim import SimPhone
+
+    host = HostAdb(adb=adb, home=tmp_path_factory.mktemp("adb_home"))
+    host.start_server()
+    daemons = [SimAdbd(SimPhone(seed=i), port=0, announce=False).start() for i in range(2)]
+    try:
+        spec = AdbDeviceSpec([f"127.0.0.1:{d.port}" for d in daemons],
+                             env_kwargs={"task": "SystemWifiTurnOff", "max_steps": 2},
+                             device_kwargs={"adb_port": host.server_port, "adb_path": adb, "timeout": 5.0,
+                                            "console_port": None, "use_uiautomator2": False})
+        with RayCollector(spec, ScriptedPolicy(), num_workers=2, async_collection=False) as collector:
+            batch = collector.collect(2, seeds=0)
+            assert len(batch) == 2 and all(len(t.steps) == 2 and not t.error for t in batch.trajectories)
+            assert {t.info["worker"] for t in batch.trajectories} == {0, 1}
+            assert all("wifi" in t.instruction.lower() for t in batch.trajectories)
+    finally:
+        for d in daemons:
+            d.stop()
+        host.kill_server()
 
 
 def test_cluster_without_device_slots_is_a_clear_error(ray_cluster) -> None:

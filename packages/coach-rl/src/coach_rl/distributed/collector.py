@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import math
+import threading
 import time
 import uuid
 from collections import deque
@@ -190,8 +191,12 @@ class RayCollector:
         self._recovering: set[int] = set()
         self._dead: set[int] = set()
         self._errors_in_row = [0] * num_workers
-        self._delivered: list[str] = []
+        self._probe_later: list[tuple[int, float, float]] = []
         self.worker_failures = 0
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._streaming = False  # async mode: set by the first collect(); from then on workers never stop
+        self._pump_error: BaseException | None = None
         self.server = None
         policy_ref = self._policy_ref = ray.put(policy)  # kept: Ray re-reads it to restart a worker
         if inference == "actor":
@@ -208,6 +213,8 @@ class RayCollector:
                                      max_env_replacements) for i in range(num_workers)]
         if self.spool is not None:
             self._ready.extend(self.spool.pending())  # a restarted driver delivers what the last one spooled
+        self._pump = threading.Thread(target=self._pump_loop, name="ray-collector-pump", daemon=True)
+        self._pump.start()
 
     @classmethod
     def from_config(cls, device: Any, policy: Any, config: Any, **overrides: Any) -> RayCollector:
@@ -235,11 +242,12 @@ class RayCollector:
             weights = write_shared_weights(model, self.args.weights_dir, version)  # type: ignore[arg-type]
         else:
             weights = ray.put(cpu_state_dict(model))
-        self.version, self._weights = int(version), weights
-        targets = [self.server] if self.server is not None else [w for i, w in enumerate(self.workers)
-                                                                 if i not in self._dead]
-        for target in targets:
-            target.set_policy.remote(self.version, weights)  # queued behind the worker's running episode
+        with self._cond:
+            self.version, self._weights = int(version), weights
+            targets = [self.server] if self.server is not None else [w for i, w in enumerate(self.workers)
+                                                                     if i not in self._dead]
+            for target in targets:
+                target.set_policy.remote(self.version, weights)  # queued behind the worker's running episode
 
     def collect(self, n_episodes: int, *, seeds: int | Sequence[int | None] | None = None,
                 task_options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
@@ -249,19 +257,23 @@ class RayCollector:
             raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
         seed_list = _per_episode(seeds, n_episodes, "seeds", base_int=True)
         option_list = _per_episode(task_options, n_episodes, "task_options")
-        if isinstance(task_options, Mapping):
-            self.default_options = dict(task_options)
         started = time.perf_counter()
         deadline = None if timeout is None else started + timeout
-        self._queue.extend((s, o, bool(greedy)) for s, o in zip(seed_list, option_list))
-        batch = DistributedRolloutBatch(policy_version=self.version)
-        while len(batch.trajectories) < n_episodes:
-            if self.args.async_collection:
-                self._fill_all()
-                self._take(batch, n_episodes, deadline)
-            else:
-                self._sync_round(batch, n_episodes, deadline)
-        self._finish_batch(batch, time.perf_counter() - started)
+        with self._cond:
+            if isinstance(task_options, Mapping):
+                self.default_options = dict(task_options)
+            self._queue.extend((s, o, bool(greedy)) for s, o in zip(seed_list, option_list))
+            batch = DistributedRolloutBatch(policy_version=self.version)
+            while len(batch.trajectories) < n_episodes:
+                if self.args.async_collection:
+                    self._streaming = True
+                    self._fill_all()
+                    self._take(batch, n_episodes)
+                    if len(batch.trajectories) < n_episodes:
+                        self._wait(deadline)
+                else:
+                    self._sync_round(batch, n_episodes, deadline)
+            self._finish_batch(batch, time.perf_counter() - started)
         return batch
 
     def acknowledge(self, batch_or_uids: Any) -> int:
@@ -269,10 +281,15 @@ class RayCollector:
         uids = batch_or_uids.uids if isinstance(batch_or_uids, DistributedRolloutBatch) else list(batch_or_uids)
         return self.spool.acknowledge(uids) if self.spool is not None else 0
 
-    def worker_info(self) -> list[dict[str, Any]]:
-        """Each live worker's counters (episodes, device replacements, restarted, pid, host)."""
+    def worker_info(self, timeout: float = _RECOVERY_TIMEOUT_S) -> list[dict[str, Any]]:
+        """Each live worker's counters (episodes, device replacements, restarted, pid, host), once workers Ray is
+        restarting are back (up to ``timeout`` seconds)."""
         ray = _ray()
-        return ray.get([w.info.remote() for i, w in enumerate(self.workers) if i not in self._dead])
+        with self._cond:
+            self._cond.wait_for(lambda: not (self._recovering or self._probe_later) or self._pump_error is not None,
+                                timeout=timeout)
+            workers = [w for i, w in enumerate(self.workers) if i not in self._dead]
+        return ray.get([w.info.remote() for w in workers])
 
     def inference_batch_sizes(self) -> list[int]:
         """Requests per generation call of the inference actor (empty in worker mode)."""
@@ -281,7 +298,10 @@ class RayCollector:
     def close(self) -> None:
         """Stop the workers (episodes in flight are abandoned, spooled ones stay) and a Ray cluster started here."""
         ray = _ray()
-        if not ray.is_initialized():
+        self._stop.set()
+        if self._pump.is_alive():
+            self._pump.join(timeout=10)
+        if not ray.is_initialized() or not self.workers:
             return
         try:
             ray.get([w.close.remote() for i, w in enumerate(self.workers) if i not in self._dead], timeout=10)
@@ -299,13 +319,17 @@ class RayCollector:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    # -- internals --------------------------------------------------------------------------------------
+    # -- internals (called with self._cond held) ----------------------------------------------------------
 
     def _alive(self) -> list[int]:
         return [i for i in range(len(self.workers)) if i not in self._dead]
 
     def _busy(self) -> set[int]:
         return {e.worker for e in self._inflight.values()} | self._recovering
+
+    def _free(self) -> list[int]:
+        busy = self._busy()
+        return [i for i in self._alive() if i not in busy]
 
     def _next_spec(self) -> tuple[int | None, dict[str, Any] | None, bool]:
         if self._queue:
@@ -314,45 +338,46 @@ class RayCollector:
         self._next_seed += 1
         return seed, self.default_options, False
 
-    def _submit(self, worker: int, spec: tuple[int | None, dict[str, Any] | None, bool]) -> None:
+    def _submit(self, worker: int, spec: tuple[int | None, dict[str, Any] | None, bool]) -> Any:
         seed, options, greedy = spec
         self._counter += 1
         uid = f"{self.run_id}-w{worker}-e{self._counter}"
         ref = self.workers[worker].run_episode.remote(seed, options, greedy)
         self._inflight[ref] = _Episode(uid, worker, seed, options, greedy, self.version, self._counter)
+        return ref
 
     def _fill_all(self) -> None:
-        busy = self._busy()
-        for i in self._alive():
-            if i not in busy:
-                self._submit(i, self._next_spec())
+        for i in self._free():
+            self._submit(i, self._next_spec())
+
+    def _wait(self, deadline: float | None) -> None:
+        """Sleep until the pump thread reports something (or a deadline, a pump failure, every worker dead)."""
+        if self._pump_error is not None:
+            raise RuntimeError("the collector's result thread failed") from self._pump_error
+        if not (self._inflight or self._probes or self._probe_later or self._ready):
+            raise RuntimeError("every device worker is dead (Ray gave up restarting them)")
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError("collect() timed out waiting for the device workers")
+        self._cond.wait(timeout=1.0 if remaining is None else min(1.0, remaining))
 
     def _sync_round(self, batch: DistributedRolloutBatch, n: int, deadline: float | None) -> None:
         """One round: an episode on every free live worker (as many as still needed), then wait for all of them."""
-        self._take(batch, n, deadline, wait=False)  # spooled ones from a previous driver come first
+        self._take(batch, n)  # spooled ones from a previous driver come first
         need = n - len(batch.trajectories)
         if need <= 0:
             return
-        free = [i for i in self._alive() if i not in self._busy()]
-        while not free and (self._inflight or self._probes):  # workers Ray is restarting come back first
-            self._wait_some(deadline)
-            free = [i for i in self._alive() if i not in self._busy()]
-        if not free:
-            raise RuntimeError("every device worker is dead (Ray gave up restarting them)")
-        for i in free[:need]:
-            self._submit(i, self._next_spec())
-        while self._inflight:  # a synchronous round waits for its slowest episode
-            self._wait_some(deadline)
-        self._take(batch, n, deadline, wait=False)
+        free = self._free()
+        while not free:  # workers Ray is restarting come back first
+            self._wait(deadline)
+            free = self._free()
+        round_refs = [self._submit(i, self._next_spec()) for i in free[:need]]
+        while any(ref in self._inflight for ref in round_refs):  # a synchronous round waits for its slowest episode
+            self._wait(deadline)
+        self._take(batch, n)
 
-    def _take(self, batch: DistributedRolloutBatch, n: int, deadline: float | None, wait: bool = True) -> None:
-        """Move ready trajectories into ``batch`` (applying the staleness bound); wait for one more if none."""
-        if wait and not self._ready:
-            if not self._inflight and not self._probes:
-                raise RuntimeError("every device worker is dead (Ray gave up restarting them)")
-            self._wait_some(deadline)
-            if self.args.async_collection:
-                self._fill_all()
+    def _take(self, batch: DistributedRolloutBatch, n: int) -> None:
+        """Move ready trajectories into ``batch``, applying the staleness bound."""
         while self._ready and len(batch.trajectories) < n:
             uid, trajectory = self._ready.popleft()
             staleness = self.version - int(trajectory.info.get("policy_version", self.version))
@@ -369,22 +394,39 @@ class RayCollector:
             batch.uids.append(uid)
             batch.staleness.append(staleness)
 
-    def _wait_some(self, deadline: float | None) -> None:
-        """Wait for at least one in-flight episode or recovery probe and handle what finished."""
+    def _pump_loop(self) -> None:
+        """Background thread: receive every finished episode the moment it is done, spool it, keep workers busy."""
         ray = _ray()
-        refs = list(self._inflight) + list(self._probes)
-        if not refs:
-            return
-        timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
-        done, _ = ray.wait(refs, num_returns=1, timeout=timeout)
-        if not done:
-            raise TimeoutError("collect() timed out waiting for the device workers")
-        done, _ = ray.wait(refs, num_returns=len(refs), timeout=0)  # everything else already finished, too
-        for ref in done:
-            if ref in self._probes:
-                self._probe_done(ref)
-            else:
-                self._episode_done(ref, self._inflight.pop(ref))
+        while not self._stop.is_set():
+            with self._cond:
+                now = time.monotonic()
+                due = [p for p in self._probe_later if p[2] <= now]
+                self._probe_later = [p for p in self._probe_later if p[2] > now]
+                for worker, since, _ in due:
+                    self._start_probe(worker, since)
+                refs = list(self._inflight) + list(self._probes)
+            if not refs:
+                self._stop.wait(0.02)
+                continue
+            try:
+                done, _ = ray.wait(refs, num_returns=1, timeout=0.2)
+                if not done:
+                    continue
+                done, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+                with self._cond:
+                    for ref in done:
+                        if ref in self._probes:
+                            self._probe_done(ref)
+                        elif ref in self._inflight:
+                            self._episode_done(ref, self._inflight.pop(ref))
+                    if self.args.async_collection and self._streaming and not self._stop.is_set():
+                        self._fill_all()
+                    self._cond.notify_all()
+            except BaseException as exc:  # noqa: BLE001 - surfaced by the next collect()
+                with self._cond:
+                    self._pump_error = exc
+                    self._cond.notify_all()
+                return
 
     def _episode_done(self, ref: Any, episode: _Episode) -> None:
         ray = _ray()
@@ -437,13 +479,12 @@ class RayCollector:
             self._dead.add(worker)
             self._recovering.discard(worker)
             return
-        except ray.exceptions.RayError:  # still restarting (ActorUnavailableError)
+        except ray.exceptions.RayError:  # still restarting (ActorUnavailableError): ask again shortly
             if time.monotonic() - since > _RECOVERY_TIMEOUT_S:
                 self._dead.add(worker)
                 self._recovering.discard(worker)
-                return
-            time.sleep(0.2)
-            self._start_probe(worker, since)
+            else:
+                self._probe_later.append((worker, since, time.monotonic() + 0.2))
             return
         self._recovering.discard(worker)
         self.workers[worker].set_policy.remote(self.version, self._weights)
