@@ -312,3 +312,8 @@ def test_workers_drive_devices_behind_adb(ray_cluster, tmp_path_factory) -> None
 def test_cluster_without_device_slots_is_a_clear_error(ray_cluster) -> None:
     with pytest.raises(ValueError, match="declares no 'phone_slot' resource"):
         RayCollector(_sim(), ScriptedPolicy(), num_workers=1, device_resource="phone_slot")
+    config = DistributedArguments(collector="ray", num_workers=1, device_resource="phone_slot")
+    with pytest.raises(ValueError, match="declares no 'phone_slot' resource"):  # from_config reads the same fields
+        RayCollector.from_config(_sim(), ScriptedPolicy(), config)
+    with pytest.raises(ValueError, match="inference must be one of worker, actor"):
+        RayCollector.from_config(_sim(), ScriptedPolicy(), config, inference="gpu")

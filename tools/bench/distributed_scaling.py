@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import time
 from typing import Any
 
@@ -87,27 +88,39 @@ def stragglers(workers: int, seconds: float, time_scale: float) -> dict[str, Any
     return out
 
 
-def overhead(episodes: int) -> dict[str, Any]:
-    """Milliseconds per env step: in-process collector vs Ray (worker policy, inference actor), zero latency."""
+def overhead(episodes: int, reps: int = 3) -> dict[str, Any]:
+    """Milliseconds per env step, zero latency: in-process collector vs Ray (worker policy, inference actor).
+
+    The three are measured in turn ``reps`` times (medians reported), so load from other processes on the host
+    hits them alike.
+    """
     env = gym.make("AndroidSim-v0", task=TASKS, max_steps=MAX_STEPS)
     local = RolloutCollector([env], ScriptedPolicy())
-    local.collect(5, seeds=0)
-    t0 = time.perf_counter()
-    batch = local.collect(episodes, seeds=1000)
-    local_ms = 1000 * (time.perf_counter() - t0) / batch.stats.env_steps
-    env.close()
-    out: dict[str, Any] = {"episodes": episodes, "in_process_ms_per_step": round(local_ms, 3)}
-    for mode in ("worker", "actor"):
-        with RayCollector(device(0.0), ScriptedPolicy(), num_workers=1, async_collection=False, inference=mode,
-                          inference_batch_wait_s=0.0) as c:
+    collectors = {mode: RayCollector(device(0.0), ScriptedPolicy(), num_workers=1, async_collection=False,
+                                     inference=mode, inference_batch_wait_s=0.0) for mode in ("worker", "actor")}
+    samples: dict[str, list[float]] = {"in_process": [], "worker": [], "actor": []}
+    try:
+        local.collect(5, seeds=0)
+        for c in collectors.values():
             c.collect(5, seeds=0)
-            t0 = time.perf_counter()
-            b = c.collect(episodes, seeds=1000)
-            steps = sum(len(t.steps) for t in b.trajectories)
-            ms = 1000 * (time.perf_counter() - t0) / steps
-        out[f"ray_{mode}_ms_per_step"] = round(ms, 3)
-        out[f"ray_{mode}_overhead_ms_per_step"] = round(ms - local_ms, 3)
-        print(json.dumps({"progress": "overhead", mode: ms}), flush=True)
+        for rep in range(reps):
+            for name, run in (("in_process", local.collect), ("worker", collectors["worker"].collect),
+                              ("actor", collectors["actor"].collect)):
+                t0 = time.perf_counter()
+                batch = run(episodes, seeds=1000 + rep * episodes)
+                steps = sum(len(t.steps) for t in batch.trajectories)
+                samples[name].append(1000 * (time.perf_counter() - t0) / steps)
+    finally:
+        for c in collectors.values():
+            c.close()
+        env.close()
+    med = {name: statistics.median(v) for name, v in samples.items()}
+    out: dict[str, Any] = {"episodes": episodes, "reps": reps, "steps_per_episode": MAX_STEPS,
+                           "in_process_ms_per_step": round(med["in_process"], 3)}
+    for mode in ("worker", "actor"):
+        out[f"ray_{mode}_ms_per_step"] = round(med[mode], 3)
+        out[f"ray_{mode}_overhead_ms_per_step"] = round(med[mode] - med["in_process"], 3)
+    print(json.dumps({"progress": "overhead", **out}), flush=True)
     return out
 
 

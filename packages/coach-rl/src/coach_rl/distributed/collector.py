@@ -344,6 +344,7 @@ class RayCollector:
         uid = f"{self.run_id}-w{worker}-e{self._counter}"
         ref = self.workers[worker].run_episode.remote(seed, options, greedy)
         self._inflight[ref] = _Episode(uid, worker, seed, options, greedy, self.version, self._counter)
+        self._cond.notify_all()  # wakes an idle result thread at once
         return ref
 
     def _fill_all(self) -> None:
@@ -405,11 +406,11 @@ class RayCollector:
                 for worker, since, _ in due:
                     self._start_probe(worker, since)
                 refs = list(self._inflight) + list(self._probes)
-            if not refs:
-                self._stop.wait(0.02)
-                continue
+                if not refs:
+                    self._cond.wait(0.05)  # _submit() notifies
+                    continue
             try:
-                done, _ = ray.wait(refs, num_returns=1, timeout=0.2)
+                done, _ = ray.wait(refs, num_returns=1, timeout=0.05)
                 if not done:
                     continue
                 done, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
