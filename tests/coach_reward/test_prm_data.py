@@ -219,6 +219,18 @@ def test_backend_sampler_splits_thought_and_action(sim_steps):
     assert split_thought_action("Thought: a\nAction: b\nAction: c") == Candidate("a\nAction: b", "c")
 
 
+def test_split_thought_action_edge_cases():
+    # A reply that is all thought has no action (it used to become the action text, unparseable either way).
+    assert split_thought_action("Thought: only thinking") == Candidate("only thinking", "")
+    assert split_thought_action("press_home()") == Candidate("", "press_home()")
+    assert split_thought_action("Thought: t Action: click(start_box='(1,2)')") == Candidate("t", "click(start_box='(1,2)')")
+    assert split_thought_action("## Thought:\nt\n**Action**: wait()") == Candidate("t", "wait()")
+    assert split_thought_action("Reflection: r\nThought: t\nAction: wait()") == Candidate("t", "wait()")
+    assert split_thought_action("THOUGHT: t\naction： wait()").action_text == "wait()"
+    assert split_thought_action("Thought: t\nAction: type(content='a\\nAction: b')") == Candidate(
+        "t", "type(content='a\\nAction: b')")
+
+
 # ---- the dataset -------------------------------------------------------------------------------------
 
 

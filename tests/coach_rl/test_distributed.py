@@ -33,7 +33,6 @@ from coach_rl.distributed import (  # noqa: E402
     TrajectorySpool,
 )
 from coach_rl.policy import HFPolicy, PolicyFormat  # noqa: E402
-from coach_rl.records import StepRecord  # noqa: E402
 
 TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
 
@@ -64,21 +63,6 @@ def _hf_policy(lm, **kwargs) -> HFPolicy:
 def _sim(time_scale: float = 0.0, max_steps: int = 3, **kwargs) -> SimDeviceSpec:
     latency = LatencyModel.preset("emulator", time_scale=time_scale) if time_scale else None
     return SimDeviceSpec({"task": TASKS, "max_steps": max_steps, "latency": latency}, **kwargs)
-
-
-def _records(batch) -> list[StepRecord]:
-    """StepRecords of a batch, read from the fields the collector puts in step.info / trajectory.info."""
-    out = []
-    for traj in batch.trajectories:
-        uid = traj.info["episode_uid"]
-        for t, step in enumerate(traj.steps):
-            out.append(StepRecord(
-                episode_id=uid, step_index=t, num_steps=len(traj.steps), task=traj.task, group=f"{traj.task}:{traj.seed}",
-                prompt=step.info.get("prompt") or [], prompt_text=step.info["prompt_text"], response=step.response,
-                token_ids=step.info.get("token_ids"), token_logprobs=step.info.get("token_logprobs"),
-                policy_version=int(step.info.get("policy_version", 0)), outcome_reward=float(traj.info["outcome_reward"]),
-                success=float(traj.success), parse_error=step.parse_error, truncated=traj.truncated))
-    return out
 
 
 def test_arguments_validate_with_clear_errors() -> None:
@@ -267,8 +251,10 @@ def test_distrl_trains_end_to_end_on_three_async_workers(ray_cluster, lm) -> Non
         version = 0
         for iteration in range(1, 4):
             batch = collector.collect(3)
-            records = _records(batch)
+            records = batch.records
             assert records and all(r.token_logprobs for r in records)
+            assert [r.episode_id for r in records] == [u for u, t in zip(batch.uids, batch.trajectories)
+                                                       for _ in t.steps]
             metrics = learner.update(records, UpdateContext(rng=rng, iteration=iteration, policy_version=version))
             assert all(math.isfinite(v) for v in metrics.values())
             collector.acknowledge(batch)

@@ -2,10 +2,15 @@
 
 from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import acloo, aride_advantages, grpo_advantages, rloo
-from coach_rl.baselines import GRPOBaseline, PPOBaseline, StepRecord, TrajectoryRecord, trajectory_records
+from coach_rl.algorithms import Algorithm, UpdateContext, algorithm_names, build_algorithm, register_algorithm
+from coach_rl.baselines import GRPOBaseline, PPOBaseline, TrajectoryRecord, trajectory_records
 from coach_rl.config import OUTCOME_VERIFIERS, PRM_BACKENDS, CoachConfig, CriticArguments, OnlineRLArguments
+from coach_rl.configs import LoopArguments, RunConfig, load_config
 from coach_rl.critic import Critic, CriticPretrainResult, CriticTrainer, critic_pretrain, critic_update
 from coach_rl.demos import DemoRecord, DemoSet, DemoStats, collect_demos
+from coach_rl.envs import make_envs
+from coach_rl.evaluation import EvalReport, evaluate_policy
+from coach_rl.loop import LoopState, TrainingLoop, TrainResult, train
 from coach_rl.losses import (
     DistRLLossOutput,
     PPOLossOutput,
@@ -46,8 +51,25 @@ from coach_rl.prompting import (
     sanitize_policy_text,
     split_thought_action,
 )
+from coach_rl.records import StepRecord, episodes
 from coach_rl.replay import ReplayBuffer, ReplayResumeReport, ReplayStep
-from coach_rl.returns import coach_returns, discounted_returns, gae, retrace_targets
+from coach_rl.returns import (
+    coach_returns,
+    discounted_returns,
+    fill_missing_process_rewards,
+    gae,
+    retrace_targets,
+)
+from coach_rl.rewards import (
+    SIM_ORACLE,
+    RewardPipeline,
+    RewardStats,
+    SimOracle,
+    build_outcome_verifier,
+    build_process_reward_model,
+    build_reward_pipeline,
+    score_trajectory,
+)
 from coach_rl.rollout import (
     STEP_INFO_KEYS,
     TRAJECTORY_INFO_KEYS,
@@ -62,11 +84,36 @@ from coach_rl.trainer import COACH_LOSS_TYPES, CoachTrainer, CriticReward, compl
 __version__ = "0.1.0"
 
 __all__ = [
+    "train",
+    "load_config",
+    "RunConfig",
+    "LoopArguments",
+    "TrainingLoop",
+    "TrainResult",
+    "LoopState",
+    "evaluate_policy",
+    "EvalReport",
+    "make_envs",
+    "StepRecord",
+    "episodes",
+    "Algorithm",
+    "UpdateContext",
+    "algorithm_names",
+    "build_algorithm",
+    "register_algorithm",
+    "SIM_ORACLE",
+    "RewardPipeline",
+    "RewardStats",
+    "SimOracle",
+    "build_outcome_verifier",
+    "build_process_reward_model",
+    "build_reward_pipeline",
+    "score_trajectory",
+    "fill_missing_process_rewards",
     "ActorSample",
     "ActorUpdater",
     "GRPOBaseline",
     "PPOBaseline",
-    "StepRecord",
     "TrajectoryRecord",
     "trajectory_records",
     "DemoRecord",

@@ -352,7 +352,7 @@ def evaluate_policy(
     (one batched generation per step). RRR's reference is the scripted expert on the same instances
     (``with_reference``; sim envs only). Returns the report and the trajectories.
     """
-    from coach_rl.loop import make_envs
+    from coach_rl.envs import make_envs
     from coach_rl.rollout import RolloutCollector
 
     if not tasks or not seeds:

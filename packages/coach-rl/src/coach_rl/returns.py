@@ -22,7 +22,8 @@ from typing import Literal, TypeVar, Union
 import numpy as np
 import torch
 
-__all__ = ["RewardsLike", "coach_returns", "discounted_returns", "gae", "retrace_targets"]
+__all__ = ["RewardsLike", "coach_returns", "discounted_returns", "fill_missing_process_rewards", "gae",
+           "retrace_targets"]
 
 #: What the functions here accept as a reward (or value) sequence.
 RewardsLike = Union[Sequence[float], np.ndarray, torch.Tensor]
@@ -30,8 +31,10 @@ _R = TypeVar("_R", list, np.ndarray, torch.Tensor)
 _Kind = Literal["list", "ndarray", "tensor"]
 
 
-def _to_tensor(x: object, name: str) -> tuple[torch.Tensor, _Kind]:
-    """Convert ``x`` to a floating tensor and remember its kind; reject non-numeric and non-finite input."""
+def _to_tensor(x: object, name: str, *, allow_nan: bool = False) -> tuple[torch.Tensor, _Kind]:
+    """Convert ``x`` to a floating tensor and remember its kind; reject non-numeric and non-finite input.
+
+    ``allow_nan`` lets NaN through (a missing reward), never infinities."""
     if isinstance(x, torch.Tensor):
         kind: _Kind = "tensor"
         t = x if x.is_floating_point() else x.to(torch.get_default_dtype())
@@ -53,8 +56,9 @@ def _to_tensor(x: object, name: str) -> tuple[torch.Tensor, _Kind]:
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) and arr.size:
             raise TypeError(f"{name} must hold only numbers (no None, strings or ragged rows), got {x!r:.80}")
         t = torch.as_tensor(arr.astype(np.float64))
-    if t.numel() and not bool(torch.isfinite(t).all()):
-        bad = int((~torch.isfinite(t)).sum())
+    bad_mask = torch.isinf(t) if allow_nan else ~torch.isfinite(t)
+    if t.numel() and bool(bad_mask.any()):
+        bad = int(bad_mask.sum())
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or infinity)")
     return t, kind
 
@@ -120,7 +124,8 @@ def coach_returns(
     ``R_t - R_{t+1} = w_p * gamma**(T-t) * r_p^t``. (The usual discounting would weigh steps near ``t`` most.)
 
     Args:
-        process_rewards: the 1-D sequence ``r_p^0..r_p^T`` (list, ndarray or tensor).
+        process_rewards: the 1-D sequence ``r_p^0..r_p^T`` (list, ndarray or tensor). NaN marks a step the
+            process reward model could not score; see :func:`fill_missing_process_rewards` for the rule.
         outcome_reward: ``r_o``, one finite number (e.g. 0/1 from the outcome verifier).
         w_p: weight of the process rewards.
         w_o: weight of the outcome reward.
@@ -129,11 +134,12 @@ def coach_returns(
     Returns:
         ``R_0..R_T`` in the kind of ``process_rewards`` (see the module docstring); empty in, empty out.
     """
-    rewards, kind = _to_tensor(process_rewards, "process_rewards")
+    rewards, kind = _to_tensor(process_rewards, "process_rewards", allow_nan=True)
     if rewards.dim() != 1:
         raise ValueError(
             f"process_rewards must be 1-D (one trajectory, one reward per step), got shape {tuple(rewards.shape)}"
         )
+    rewards = fill_missing_process_rewards(rewards)
     r_o = _check_finite_scalar(outcome_reward, "outcome_reward")
     w_p = _check_finite_scalar(w_p, "w_p")
     w_o = _check_finite_scalar(w_o, "w_o")
@@ -145,6 +151,23 @@ def coach_returns(
     # suffix_sums[t] = sum over tau >= t of weighted[tau]
     suffix_sums = torch.flip(torch.cumsum(torch.flip(weighted, dims=[0]), dim=0), dims=[0])
     return _from_tensor(w_p * suffix_sums + w_o * r_o, kind)  # type: ignore[return-value]
+
+
+def fill_missing_process_rewards(process_rewards: _R) -> _R:
+    r"""The rule for process rewards the reward model could not give (NaN): the mean of the episode's scored steps.
+
+    A missing ``r_p`` is neither a reward nor a penalty: it takes the mean of the steps of the same episode that
+    were scored, so the return keeps the episode's average process signal. When no step of the episode was
+    scored, every ``r_p`` counts as 0 and ``R_t = w_o * r_o``: the return rests on the outcome alone, as without
+    a PRM. (The collector counts and reports missing rewards; they are never silently 0 next to scored ones.)
+    """
+    rewards, kind = _to_tensor(process_rewards, "process_rewards", allow_nan=True)
+    missing = torch.isnan(rewards)
+    if not bool(missing.any()):
+        return _from_tensor(rewards, kind)  # type: ignore[return-value]
+    scored = rewards[~missing]
+    fill = scored.mean() if scored.numel() else torch.zeros((), dtype=rewards.dtype, device=rewards.device)
+    return _from_tensor(torch.where(missing, fill, rewards), kind)  # type: ignore[return-value]
 
 
 def discounted_returns(rewards: _R, gamma: float, bootstrap: float | RewardsLike = 0.0) -> _R:

@@ -40,6 +40,7 @@ from coach_rl.distributed.arguments import (
 from coach_rl.distributed.spool import TrajectorySpool
 from coach_rl.distributed.weights import cpu_state_dict, write_shared_weights
 from coach_rl.distributed.worker import DeviceWorker, InferenceServer
+from coach_rl.rewards import step_records
 from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats
 
 __all__ = ["DistributedRolloutBatch", "RayCollector", "ensure_ray"]
@@ -219,8 +220,18 @@ class RayCollector:
     @classmethod
     def from_config(cls, device: Any, policy: Any, config: Any, **overrides: Any) -> RayCollector:
         """A collector with the :class:`DistributedArguments` fields of ``config`` (e.g. ``config.coach``)."""
-        names = [f.name for f in fields(DistributedArguments) if f.name != "collector"]
-        kwargs = {name: getattr(config, name) for name in names}
+        if config.collector != "ray":
+            raise ValueError(f"RayCollector.from_config needs collector='ray', got {config.collector!r}")
+        kwargs: dict[str, Any] = {
+            "num_workers": config.num_workers, "ray_address": config.ray_address, "ray_num_cpus": config.ray_num_cpus,
+            "device_resource": config.device_resource, "worker_num_cpus": config.worker_num_cpus,
+            "worker_max_restarts": config.worker_max_restarts, "max_env_replacements": config.max_env_replacements,
+            "async_collection": config.async_collection, "spool_dir": config.spool_dir, "inference": config.inference,
+            "inference_num_gpus": config.inference_num_gpus, "inference_batch_wait_s": config.inference_batch_wait_s,
+            "weight_transport": config.weight_transport, "weights_dir": config.weights_dir,
+            "max_staleness": config.max_staleness, "stale_policy": config.stale_policy,
+            "stale_weight_decay": config.stale_weight_decay,
+        }
         kwargs.update(overrides)
         return cls(device, policy, **kwargs)
 
@@ -392,6 +403,7 @@ class RayCollector:
             trajectory.info["staleness"] = staleness
             trajectory.info["sample_weight"] = self.args.stale_weight_decay ** excess
             batch.trajectories.append(trajectory)
+            batch.records.extend(step_records(trajectory, uid))
             batch.uids.append(uid)
             batch.staleness.append(staleness)
 
