@@ -1,7 +1,14 @@
 """coach-rl: online RL for Android GUI agents on TRL (Android Coach, GRPO and PPO)."""
 
 from coach_rl.actor import ActorSample, ActorUpdater
-from coach_rl.advantages import acloo, dgrpo_advantages, grpo_advantages, rloo, trajectory_scores
+from coach_rl.advantages import (
+    acloo,
+    aride_advantages,
+    dgrpo_advantages,
+    grpo_advantages,
+    rloo,
+    trajectory_scores,
+)
 from coach_rl.algorithms import Algorithm, UpdateContext, algorithm_names, build_algorithm, register_algorithm
 from coach_rl.algorithms.dgrpo import DGRPO, DGRPOArguments
 from coach_rl.baselines import GRPOBaseline, PPOBaseline, TrajectoryRecord, trajectory_records
@@ -22,9 +29,11 @@ from coach_rl.irr import IRRResult, iterative_reasoning_refinement, load_irr_dat
 from coach_rl.loop import LoopState, TrainingLoop, TrainResult, train
 from coach_rl.losses import (
     DGRPOLossOutput,
+    DistRLLossOutput,
     PPOLossOutput,
     clipped_value_loss,
     dgrpo_loss,
+    distrl_actor_loss,
     kl_to_reference,
     ppo_clip_loss,
 )
@@ -40,6 +49,12 @@ from coach_rl.policy import (
     stored_prompt,
 )
 from coach_rl.positive_replay import PositiveReplay, ReplayTrajectory, prune_negatives
+from coach_rl.priorities import (
+    PrioritizedTrajectorySampler,
+    TrajectoryStats,
+    dper_priorities,
+    sampling_probabilities,
+)
 from coach_rl.prompting import (
     INDEX_ACTION_SPACE,
     POLICY_MODES,
@@ -63,6 +78,7 @@ from coach_rl.returns import (
     discounted_returns,
     fill_missing_process_rewards,
     gae,
+    retrace_targets,
     spa_rewards,
 )
 from coach_rl.rewards import (
@@ -202,4 +218,12 @@ __all__ = [
     "prune_negatives",
     "spa_rewards",
     "trajectory_scores",
+    "DistRLLossOutput",
+    "PrioritizedTrajectorySampler",
+    "TrajectoryStats",
+    "aride_advantages",
+    "distrl_actor_loss",
+    "dper_priorities",
+    "retrace_targets",
+    "sampling_probabilities",
 ]

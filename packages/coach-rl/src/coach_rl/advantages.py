@@ -13,7 +13,14 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["acloo", "grpo_advantages", "rloo"]
+__all__ = [
+    "acloo",
+    "aride_advantages",
+    "dgrpo_advantages",
+    "grpo_advantages",
+    "rloo",
+    "trajectory_scores",
+]
 
 
 def _group_tensor(x: object, name: str, *, min_group: int) -> torch.Tensor:
@@ -82,8 +89,6 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-4, scale: bool = True
 
 # -- MobileRL (DGRPO) --
 
-__all__ += ["dgrpo_advantages", "trajectory_scores"]
-
 
 def trajectory_scores(step_rewards: list[list[float]]) -> torch.Tensor:
     r"""MobileRL Eq. 2: ``S_i = sum_{t=1..T_i} (r_t(tau_i) - (1/G) sum_j r_t(tau_j))`` for the G trajectories of a group.
@@ -121,3 +126,29 @@ def dgrpo_advantages(step_rewards: list[list[float]], eps: float = 1e-4) -> torc
         raise ValueError(f"eps must be > 0 (a group of ties has std 0), got {eps!r}")
     s = trajectory_scores(step_rewards)
     return (s - s.mean()) / (s.std(correction=1) + eps)
+
+# -- DistRL --
+
+
+def aride_advantages(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    gamma: float,
+    last_value: float = 0.0,
+) -> torch.Tensor:
+    r"""A-RIDE one-step advantages of ONE trajectory (DistRL, Appendix A.4): time on the last axis, not a group.
+
+    .. math::  A(s_t, a_t) = r_t + \gamma V(s_{t+1}) - V(s_t)
+
+    ``values[t]`` is the value network's ``V(s_t)``; ``V(s_{H+1})`` is ``last_value`` (0 when the episode ended).
+    The importance ratio ``rho_t`` multiplies the advantage in the loss
+    (:func:`coach_rl.losses.distrl_actor_loss`), not here.
+    """
+    if not 0 <= gamma <= 1:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    r = _group_tensor(rewards, "rewards", min_group=1)
+    v = _group_tensor(values, "values", min_group=1).to(r.dtype)
+    if v.shape != r.shape:
+        raise ValueError(f"values must have the shape of rewards {tuple(r.shape)}, got {tuple(v.shape)}")
+    nxt = torch.cat([v[..., 1:], torch.full_like(v[..., :1], float(last_value))], dim=-1)
+    return r + gamma * nxt - v

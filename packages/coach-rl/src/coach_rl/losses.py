@@ -12,7 +12,16 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["PPOLossOutput", "clipped_value_loss", "ppo_clip_loss"]
+__all__ = [
+    "DGRPOLossOutput",
+    "DistRLLossOutput",
+    "PPOLossOutput",
+    "clipped_value_loss",
+    "dgrpo_loss",
+    "distrl_actor_loss",
+    "kl_to_reference",
+    "ppo_clip_loss",
+]
 
 
 def _check_tensor(x: object, name: str) -> torch.Tensor:
@@ -156,8 +165,6 @@ def ppo_clip_loss(
 
 # -- MobileRL (DGRPO) --
 
-__all__ += ["DGRPOLossOutput", "dgrpo_loss", "kl_to_reference"]
-
 
 class DGRPOLossOutput(NamedTuple):
     """What :func:`dgrpo_loss` returns: the loss to minimise, its two parts and detached diagnostics."""
@@ -236,3 +243,76 @@ def kl_to_reference(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tens
     if mask is not None:
         diff = torch.where(mask, diff, torch.zeros_like(diff))
     return _masked_mean(torch.exp(diff) - diff - 1.0, mask)
+
+# -- DistRL --
+
+
+class DistRLLossOutput(NamedTuple):
+    """The DistRL actor loss and its parts (the parts are detached, for logging)."""
+
+    loss: torch.Tensor
+    """The scalar to minimise."""
+    rho: torch.Tensor
+    """Per-sequence importance ratios ``pi/mu`` used (after truncation), shape ``(B,)``."""
+    policy_term: torch.Tensor
+    """``-mean(rho * A * log pi)``."""
+    entropy: torch.Tensor
+    """Mean sampled entropy estimate ``-log pi(a|s)``."""
+    penalty: torch.Tensor
+    """Share of invalid actions in the batch (``mean P_invalid``)."""
+
+
+def distrl_actor_loss(
+    logps: torch.Tensor,
+    behaviour_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    invalid: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    beta: float = 0.01,
+    penalty_coef: float = 1.0,
+    rho_max: float | None = None,
+) -> DistRLLossOutput:
+    r"""The DistRL (A-RIDE) actor loss, Eq. (1) of the paper, over sequences of tokens.
+
+    .. math::
+        L = \operatorname{mean}_b\Big[-\rho_b A_b \log\pi(a_b|s_b) \;-\; \beta\, \mathbb{H}_b
+            \;+\; \lambda\, \mathcal{P}_b \log\pi(a_b|s_b)\Big], \qquad \mathbb{H}_b = -\log\pi(a_b|s_b)
+
+    ``logps``/``behaviour_logps`` are ``(B, T)`` token log-probs of each reply under the current policy (with
+    gradient) and under the behaviour policy that acted (``mu``, from the record); ``log pi(a|s)`` is their
+    masked sum over tokens. ``rho_b = exp(log pi - log mu)`` is detached (the paper's gradient, Eq. 4, treats it
+    as a weight) and truncated at ``rho_max`` when given. The entropy is the paper's sampled estimate
+    ``-log pi(a_t|s_t)`` (Section 5.3). The invalid-action indicator ``P_b`` (0/1, ``(B,)``) has no gradient of
+    its own, so it enters as the score-function surrogate ``P_b log pi``: minimising it lowers the probability of
+    invalid replies, which is the penalty's effect on the policy; its logged value is ``mean P``.
+    """
+    logps = _check_tensor(logps, "logps")
+    behaviour_logps = _check_tensor(behaviour_logps, "behaviour_logps")
+    if logps.dim() != 2 or behaviour_logps.shape != logps.shape:
+        raise ValueError(f"logps and behaviour_logps must both be (B, T), got {tuple(logps.shape)} and "
+                         f"{tuple(behaviour_logps.shape)}")
+    advantages = _check_tensor(advantages, "advantages")
+    if advantages.shape != logps.shape[:1]:
+        raise ValueError(f"advantages must have shape ({logps.shape[0]},), got {tuple(advantages.shape)}")
+    invalid = torch.as_tensor(invalid, device=logps.device)
+    if invalid.shape != logps.shape[:1]:
+        raise ValueError(f"invalid must have shape ({logps.shape[0]},), got {tuple(invalid.shape)}")
+    if not bool(((invalid == 0) | (invalid == 1)).all()):
+        raise ValueError("invalid must hold only 0/1 or False/True")
+    if rho_max is not None and not rho_max > 0:
+        raise ValueError(f"rho_max must be > 0 or None, got {rho_max!r}")
+    mask = _check_mask(mask, logps.shape)
+    keep = torch.ones_like(logps, dtype=torch.bool) if mask is None else mask
+    seq_logp = torch.where(keep, logps, torch.zeros_like(logps)).sum(dim=-1)
+    seq_mu = torch.where(keep, behaviour_logps, torch.zeros_like(behaviour_logps)).sum(dim=-1)
+    rho = torch.exp(seq_logp.detach() - seq_mu.detach())
+    if rho_max is not None:
+        rho = rho.clamp(max=float(rho_max))
+    p_invalid = invalid.to(logps.dtype)
+    per_sample = -rho * advantages.to(logps.dtype) * seq_logp + beta * seq_logp + penalty_coef * p_invalid * seq_logp
+    loss = per_sample.mean() if per_sample.numel() else per_sample.sum()
+    with torch.no_grad():
+        policy_term = (-rho * advantages * seq_logp).mean() if per_sample.numel() else seq_logp.sum()
+        entropy = (-seq_logp).mean() if per_sample.numel() else seq_logp.sum()
+        penalty = p_invalid.mean() if per_sample.numel() else seq_logp.sum()
+    return DistRLLossOutput(loss, rho, policy_term.detach(), entropy.detach(), penalty.detach())

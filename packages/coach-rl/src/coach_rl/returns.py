@@ -22,7 +22,15 @@ from typing import Literal, TypeVar, Union
 import numpy as np
 import torch
 
-__all__ = ["RewardsLike", "coach_returns", "discounted_returns", "fill_missing_process_rewards", "gae"]
+__all__ = [
+    "RewardsLike",
+    "coach_returns",
+    "discounted_returns",
+    "fill_missing_process_rewards",
+    "gae",
+    "retrace_targets",
+    "spa_rewards",
+]
 
 #: What the functions here accept as a reward (or value) sequence.
 RewardsLike = Union[Sequence[float], np.ndarray, torch.Tensor]
@@ -259,8 +267,6 @@ def _bootstrap_tensor(value: float | RewardsLike, like: torch.Tensor, name: str)
 
 # -- MobileRL (DGRPO) --
 
-__all__ += ["spa_rewards"]
-
 
 def spa_rewards(lengths: Sequence[int], outcomes: Sequence[float], alpha: float = 1.0) -> list[float]:
     r"""Shortest-Path Reward Adjustment (MobileRL Eq. 1) of the G trajectories of one task instance.
@@ -292,3 +298,55 @@ def spa_rewards(lengths: Sequence[int], outcomes: Sequence[float], alpha: float 
     t_min = min(succeeded)
     return [float(r) * (1.0 - float(alpha) * (int(t) - t_min) / int(t)) if r > 0 else 0.0
             for t, r in zip(lengths, outcomes)]
+
+# -- DistRL --
+
+
+def retrace_targets(
+    rewards: _R,
+    values: RewardsLike,
+    gamma: float,
+    lam: float,
+    rhos: RewardsLike | None = None,
+    last_value: float | RewardsLike = 0.0,
+) -> _R:
+    r"""Retrace(lambda) targets for a state-value function (DistRL, Section 5.2); time on the last axis.
+
+    .. math::
+        \delta_t = \sum_{k=t}^{H} \gamma^{k-t} \Big(\prod_{i=t+1}^{k} c_i\Big) \big[r_k + \gamma V(s_{k+1}) - V(s_k)\big],
+        \qquad c_i = \lambda \min(1, \rho_i), \qquad \text{target}_t = V(s_t) + \delta_t
+
+    computed backwards as ``target_t = V_t + td_t + gamma * c_{t+1} * (target_{t+1} - V_{t+1})``. ``values[t]`` is
+    ``V(s_t)``, ``V(s_{H+1})`` is ``last_value`` (0 when the episode ended), ``rhos[t]`` the importance ratio
+    ``pi(a_t|s_t) / mu(a_t|s_t)`` of step ``t`` (``None``: all ratios 1, i.e. uncorrected TD(lambda), the
+    ablation without Retrace). ``lam = 0`` gives one-step TD targets; ``lam = 1`` with on-policy ratios the
+    Monte Carlo return. Returns the targets in the kind of ``rewards``.
+    """
+    r, kind = _to_tensor(rewards, "rewards")
+    v, _ = _to_tensor(values, "values")
+    if r.dim() == 0:
+        raise ValueError("rewards must have at least one axis (time is the last axis), got a scalar")
+    if v.shape != r.shape:
+        raise ValueError(f"values must have the shape of rewards {tuple(r.shape)}, got {tuple(v.shape)}")
+    v = v.to(device=r.device, dtype=r.dtype)
+    gamma = _check_unit_interval(gamma, "gamma")
+    lam = _check_unit_interval(lam, "lam")
+    if rhos is None:
+        c = torch.full_like(r, lam)
+    else:
+        rho, _ = _to_tensor(rhos, "rhos")
+        if rho.shape != r.shape:
+            raise ValueError(f"rhos must have the shape of rewards {tuple(r.shape)}, got {tuple(rho.shape)}")
+        if bool((rho < 0).any()):
+            raise ValueError("rhos must be >= 0 (they are probability ratios)")
+        c = lam * rho.to(device=r.device, dtype=r.dtype).clamp(max=1.0)
+    next_value = _bootstrap_tensor(last_value, r, "last_value")
+    next_correction = torch.zeros_like(next_value)  # target_{t+1} - V_{t+1}; 0 after the last step
+    next_c = torch.zeros_like(next_value)
+    out = torch.empty_like(r)
+    for t in range(r.shape[-1] - 1, -1, -1):
+        td = r[..., t] + gamma * next_value - v[..., t]
+        correction = td + gamma * next_c * next_correction
+        out[..., t] = v[..., t] + correction
+        next_correction, next_value, next_c = correction, v[..., t], c[..., t]
+    return _from_tensor(out, kind)  # type: ignore[return-value]
