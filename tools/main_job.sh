@@ -35,7 +35,7 @@ if [ "$PRM" != "none" ]; then
     echo "PRM: data from the simulated phone, a tiny PRM trained with coach-reward (log: $OUT/prm.log)"
     # the run's own tasks stay in the PRM's training data (the paper trains its PRM on the benchmark's trajectories);
     # a quarter of the other tasks is held out to measure it
-    tasks=$(.venv/bin/python -c "from coach_rl.configs import load_config; print(','.join(load_config('$CONFIG').coach.tasks or []))")
+    tasks=$(.venv/bin/python -c "from coach_rl.configs import load_config; print(','.join(load_config('$CONFIG').coach.tasks or []))" 2>/dev/null)
     .venv/bin/coach-reward demo --size ci --seed 0 --output "$PRM" --train-tasks "$tasks" --quiet > "$OUT/prm.log" 2>&1 || {
       echo "training the PRM failed; the end of its log:" >&2; tail -n 30 "$OUT/prm.log" >&2; exit 1; }
   fi
