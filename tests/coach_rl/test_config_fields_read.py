@@ -11,8 +11,10 @@ from trl import GRPOConfig
 
 import coach_rl
 from coach_rl.algorithms.dgrpo import DGRPOArguments
+from coach_rl.algorithms.distrl import DistRLArguments
 from coach_rl.config import CoachConfig, CriticArguments, OnlineRLArguments
 from coach_rl.configs import LoopArguments
+from coach_rl.distributed.arguments import DistributedArguments
 
 PACKAGE = Path(coach_rl.__file__).parent
 # Where the fields are declared and validated: a mention there is not a use.
@@ -23,7 +25,7 @@ def _our_fields() -> dict[str, str]:
     """Field name -> declaring class, for the fields coach-rl adds (TRL reads GRPOConfig's own fields)."""
     trl = {f.name for f in dataclasses.fields(GRPOConfig)}
     out = {}
-    for cls in (OnlineRLArguments, CriticArguments, DGRPOArguments, LoopArguments):
+    for cls in (OnlineRLArguments, CriticArguments, DGRPOArguments, DistRLArguments, DistributedArguments, LoopArguments):
         for f in dataclasses.fields(cls):
             out[f.name] = cls.__name__
     for f in dataclasses.fields(CoachConfig):

@@ -19,6 +19,8 @@ from transformers.trainer_utils import SchedulerType
 from trl import GRPOConfig
 
 from coach_rl.algorithms.dgrpo import DGRPOArguments
+from coach_rl.algorithms.distrl import DistRLArguments
+from coach_rl.distributed.arguments import DistributedArguments
 
 __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"]
 
@@ -410,7 +412,7 @@ class CriticArguments:
 # Mixins come first (Python's convention); dataclass fields are ordered base-last, so `--help` lists TRL's fields,
 # then the OnlineRLArguments groups, then the critic's.
 @dataclass
-class CoachConfig(DGRPOArguments, CriticArguments, OnlineRLArguments, GRPOConfig):
+class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticArguments, OnlineRLArguments, GRPOConfig):
     r"""Configuration of the Android Coach trainer: ``trl.GRPOConfig`` plus the paper's Table 5 and our own groups.
 
     The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions
@@ -504,5 +506,6 @@ class CoachConfig(DGRPOArguments, CriticArguments, OnlineRLArguments, GRPOConfig
             _positive_int(self.max_completion_length, "max_completion_length")
         self.validate_online_rl_arguments()
         self.validate_critic_arguments()
+        self.validate_distributed_arguments()
         super().__post_init__()
         self.resolve_online_rl_defaults(self.output_dir)

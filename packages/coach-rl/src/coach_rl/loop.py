@@ -406,12 +406,28 @@ class TrainingLoop:
         from coach_rl.rollout import RolloutCollector
 
         args = self.args
-        self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks, env_kwargs=_env_kwargs(self.config))
         self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size)
         self.rewards = build_reward_pipeline(args)
-        self.collector = RolloutCollector(self.envs, self.policy, replay=self.replay, rewards=self.rewards,
-                                          keep_xml=False, threads=self.loop.env_threads)
+        if args.collector == "ray":
+            self.collector = self._ray_collector()
+        else:
+            self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks,
+                                  env_kwargs=_env_kwargs(self.config))
+            self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
+                                              threads=self.loop.env_threads)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
+
+    def _ray_collector(self) -> Any:
+        """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
+        from coach_rl.distributed import RayCollector, SimDeviceSpec
+
+        args = self.args
+        kwargs = {**_env_kwargs(self.config), "task": list(self.tasks)}
+        device = SimDeviceSpec(kwargs, env_id=args.env_id)
+        spool = args.spool_dir or str(self.run.path / "spool")
+        return RayCollector.from_config(device, self.policy, args, spool_dir=spool,
+                                        collector_kwargs={"rewards": self.rewards, "keep_xml": False},
+                                        base_seed=self.loop.train_seed_offset + _SEED_STRIDE * int(args.seed))
 
     # -- checkpoints --------------------------------------------------------------------------------------
 
@@ -509,9 +525,21 @@ class TrainingLoop:
         reward_stats = dict(self.rewards.stats.as_dict())
         batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
         trajectories = list(batch.trajectories)
+        t_store = time.perf_counter()
+        by_episode: dict[str, list[Any]] = {}
+        for record in batch.records:
+            by_episode.setdefault(record.episode_id, []).append(record)
+        if len(by_episode) != len(trajectories):
+            raise RuntimeError(f"the collector gave {len(trajectories)} trajectories but records of {len(by_episode)}")
+        for trajectory, records in zip(trajectories, by_episode.values()):
+            if len(records) != len(trajectory.steps):
+                raise RuntimeError(f"a trajectory of {len(trajectory.steps)} steps came with {len(records)} records")
+            trajectory.info["replay_id"] = self.replay.add(trajectory, records)  # atomic per trajectory
         rollout_seconds = time.perf_counter() - started
         record: dict[str, Any] = {"kind": "train", "iteration": iteration}
         record.update(self._rollout_metrics(batch, trajectories, rollout_seconds))
+        record["time/replay"] = time.perf_counter() - t_store
+        record.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
         record.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
 
         t0 = time.perf_counter()
@@ -521,6 +549,9 @@ class TrainingLoop:
         record.update(update)
         record.setdefault("time/actor", time.perf_counter() - t0)
         self.policy.version += 1
+        publish = getattr(self.collector, "publish_policy", None)
+        if publish is not None:  # workers that hold their own copy of the policy get the new weights
+            publish(self.model, int(self.policy.version))
         steps = int(record["rollout/steps"])
         self.state.iteration = iteration
         self.state.env_steps += steps
@@ -536,6 +567,9 @@ class TrainingLoop:
             t1 = time.perf_counter()
             self.state.train_seconds += time.perf_counter() - started
             self.save_checkpoint()
+            acknowledge = getattr(self.collector, "acknowledge", None)
+            if acknowledge is not None:  # checkpointed: the collector's spool may forget these trajectories
+                acknowledge(batch)
             checkpoint_seconds = time.perf_counter() - t1
             self.state.train_seconds += checkpoint_seconds
         else:
@@ -644,6 +678,9 @@ class TrainingLoop:
         for env in self.envs:
             env.close()
         self.envs = []
+        close = getattr(self.collector, "close", None)
+        if close is not None:
+            close()
         if self.trackers is not None:
             self.trackers.close()
 
