@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The main job: train an Android agent with Android Coach on the simulated phone, on this machine's CPU.
+# The main job: train an Android agent with Android Coach on the simulated phone, on this machine's CPU, with the
+# paper's whole pipeline at tiny scale.
 #
+# 0. The process reward model (shared by all seeds): PRM data from the simulated phone's expert episodes
+#    (candidates labelled by action match, balanced), a tiny PRM trained with coach-reward, its held-out
+#    accuracy printed (`coach-reward demo --size ci`).
 # 1. Warm-up (`coach-rl warmup`, shared by all seeds): build a tiny Qwen2 policy locally (tokenizer trained
-#    on the sim's expert demonstrations), a short SFT on those demonstrations, pre-train the critic on
-#    action-match labels (the paper pre-trains it on PRM labels), evaluate greedily on held-out task
-#    instances (unseen seeds).
+#    on the sim's expert demonstrations), a short SFT on those demonstrations, pre-train the critic on the
+#    PRM's labels of sampled actions (paper Appendix B), evaluate greedily on held-out task instances.
 # 2. For each of 3 seeds, in parallel (one torch thread each): Android Coach from the warm-up checkpoint
-#    (rollouts -> returns -> critic update -> K actions per stored state scored by the critic, ACLOO, PPO
-#    clip), then the same evaluation again.
+#    (rollouts -> the PRM's step rewards (w_p = 0.2) and the task's rule check (w_o = 1) -> returns -> critic
+#    update -> K actions per stored state scored by the critic, ACLOO, PPO clip), then the same evaluation.
 # 3. `coach-rl summarize`: before/after success (mean and std over seeds) and whether the gain exceeds the
 #    spread across seeds. Each run folder has report.md and plots/; re-running this script resumes
 #    unfinished runs from their checkpoints (also after kill -9).
 #
 # Environment: SEEDS (default "0 1 2"), OUT (default runs/main_job), CONFIG (default main),
-# EXTRA (more key=value overrides for every run).
+# EXTRA (more key=value overrides for every run), PRM (default: train one into $OUT/prm; "none": no PRM).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup_env.sh
@@ -22,12 +25,27 @@ SEEDS=${SEEDS:-"0 1 2"}
 OUT=${OUT:-runs/main_job}
 CONFIG=${CONFIG:-main}
 EXTRA=${EXTRA:-}
+PRM=${PRM:-$OUT/prm}
 mkdir -p "$OUT"
 start=$(date +%s)
+# 0. the process reward model, shared by every run: PRM data from the simulated phone, a tiny PRM
+REWARDS=""
+if [ "$PRM" != "none" ]; then
+  if [ ! -f "$PRM/prm_config.json" ]; then
+    echo "PRM: data from the simulated phone, a tiny PRM trained with coach-reward (log: $OUT/prm.log)"
+    # the run's own tasks stay in the PRM's training data (the paper trains its PRM on the benchmark's trajectories);
+    # a quarter of the other tasks is held out to measure it
+    tasks=$(.venv/bin/python -c "from coach_rl.configs import load_config; print(','.join(load_config('$CONFIG').coach.tasks or []))" 2>/dev/null)
+    .venv/bin/coach-reward demo --size ci --seed 0 --output "$PRM" --train-tasks "$tasks" --quiet > "$OUT/prm.log" 2>&1 || {
+      echo "training the PRM failed; the end of its log:" >&2; tail -n 30 "$OUT/prm.log" >&2; exit 1; }
+  fi
+  grep -m1 "held-out accuracy" "$OUT/prm.log" 2>/dev/null | sed 's/^/PRM: /' || true
+  REWARDS="use_prm=true prm_model=$PRM prm_max_new_tokens=20 critic_pretrain_labels=prm"
+fi
 # 1. the warm-up, shared by every seed (one core): tiny policy, SFT, critic pre-training, evaluation before
-echo "warm-up: policy, SFT, critic pre-training, evaluation before (log: $OUT/warmup.log)"
+echo "warm-up: policy, SFT, critic pre-training on the PRM's labels, evaluation before (log: $OUT/warmup.log)"
 # shellcheck disable=SC2086
-.venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $EXTRA > "$OUT/warmup.log" 2>&1 || {
+.venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $REWARDS $EXTRA > "$OUT/warmup.log" 2>&1 || {
   echo "the warm-up failed; the end of its log:" >&2; tail -n 30 "$OUT/warmup.log" >&2; exit 1; }
 init="$OUT/warmup/checkpoints/iter-000000"
 # 2. Android Coach from the warm-up, one run per seed, in parallel
@@ -37,7 +55,7 @@ for seed in $SEEDS; do
   run="$OUT/seed$seed"
   runs+=("$run")
   # shellcheck disable=SC2086
-  .venv/bin/coach-rl train --config "$CONFIG" "seed=$seed" "init_from=$init" "output_dir=$run" $EXTRA \
+  .venv/bin/coach-rl train --config "$CONFIG" "seed=$seed" "init_from=$init" "output_dir=$run" $REWARDS $EXTRA \
     --no-progress > "$run.log" 2>&1 &
   pids+=($!)
   echo "seed $seed: Android Coach in $run (log: $run.log)"

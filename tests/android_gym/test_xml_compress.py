@@ -216,8 +216,57 @@ def test_disabled_and_password_states():
 
 
 def test_dialog_hides_everything_underneath():
+    # The dialog's full-screen root takes every tap (tapping outside the panel dismisses it): nothing
+    # below can be acted on. The scrim itself is kept, as a clickable element.
     ui = compress_xml(load("dialog_over_list.xml"))
-    assert labels(ui) == ["Delete Music?", "Cancel", "Delete"]
+    assert labels(ui) == ["", "Delete Music?", "Cancel", "Delete"]
+    assert ui.elements[0].resource_id.endswith("dialog_root") and ui.elements[0].clickable
+
+
+def test_a_later_container_that_takes_no_touches_hides_nothing():
+    # The same screen with a dialog root that is not clickable: Android hands the taps it does not take
+    # to the views below, so the list, the title and the button stay (they can be acted on).
+    raw = load("dialog_over_list.xml").decode()
+    raw = raw.replace('dialog_root" class="android.widget.FrameLayout" package="com.example.files" content-desc="" '
+                      'checkable="false" checked="false" clickable="true"',
+                      'dialog_root" class="android.widget.FrameLayout" package="com.example.files" content-desc="" '
+                      'checkable="false" checked="false" clickable="false"')  # fmt: skip
+    ui = compress_xml(raw)
+    assert not ui.find(resource_id="dialog_root")
+    assert ui.find(text="Files") and ui.find(text="New folder") and ui.find(text="Delete Music?")
+    assert len(ui.find(content_desc="Delete", clickable=True)) == 4
+    assert ui.element_at(500, 300).label == "Photos", "the list row is still the top-most thing there"
+
+
+def test_a_scrim_the_dump_marks_not_shown_hides_nothing():
+    button = node("android.widget.Button", "[0,1000][1080,1200]", text="Under", clickable="true")
+    scrim = node("android.widget.FrameLayout", "[0,0][1080,2400]", clickable="true", visible_to_user="false")
+    scrim = scrim[:-3] + ">" + node("android.widget.TextView", "[40,950][1040,1050]", text="Gone") + "</node>"
+    ui = compress_xml(screen(button, scrim))
+    assert labels(ui) == ["Under"]
+    shown = compress_xml(screen(button, scrim.replace('visible-to-user="false"', 'visible-to-user="true"')))
+    assert labels(shown) == ["", "Gone"], "shown, the clickable scrim hides the button"
+
+
+def test_a_later_window_hides_what_its_frame_covers():
+    # Multi-window dumps list windows bottom to top; a later window takes every touch inside its frame,
+    # clickable or not, but nothing outside it (the keyboard is not modal).
+    app = node("android.widget.Button", "[0,1000][1080,1200]", text="Under", clickable="true")
+    top = node("android.widget.Button", "[0,100][1080,300]", text="Above", clickable="true")
+    popup = (
+        node("android.widget.FrameLayout", "[0,900][1080,1400]")[:-3]
+        + ">"
+        + node("android.widget.TextView", "[40,950][1040,1050]", text="Popup text")
+        + "</node>"
+    )
+    empty = node("android.widget.FrameLayout", "[0,0][1080,2400]")
+    body = screen(app, top)[: -len("</hierarchy>")]
+    ui = compress_xml(body + popup + empty + "</hierarchy>")
+    assert labels(ui) == ["Above", "Popup text"], "an empty full-screen window (no label) hides nothing"
+    # Dumps list windows in no reliable order: the smaller window is the one on top, listed first or last.
+    first = "<hierarchy>" + popup + body[body.index("<node") :] + "</hierarchy>"
+    assert labels(compress_xml(first)) == ["Popup text", "Above"]
+    assert compress_xml(first).element_at(500, 1000).label == "Popup text"
 
 
 def test_empty_overlays_and_decorations_do_not_hide_controls():
@@ -239,6 +288,7 @@ def test_keyboard_window_hides_what_it_fully_covers():
 
 
 def test_drawing_order_decides_what_is_on_top():
+    # The banner is a tappable promotion (clickable, with text): whichever is drawn last takes the taps.
     raw = load("extra_attributes.xml").decode()
     ui = compress_xml(raw)
     assert ui.find(text="Buy now"), (
@@ -254,7 +304,7 @@ def test_drawing_order_decides_what_is_on_top():
 
 def test_occluded_with_keep_offscreen_still_occluded():
     ui = compress_xml(load("dialog_over_list.xml"), keep_offscreen=True)
-    assert labels(ui) == ["Delete Music?", "Cancel", "Delete"]
+    assert labels(ui) == ["", "Delete Music?", "Cancel", "Delete"]
 
 
 # ---------------------------------------------------------------- geometry and off-screen
@@ -332,6 +382,7 @@ def test_synthetic_dialog_and_keyboard():
     plain = compress_xml(synthetic_dump(200))
     dialog = compress_xml(synthetic_dump(200, dialog=True))
     assert labels(dialog) == [
+        "",  # the dim scrim, which takes the taps around the panel
         "Reset settings?",
         "All preferences will be restored to defaults.",
         "Cancel",
@@ -372,7 +423,8 @@ def test_element_at_returns_the_top_most():
     assert ui.element_at(500, 100) is None
     assert ui.element_at(1080, 300) is None, "right and bottom edges are exclusive"
     dialog = compress_xml(load("dialog_over_list.xml"))
-    assert dialog.element_at(500, 300) is None, "the list under the dialog is gone"
+    top = dialog.element_at(500, 300)
+    assert top is not None and top.resource_id.endswith("dialog_root"), "the list under the dialog is gone"
     assert dialog.element_at(800, 1400).label == "Delete"
 
 
@@ -484,9 +536,38 @@ def test_benchmark_script_reports_every_dump(tmp_path, capsys):
     spec.loader.exec_module(bench)
     (tmp_path / "android_xml").mkdir()
     (tmp_path / "android_xml" / "one.xml").write_bytes(load("appium.xml"))
-    report = bench.main(["--realdata", str(tmp_path), "--repeats", "2", "--nodes", "120"])
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "two.xml").write_bytes(load("keyboard.xml"))
+    args = [
+        "--realdata",
+        str(tmp_path),
+        "--dumps",
+        str(tmp_path / "more"),
+        "--repeats",
+        "2",
+        "--nodes",
+        "120",
+    ]
+    report = bench.main([*args, "--androidlab-repeats", "1"])
     assert json.loads(capsys.readouterr().out) == report
-    assert [d["dump"] for d in report["dumps"]] == ["one.xml", "generated_120_nodes"]
+    assert [d["dump"] for d in report["dumps"]] == ["one.xml", "two.xml", "generated_120_nodes"]
     first = report["dumps"][0]
     assert first["nodes"] == 6 and first["elements"] == 5 and first["chars_after"] < first["chars_before"]
     assert report["generated_120_median_ms_compress"] > 0
+    two = report["dumps"][1]
+    assert two["actionable"] == 24 and two["actionable_kept"] == 23, (
+        "the message under the keyboard window is hidden"
+    )
+    if report["androidlab_available"]:
+        # AndroidLab reads only <node> dumps with every attribute: the Appium one makes it fail.
+        assert first["androidlab"]["failed"].startswith("KeyError")
+        assert report["androidlab_failures"] == 1
+        al = two["androidlab"]
+        assert al["failed"] is None and al["median_ms_compress"] > 0 and al["chars_after"] > 0
+        assert 0 < al["actionable_kept"] <= two["actionable"]
+    else:
+        assert "android_lab" in report["androidlab_missing"] or "xmltodict" in report["androidlab_missing"]
+    missing = bench.main([*args, "--androidlab", str(tmp_path)])
+    capsys.readouterr()
+    assert not missing["androidlab_available"] and "xml_tool.py" in missing["androidlab_missing"]
+    assert "androidlab" not in missing["dumps"][0]

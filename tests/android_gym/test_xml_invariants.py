@@ -3,7 +3,9 @@
 Reference (written independently of the optimised code, straight from the rules): a node's visible
 rect is its bounds intersected with every ancestor's valid bounds and the screen; a node is occluded
 when some node drawn after it (later in pre-order with siblings sorted by drawing-order), not its
-ancestor or descendant, whose subtree has a label, covers its visible rect. The surviving elements
+ancestor or descendant, whose subtree has a label, covers its visible rect and takes the touches
+there: it is clickable or long-clickable, or it is the root of a later window (a later top-level
+node). The surviving elements
 are exactly the nodes with a non-empty visible rect, not occluded, that have a flag or a label.
 In particular every clickable, editable, scrollable or checkable on-screen non-occluded node survives.
 """
@@ -55,17 +57,30 @@ def reference(
         if x2 > x1 and y2 > y1:
             vis[n.index] = (x1, y1, x2, y2)
 
+    # Windows (top-level nodes) stack by frame size, larger below; equal sizes keep dump order.
+    tops = [n for n in nodes if n.parent is None]
+    stack = sorted(
+        tops,
+        key=lambda n: -((n.bounds[2] - n.bounds[0]) * (n.bounds[3] - n.bounds[1]) if valid(n.bounds) else 0),
+    )
+    window_pos = {n.index: k for k, n in enumerate(stack)}
+
     def paint_key(n):
         key = []
         cur = n
         while cur is not None:
-            key.append((cur.drawing_order if cur.drawing_order is not None else -1, cur.index_path[-1]))
+            if cur.parent is None:
+                key.append((-1, window_pos[cur.index]))
+            else:
+                key.append((cur.drawing_order if cur.drawing_order is not None else -1, cur.index_path[-1]))
             cur = tree.parent(cur)
         return tuple(reversed(key))
 
     rank = {n.index: r for r, n in enumerate(sorted(nodes, key=paint_key))}
     labelled = {n.index for n in nodes if n.text.strip() or n.content_desc.strip() or n.hint.strip()}
     shows = {n.index for n in nodes if any(m.index in labelled for m in tree.subtree(n))}
+    later_windows = {n.index for n in stack[1:]}
+    blocking = {i for i in shows if nodes[i].clickable or nodes[i].long_clickable or i in later_windows}
     out = {}
     for e in nodes:
         v = vis.get(e.index)
@@ -78,7 +93,7 @@ def reference(
         occluded = False
         for o in nodes:
             ov = vis.get(o.index)
-            if ov is None or o.index not in shows or rank[o.index] <= rank[e.index]:
+            if ov is None or o.index not in blocking or rank[o.index] <= rank[e.index]:
                 continue
             if o.index in ancestors or e.index <= o.index < e.end:
                 continue

@@ -219,6 +219,18 @@ def test_backend_sampler_splits_thought_and_action(sim_steps):
     assert split_thought_action("Thought: a\nAction: b\nAction: c") == Candidate("a\nAction: b", "c")
 
 
+def test_split_thought_action_edge_cases():
+    # A reply that is all thought has no action (it used to become the action text, unparseable either way).
+    assert split_thought_action("Thought: only thinking") == Candidate("only thinking", "")
+    assert split_thought_action("press_home()") == Candidate("", "press_home()")
+    assert split_thought_action("Thought: t Action: click(start_box='(1,2)')") == Candidate("t", "click(start_box='(1,2)')")
+    assert split_thought_action("## Thought:\nt\n**Action**: wait()") == Candidate("t", "wait()")
+    assert split_thought_action("Reflection: r\nThought: t\nAction: wait()") == Candidate("t", "wait()")
+    assert split_thought_action("THOUGHT: t\naction： wait()").action_text == "wait()"
+    assert split_thought_action("Thought: t\nAction: type(content='a\\nAction: b')") == Candidate(
+        "t", "type(content='a\\nAction: b')")
+
+
 # ---- the dataset -------------------------------------------------------------------------------------
 
 
@@ -305,6 +317,11 @@ def test_split_by_task_holds_out_whole_tasks(sim_steps):
     assert set(fixed["test"]["task"]) == {"ClockAddLabeledAlarm"}
     with pytest.raises(ValueError, match="not in the dataset"):
         split_by_task(ds, test_tasks=["Nope"])
+    for seed in range(5):  # tasks an RL run will ask the PRM about are never held out
+        kept = split_by_task(ds, test_fraction=0.34, seed=seed, train_tasks=SIM_TASKS[:-1])
+        assert set(kept["test"]["task"]) == {SIM_TASKS[-1]}
+    with pytest.raises(ValueError, match="none is left to hold out"):
+        split_by_task(ds, train_tasks=SIM_TASKS)
 
 
 def test_critic_examples_and_step_inputs(sim_steps):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+import itertools
 
 import pytest
 import torch
@@ -11,9 +11,10 @@ import torch
 from android_gym.trajectory import Step, Trajectory
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.actor import ActorUpdater
-from coach_rl.baselines import GRPOBaseline, PPOBaseline, StepRecord, TrajectoryRecord, trajectory_records
+from coach_rl.baselines import GRPOBaseline, PPOBaseline, trajectory_records
 from coach_rl.config import CoachConfig
 from coach_rl.critic import Critic, CriticTrainer
+from coach_rl.records import StepRecord
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -33,42 +34,23 @@ def _prompt(task: str, t: int, seed: int = 1) -> str:
     return f"<|im_start|>user\nTask: {task} #{seed}. Step {t}.<|im_end|>\n<|im_start|>assistant\n"
 
 
-def _trajectory(task: str, seed: int, success: float, responses: list[str]) -> Trajectory:
-    """An android_gym Trajectory as the collector records it: per-step prompt_text in Step.info, outcome in success."""
-    steps = [Step(ui="[1] Button 'OK'", action=None, response=r, info={"prompt_text": _prompt(task, t, seed)})
-             for t, r in enumerate(responses)]
-    return Trajectory(task=task, instruction=f"Do {task}", steps=steps, success=success, seed=seed)
+_EPISODES = itertools.count()
 
 
-@dataclass
-class RolloutStepLike:
-    """Mirror of the collector's per-step record (fields as attributes)."""
-
-    prompt_text: str
-    response: str
-    process_reward: float = 0.0
-
-
-@dataclass
-class RolloutTrajectoryLike:
-    task: str
-    seed: int
-    outcome_reward: float
-    steps: list[RolloutStepLike] = field(default_factory=list)
-    info: dict = field(default_factory=dict)
-
-
-@dataclass
-class RolloutBatchLike:
-    trajectories: list
+def _trajectory(task: str, seed: int, success: float, responses: list[str]) -> list[StepRecord]:
+    """The StepRecords of one episode as the collector builds them (prompt text per step, outcome per episode)."""
+    episode = f"episode-{next(_EPISODES)}"
+    return [StepRecord(episode_id=episode, step_index=t, num_steps=len(responses), task=task, group=f"{task}:{seed}",
+                       prompt=[], prompt_text=_prompt(task, t, seed), response=r, outcome_reward=success,
+                       return_t=success, success=success) for t, r in enumerate(responses)]
 
 
 GOOD, BAD = "Action: click(start_box='(10,20)')", "Action: press_home()"
 
 
-def _group_batch() -> list[Trajectory]:
+def _group_batch() -> list[StepRecord]:
     """Two task instances with G = 4 rollouts each: one mixed group, one tied group."""
-    return [
+    episodes = [
         _trajectory("Clock", 1, 1.0, [GOOD, GOOD]),
         _trajectory("Clock", 1, 0.0, [BAD]),
         _trajectory("Clock", 1, 0.0, [BAD, BAD, BAD]),
@@ -78,16 +60,16 @@ def _group_batch() -> list[Trajectory]:
         _trajectory("Wifi", 2, 1.0, [GOOD]),
         _trajectory("Wifi", 2, 1.0, [GOOD]),
     ]
+    return [record for episode in episodes for record in episode]
 
 
-def test_records_read_android_gym_trajectories_and_collector_like_batches():
+def test_records_group_step_records_into_episodes():
     recs = trajectory_records(_group_batch())
-    assert recs[0].group == ("Clock", 1) and recs[0].outcome_reward == 1.0
-    assert recs[0].steps[1] == StepRecord(_prompt("Clock", 1), GOOD)
-    batch = RolloutBatchLike([RolloutTrajectoryLike("A", 0, 0.5, [RolloutStepLike("p", "r")], {"group": "g"})])
-    (rec,) = trajectory_records(batch)
-    assert rec == TrajectoryRecord(group="g", outcome_reward=0.5, steps=[StepRecord("p", "r")])
-    with pytest.raises(ValueError, match="step 0 has no prompt_text"):
+    assert len(recs) == 8
+    assert recs[0].group == "Clock:1" and recs[0].outcome_reward == 1.0
+    assert [(s.prompt_text, s.response) for s in recs[0].steps] == [(_prompt("Clock", 0), GOOD), (_prompt("Clock", 1), GOOD)]
+    assert recs[2].steps[2].step_index == 2
+    with pytest.raises(TypeError, match=r"records\[0\] must be a coach_rl.records.StepRecord, got Trajectory"):
         trajectory_records([Trajectory("A", "i", [Step(ui="", action=None, response="x")])])
 
 
@@ -103,7 +85,7 @@ def test_grpo_advantages_match_hand_computation(tiny):
     assert [s.advantage for s in samples[:3]] == pytest.approx([expected[0], expected[0], expected[1]])
     assert samples[0].prompt_text == _prompt("Clock", 0) and samples[1].prompt_text == _prompt("Clock", 1)
     with pytest.raises(ValueError, match="has 3 trajectories, GRPO needs 4"):
-        grpo.trajectory_advantages(_group_batch()[:3])
+        grpo.trajectory_advantages(_group_batch()[:6])
     unscaled = GRPOBaseline(grpo.actor, scale_rewards=False).trajectory_advantages(_group_batch())
     assert unscaled == pytest.approx([0.5, -0.5, -0.5, 0.5, 0, 0, 0, 0])
 
@@ -130,7 +112,7 @@ def _ppo(model, tok, lr_value: float = 1e-3, **kwargs) -> PPOBaseline:
 def test_ppo_advantages_are_gae_lambda_one_by_hand(tiny):
     model, tok = tiny
     ppo = _ppo(model, tok, gamma=0.9)
-    batch = [_trajectory("Clock", 1, 1.0, [GOOD, BAD, GOOD]), _trajectory("Wifi", 2, 0.0, [BAD, BAD])]
+    batch = [*_trajectory("Clock", 1, 1.0, [GOOD, BAD, GOOD]), *_trajectory("Wifi", 2, 0.0, [BAD, BAD])]
     values = ppo.values(batch)
     states = [_prompt("Clock", t, 1) for t in range(3)] + [_prompt("Wifi", t, 2) for t in range(2)]
     torch.testing.assert_close(torch.cat(values), ppo.value_critic.score(states, [""] * 5))
@@ -145,7 +127,7 @@ def test_ppo_advantages_are_gae_lambda_one_by_hand(tiny):
 def test_ppo_value_moves_towards_returns_and_actor_follows_advantages(tiny):
     model, tok = tiny
     ppo = _ppo(model, tok, lr_value=3e-4)
-    batch = [_trajectory("Clock", 1, 1.0, [GOOD, GOOD]), _trajectory("Wifi", 2, 0.0, [BAD, BAD])]
+    batch = [*_trajectory("Clock", 1, 1.0, [GOOD, GOOD]), *_trajectory("Wifi", 2, 0.0, [BAD, BAD])]
     _, returns = ppo.advantages_and_returns(batch)
     target = torch.cat(returns).float()
     mse_before = ((torch.cat(ppo.values(batch)) - target) ** 2).mean()
@@ -164,7 +146,7 @@ def test_ppo_value_moves_towards_returns_and_actor_follows_advantages(tiny):
 
 def test_ppo_state_dict_resume_gives_the_identical_next_update(tiny):
     model, tok = tiny
-    batch = [_trajectory("Clock", 1, 1.0, [GOOD]), _trajectory("Clock", 2, 0.0, [BAD, GOOD])]
+    batch = [*_trajectory("Clock", 1, 1.0, [GOOD]), *_trajectory("Clock", 2, 0.0, [BAD, GOOD])]
     a = _ppo(model, tok)
     a.update(batch)
     saved = a.state_dict()
@@ -211,7 +193,7 @@ def test_baselines_learn_from_the_collectors_rollout_batch(tiny):
 
     actor = ActorUpdater(policy_model, tok, lr=1e-4)
     grpo = GRPOBaseline(actor, group_size=4, use_recorded_logprobs=True)
-    samples = grpo.samples(batch)
+    samples = grpo.samples(batch.records)
     steps = [step for traj in batch.trajectories for step in traj.steps]
     assert len(samples) == len(steps)
     assert [s.completion_ids for s in samples] == [step.info["token_ids"] for step in steps]
@@ -219,9 +201,9 @@ def test_baselines_learn_from_the_collectors_rollout_batch(tiny):
                                       completion_ids=[s.completion_ids for s in samples])
     for sample, logps in zip(samples, recomputed):
         torch.testing.assert_close(logps, torch.tensor(sample.old_logps), atol=2e-4, rtol=1e-4)
-    assert grpo.update(batch)["grpo/groups"] == 2.0
+    assert grpo.update(batch.records)["grpo/groups"] == 2.0
 
     ppo = PPOBaseline(actor, CriticTrainer(Critic.from_pretrained_lm(model, tok), total_steps=10))
-    metrics = ppo.update(batch)
+    metrics = ppo.update(batch.records)
     assert metrics["ppo/outcome_reward_mean"] == pytest.approx(
         sum(t.info["outcome_reward"] for t in batch.trajectories) / 8)

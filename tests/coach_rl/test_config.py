@@ -10,7 +10,10 @@ import pytest
 from transformers import HfArgumentParser
 from trl import GRPOConfig
 
+from coach_rl.algorithms.dgrpo import DGRPOArguments
+from coach_rl.algorithms.distrl import DistRLArguments
 from coach_rl.config import CoachConfig, CriticArguments, OnlineRLArguments
+from coach_rl.distributed.arguments import DistributedArguments
 
 # GRPOConfig itself triggers this transformers 5.x deprecation warning; it is not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")
@@ -54,7 +57,7 @@ def test_defaults_carry_table5(tmp_path: Path) -> None:
 
 
 def test_every_own_field_has_help_and_paper_defaults_cite_table5() -> None:
-    own = {f.name for c in (OnlineRLArguments, CriticArguments) for f in dataclasses.fields(c)}
+    own = {f.name for c in (OnlineRLArguments, CriticArguments, DGRPOArguments, DistRLArguments, DistributedArguments) for f in dataclasses.fields(c)}
     overridden = set(CoachConfig.__dataclass_fields__) - own - set(GRPOConfig.__dataclass_fields__)
     assert not overridden, f"fields defined only on CoachConfig should be overrides, got {overridden}"
     fields = {f.name: f for f in dataclasses.fields(CoachConfig)}

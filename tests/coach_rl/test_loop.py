@@ -20,6 +20,8 @@ from android_gym.trajectory import Step, Trajectory
 from coach_rl.replay import ReplayBuffer
 from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
 
+from .stored import store
+
 
 def _draws() -> tuple:
     return random.random(), float(np.random.rand()), float(torch.rand(1))
@@ -115,20 +117,20 @@ def _traj(n: int, tag: int) -> Trajectory:
 def test_replay_restore_brings_back_evicted_and_drops_newer_shards(tmp_path: Path):
     buf = ReplayBuffer(tmp_path / "replay", capacity=9)
     for tag in range(3):
-        buf.add(_traj(3, tag))
+        store(buf, _traj(3, tag))
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
     state = snapshot_replay(buf, ckpt)
     expected = [(s.instruction, s.ui, s.return_t) for s in buf.states()]
     for tag in range(3, 6):  # evicts the three shards the checkpoint holds
-        buf.add(_traj(3, tag))
+        store(buf, _traj(3, tag))
     assert not set(state["shards"]) & set(p.name for p in (tmp_path / "replay").iterdir())
     restored_state = restore_replay(tmp_path / "replay", ckpt)
     again = ReplayBuffer(tmp_path / "replay", capacity=9)
     again.load_state_dict(restored_state)
     assert [(s.instruction, s.ui, s.return_t) for s in again.states()] == expected
     # the numbering continues where the checkpoint left it, so the next shard sorts last
-    again.add(_traj(2, 9))
+    store(again, _traj(2, 9))
     assert again.trajectory_ids()[-1].startswith(f"{state['next_seq']:010d}-")
 
 
@@ -139,17 +141,22 @@ _quiet_trl = pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is depr
 
 @_quiet_trl
 def test_rollout_plan_is_a_function_of_the_iteration(tmp_path: Path):
+    from coach_reward.tiny_models import build_tiny_causal_lm
+    from coach_rl.algorithms import build_algorithm
     from coach_rl.configs import load_config
     from coach_rl.loop import TrainingLoop
 
     cfg = load_config("smoke", [f"output_dir={tmp_path / 'a'}", "tasks=A,B,C", "rollout_batch_size=4"])
     loop = TrainingLoop(cfg, progress=False)
+    loop.algorithm = build_algorithm("coach", cfg, *build_tiny_causal_lm(seed=0))
     seeds, options = loop._rollout_plan(2)
     assert seeds == [4, 5, 6, 7]
     assert [o["task"] for o in options] == ["B", "C", "A", "B"]  # round-robin continues across iterations
     assert loop._rollout_plan(2) == (seeds, options)
     grpo = TrainingLoop(load_config("smoke", [f"output_dir={tmp_path / 'b'}", "algorithm=grpo", "tasks=A,B",
                                               "rollout_batch_size=4", "num_generations=2"]), progress=False)
+    grpo.algorithm = build_algorithm("grpo", grpo.config, *build_tiny_causal_lm(seed=0))
+    assert grpo.algorithm.episodes_per_instance == 2
     seeds, options = grpo._rollout_plan(1)
     assert seeds == [0, 0, 1, 1] and [o["task"] for o in options] == ["A", "A", "B", "B"]  # G=2 per instance
 
@@ -227,3 +234,57 @@ def test_baselines_train_checkpoint_and_resume_exactly(tmp_path: Path, algorithm
     assert resumed.resumed_from == 1
     assert clean(resumed.run_iteration()) == clean(second)
     resumed.close()
+
+
+@_quiet_trl
+def test_critic_pretrain_examples_can_be_labelled_by_the_prm(tmp_path: Path):
+    """critic_pretrain_labels=prm: the PRM judges every candidate (paper Appendix B); the expert's answer stays 1."""
+    from coach_reward.prm import ProcessRewardModel
+    from coach_reward.tiny_models import build_tiny_causal_lm, scripted_backend
+    from coach_rl.configs import load_config
+    from coach_rl.critic_data import critic_pretrain_examples
+    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=1",
+                                "critic_pretrain_samples=2"])
+    loop = TrainingLoop(cfg, progress=False)
+    demos = _collect_demos(cfg, loop.tasks)
+    model, tok = build_policy_model(cfg, demos)
+    policy = make_policy(model, tok, cfg)
+    judge_model, judge_tok = build_tiny_causal_lm(seed=3)
+    for verdict, label in (("True", 1), ("False", 0)):
+        prm = ProcessRewardModel(scripted_backend(judge_model, judge_tok, f"judgment: {verdict}"), use_logprobs=False)
+        torch.manual_seed(0)
+        examples = critic_pretrain_examples(policy, demos, samples=2, contrast=1, labels="prm", prm=prm)
+        experts = {(policy.prompt_text_for(r.request), r.answer) for r in demos.records}
+        judged = [y for s, a, y in examples if (s, a) not in experts]
+        assert judged and set(judged) == {label}
+        assert all(y == 1 for s, a, y in examples if (s, a) in experts)
+    with pytest.raises(ValueError, match="needs the run's process reward model"):
+        critic_pretrain_examples(policy, demos, labels="prm", prm=None)
+
+
+def test_the_rollout_plan_follows_the_algorithms_curriculum(tmp_path: Path):
+    """DGRPO's Failure Curriculum Filtering decides which tasks are played (a removed task never is)."""
+    from coach_reward.tiny_models import build_tiny_causal_lm
+    from coach_rl.algorithms import build_algorithm
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=A,B,C", "rollout_batch_size=12", "algorithm=dgrpo",
+                                "dgrpo_group_size=2"])
+    loop = TrainingLoop(cfg, progress=False)
+    loop.algorithm = build_algorithm("dgrpo", cfg, *build_tiny_causal_lm(seed=0))
+    assert loop._task_weights() is None  # nothing failed yet: round-robin
+    assert [o["task"] for o in loop._rollout_plan(1)[1]][::2] == ["A", "B", "C", "A", "B", "C"]
+    curriculum = loop.algorithm.curriculum
+    for _ in range(12):  # task A never succeeds, epoch after epoch, until the curriculum removes it
+        curriculum.observe("A", [0.0, 0.0])
+        curriculum.observe("B", [1.0, 0.0])
+        curriculum.observe("C", [1.0, 1.0])
+        curriculum.end_epoch()
+    assert curriculum.weight("A") == 0.0
+    seeds, options = loop._rollout_plan(3)
+    tasks = [o["task"] for o in options]
+    assert "A" not in tasks and set(tasks) <= {"B", "C"} and len(tasks) == 12
+    assert loop._rollout_plan(3) == (seeds, options)  # a function of the iteration: resume-safe

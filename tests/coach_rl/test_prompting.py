@@ -243,6 +243,24 @@ def test_split_thought_action():
     assert split_thought_action("I think.\nAction: wait()") == ("I think.", "wait()")
 
 
+def test_split_thought_action_is_coach_rewards_and_handles_edge_cases():
+    import coach_rl
+    from coach_reward.prm_data import split_thought_action as reward_split
+
+    assert split_thought_action is reward_split and coach_rl.split_thought_action is reward_split
+    assert split_thought_action("Thought: t Action: click()") == ("t", "click()")  # one line
+    assert split_thought_action("**Thought:** t\n**Action:** press_back()") == ("t", "press_back()")  # markdown
+    assert split_thought_action("thought: t\naction: wait()") == ("t", "wait()")  # lower case at a line start
+    assert split_thought_action("Reflection: r\nThought: t\nAction: wait()") == ("t", "wait()")
+    # An "Action:" inside typed text is not a marker when the reply has an "Action:" line.
+    assert split_thought_action("Thought: t\nAction: type(content='Action: go')") == ("t", "type(content='Action: go')")
+    assert split_thought_action("  \n Thought:  t \n\n  Action:   wait()  \n") == ("t", "wait()")
+    assert split_thought_action("The Actions: x") == ("", "The Actions: x")
+    assert history_entry(("t", "action: press_back()")) == ("t", "press_back()")
+    with pytest.raises(TypeError):
+        split_thought_action(None)
+
+
 def test_fit_policy_messages_drops_oldest_history_first(tokenizer):
     steps = _steps(12)
 

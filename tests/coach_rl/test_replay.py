@@ -21,6 +21,8 @@ from android_gym.trajectory import Step, Trajectory
 from coach_rl.replay import REPLAY_COLUMNS, ReplayBuffer
 from coach_rl.returns import coach_returns
 
+from .stored import store
+
 
 def make_trajectory(k: int, n: int = 3, *, shots: bool = True, success: float = 1.0) -> Trajectory:
     steps = []
@@ -43,7 +45,7 @@ def make_trajectory(k: int, n: int = 3, *, shots: bool = True, success: float = 
 def test_add_persists_rows_with_returns_from_process_and_outcome_rewards(tmp_path):
     buf = ReplayBuffer(tmp_path, capacity=100)
     traj = make_trajectory(1, n=4, success=1.0)
-    tid = buf.add(traj, policy_version=3)
+    tid = store(buf, traj, policy_version=3)
     assert len(buf) == 4 and buf.num_trajectories == 1 and buf.trajectory_ids() == [tid]
     files = list(tmp_path.glob("*.parquet"))
     assert [f.name for f in files] == [f"{tid}.parquet"]
@@ -59,20 +61,26 @@ def test_add_persists_rows_with_returns_from_process_and_outcome_rewards(tmp_pat
     assert [r["step_index"] for r in rows] == [0, 1, 2, 3] and {r["num_steps"] for r in rows} == {4}
 
 
-def test_explicit_returns_and_rewards_override_the_defaults(tmp_path):
+def test_records_are_stored_as_given_and_bad_input_is_refused(tmp_path):
     buf = ReplayBuffer(tmp_path)
-    buf.add(make_trajectory(0, n=2), [0.5, 0.25], process_rewards=[1, 0], outcome_reward=0.0)
+    store(buf, make_trajectory(0, n=2), process_rewards=[1, float("nan")], outcome_reward=0.0)
     steps = list(buf.states())
-    assert [s.return_t for s in steps] == [0.5, 0.25]
-    assert [s.process_reward for s in steps] == [1.0, 0.0] and steps[0].outcome_reward == 0.0
-    with pytest.raises(ValueError, match="one value per step"):
-        buf.add(make_trajectory(0, n=2), [1.0])
-    with pytest.raises(ValueError, match=r"returns\[1\] must be a finite number"):
-        buf.add(make_trajectory(0, n=2), [1.0, float("nan")])
+    # the missing r_p (NaN) is stored as missing; the return filled it with the episode's mean scored r_p (1.0)
+    assert steps[0].process_reward == 1.0 and np.isnan(steps[1].process_reward)
+    assert [s.return_t for s in steps] == pytest.approx(coach_returns([1.0, 1.0], 0.0))
+    assert steps[0].record().process_reward_missing is False and steps[1].record().process_reward_missing
+    good = make_trajectory(0, n=2)
+    records = [s.record() for s in steps]
+    with pytest.raises(ValueError, match="one StepRecord per step"):
+        buf.add(good, records[:1])
+    with pytest.raises(ValueError, match="step order"):
+        buf.add(good, records[::-1])
     with pytest.raises(ValueError, match="no steps"):
-        buf.add(Trajectory(task="t", instruction="i"))
+        buf.add(Trajectory(task="t", instruction="i"), [])
     with pytest.raises(TypeError, match="Trajectory"):
-        buf.add({"task": "t"})  # type: ignore[arg-type]
+        buf.add({"task": "t"}, records)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"records\[0\] must be a coach_rl.records.StepRecord"):
+        buf.add(good, [{"x": 1}, {"y": 2}])  # type: ignore[list-item]
     assert len(buf) == 2  # nothing half-added by the failed calls
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
@@ -82,7 +90,7 @@ def test_round_trip_back_to_an_android_gym_trajectory(tmp_path):
     original = make_trajectory(5, n=3)
     original.steps[1].action = Type("hello", submit=True)
     original.steps[1].parse_error = "typed into nothing"
-    tid = buf.add(original, policy_version=2)
+    tid = store(buf, original, policy_version=2)
     back = ReplayBuffer(tmp_path).load_trajectory(tid)
     assert (back.task, back.instruction, back.success, back.answer, back.seed) == (
         original.task, original.instruction, original.success, original.answer, original.seed)
@@ -100,12 +108,12 @@ def test_round_trip_back_to_an_android_gym_trajectory(tmp_path):
 
 def test_capacity_evicts_whole_oldest_trajectories(tmp_path):
     buf = ReplayBuffer(tmp_path, capacity=10)
-    ids = [buf.add(make_trajectory(k, n=3)) for k in range(5)]
+    ids = [store(buf, make_trajectory(k, n=3)) for k in range(5)]
     assert len(buf) == 9 and buf.trajectory_ids() == ids[2:]
     assert sorted(p.name for p in tmp_path.glob("*.parquet")) == [f"{i}.parquet" for i in ids[2:]]
     assert [s.instruction for s in buf.states()][::3] == ["Do thing number 2", "Do thing number 3", "Do thing number 4"]
     with pytest.raises(ValueError, match="capacity"):
-        buf.add(make_trajectory(9, n=11))
+        store(buf, make_trajectory(9, n=11))
     # A smaller capacity on reopening trims the folder too.
     small = ReplayBuffer(tmp_path, capacity=4)
     assert small.trajectory_ids() == ids[4:] and len(small) == 3
@@ -114,7 +122,7 @@ def test_capacity_evicts_whole_oldest_trajectories(tmp_path):
 def test_sample_steps_is_seeded_uniform_and_carries_history(tmp_path):
     buf = ReplayBuffer(tmp_path)
     for k in range(6):
-        buf.add(make_trajectory(k, n=4))
+        store(buf, make_trajectory(k, n=4))
     a = buf.sample_steps(10, np.random.default_rng(0))
     b = buf.sample_steps(10, 0)
     assert [(s.trajectory_id, s.step_index) for s in a] == [(s.trajectory_id, s.step_index) for s in b]
@@ -139,7 +147,7 @@ def test_sample_steps_is_seeded_uniform_and_carries_history(tmp_path):
 def test_states_iterates_every_step_in_order(tmp_path):
     buf = ReplayBuffer(tmp_path)
     for k in range(3):
-        buf.add(make_trajectory(k, n=2))
+        store(buf, make_trajectory(k, n=2))
     states = list(buf.states())
     assert [(s.instruction, s.step_index) for s in states] == [
         (f"Do thing number {k}", i) for k in range(3) for i in range(2)]
@@ -149,10 +157,10 @@ def test_states_iterates_every_step_in_order(tmp_path):
 
 def test_reopening_continues_the_buffer(tmp_path):
     first = ReplayBuffer(tmp_path)
-    ids = [first.add(make_trajectory(k)) for k in range(3)]
+    ids = [store(first, make_trajectory(k)) for k in range(3)]
     again = ReplayBuffer(tmp_path)
     assert again.trajectory_ids() == ids and len(again) == 9
-    new = again.add(make_trajectory(7))
+    new = store(again, make_trajectory(7))
     assert new > ids[-1]  # ids sort in insertion order
     assert again.trajectory_ids() == ids + [new]
 
@@ -160,7 +168,7 @@ def test_reopening_continues_the_buffer(tmp_path):
 def test_external_user_opens_the_folder_with_datasets(tmp_path):
     buf = ReplayBuffer(tmp_path / "replay")
     for k in range(3):
-        buf.add(make_trajectory(k, n=3), policy_version=k)
+        store(buf, make_trajectory(k, n=3), policy_version=k)
     cache = tmp_path / "hf_cache"
     by_files = datasets.load_dataset("parquet", data_files=buf.data_files(), split="train", cache_dir=str(cache))
     by_dir = datasets.load_dataset("parquet", data_dir=str(tmp_path / "replay"), split="train", cache_dir=str(cache))
@@ -183,7 +191,7 @@ def test_external_user_opens_the_folder_with_datasets(tmp_path):
 
 def test_leftover_temp_files_are_removed_and_corrupt_shards_set_aside(tmp_path):
     buf = ReplayBuffer(tmp_path)
-    ids = [buf.add(make_trajectory(k)) for k in range(2)]
+    ids = [store(buf, make_trajectory(k)) for k in range(2)]
     (tmp_path / ".tmp-deadbeef0000-123").write_bytes(b"PAR1 torn write")
     (tmp_path / "0000000099-abcdefabcdef.parquet").write_bytes(b"not parquet at all")
     with pytest.warns(UserWarning, match="unreadable"):
@@ -197,16 +205,16 @@ def test_leftover_temp_files_are_removed_and_corrupt_shards_set_aside(tmp_path):
 def test_state_dict_resume_drops_rollouts_after_the_checkpoint(tmp_path):
     buf = ReplayBuffer(tmp_path, capacity=9)
     for k in range(3):
-        buf.add(make_trajectory(k))
+        store(buf, make_trajectory(k))
     checkpoint = buf.state_dict()
     assert checkpoint["num_steps"] == 9 and checkpoint["next_seq"] == 3
-    late = [buf.add(make_trajectory(k)) for k in (10, 11)]  # evicts the two oldest of the checkpoint
+    late = [store(buf, make_trajectory(k)) for k in (10, 11)]  # evicts the two oldest of the checkpoint
     resumed = ReplayBuffer(tmp_path, capacity=9)
     report = resumed.load_state_dict(checkpoint)
     assert sorted(report.dropped) == sorted(f"{i}.parquet" for i in late)
     assert len(report.missing) == 2 and report.missing == checkpoint["shards"][:2]
     assert resumed.trajectory_ids() == [checkpoint["shards"][2].removesuffix(".parquet")]
-    nxt = resumed.add(make_trajectory(12))
+    nxt = store(resumed, make_trajectory(12))
     assert nxt.startswith("0000000003-") and nxt not in late  # numbering as at the checkpoint; ids stay unique
     with pytest.raises(ValueError, match="state_dict"):
         resumed.load_state_dict({"format": "other"})
@@ -214,7 +222,9 @@ def test_state_dict_resume_drops_rollouts_after_the_checkpoint(tmp_path):
 
 _WRITER = textwrap.dedent("""
     import sys
+    sys.path.insert(0, sys.argv[3])
     import numpy as np
+    from stored import store
     from android_gym.actions import Click, Finished
     from android_gym.trajectory import Step, Trajectory
     from coach_rl.replay import ReplayBuffer
@@ -227,14 +237,15 @@ _WRITER = textwrap.dedent("""
         steps = [Step(ui=f"screen {i}", action=Click(i, i), response="Action: click(start_box='(1,1)')",
                       screenshot=rng.integers(0, 256, size=(300, 200, 3), dtype=np.uint8)) for i in range(4)]
         steps.append(Step(ui="end", action=Finished()))
-        buf.add(Trajectory(task="crash", instruction=f"trajectory {k}", steps=steps, success=1.0))
+        store(buf, Trajectory(task="crash", instruction=f"trajectory {k}", steps=steps, success=1.0))
         k += 1
         print("added", k, flush=True)
 """)
 
 
 def _start_writer(directory, seed: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(directory), str(seed)],
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(directory), str(seed), here],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -293,7 +304,7 @@ def test_kill_minus_nine_while_adding_loses_at_most_the_trajectory_being_written
         proc.wait()
     buf = _check_whole(directory)
     assert reported >= 3 and buf.num_trajectories - committed >= reported
-    buf.add(make_trajectory(0))  # and the folder keeps working
+    store(buf, make_trajectory(0))  # and the folder keeps working
     assert ReplayBuffer(directory, capacity=10_000).num_trajectories == buf.num_trajectories
 
 
@@ -302,12 +313,12 @@ def test_screenshot_inputs_are_checked(tmp_path):
     traj = make_trajectory(0, n=2)
     traj.steps[0].screenshot = np.zeros((4, 4, 3), dtype=np.float32)
     with pytest.raises(ValueError, match="uint8"):
-        buf.add(traj)
+        store(buf, traj)
     traj.steps[0].screenshot = b"GIF89a..."
     with pytest.raises(ValueError, match="PNG"):
-        buf.add(traj)
+        store(buf, traj)
     traj.steps[0].screenshot = Image.new("RGB", (3, 5))
-    buf.add(traj)
+    store(buf, traj)
     assert next(buf.states(with_screenshots=True)).screenshot_array().shape == (5, 3, 3)
 
 
@@ -316,7 +327,7 @@ def test_bad_construction_arguments(tmp_path):
         ReplayBuffer(tmp_path, capacity=0)
     with pytest.raises(TypeError, match="rng"):
         buf = ReplayBuffer(tmp_path)
-        buf.add(make_trajectory(0))
+        store(buf, make_trajectory(0))
         buf.sample_steps(1, "seed")
 
 
@@ -326,7 +337,7 @@ def test_scroll_and_none_actions_survive(tmp_path):
     traj.steps[0].action = Scroll("down")
     traj.steps[1].action = None
     traj.steps[1].parse_error = "no action found"
-    buf.add(traj)
+    store(buf, traj)
     steps = list(buf.states())
     assert steps[0].action == Scroll("down") and steps[1].action is None
     assert steps[1].parse_error == "no action found"
@@ -335,7 +346,7 @@ def test_scroll_and_none_actions_survive(tmp_path):
 
 def test_a_stored_state_rebuilds_its_policy_prompt(tmp_path):
     buf = ReplayBuffer(tmp_path)
-    buf.add(make_trajectory(4, n=3))
+    store(buf, make_trajectory(4, n=3))
     step = list(buf.states(with_screenshots=True))[1]
     text = step.policy_messages()[0]["content"]
     assert "Do thing number 4" in text and step.ui in text

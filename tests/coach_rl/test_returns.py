@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coach_rl.returns import coach_returns, discounted_returns, gae
+from coach_rl.returns import coach_returns, discounted_returns, fill_missing_process_rewards, gae
 
 
 def _naive_coach_returns(r_p: list[float], r_o: float, w_p: float, w_o: float, gamma: float) -> list[float]:
@@ -96,7 +96,7 @@ def test_coach_returns_empty_trajectory() -> None:
 @pytest.mark.parametrize(
     ("rewards", "outcome", "kwargs", "error", "match"),
     [
-        ([1.0, float("nan")], 1.0, {}, ValueError, "process_rewards contains 1 non-finite"),
+        ([1.0, float("-inf")], 1.0, {}, ValueError, "process_rewards contains 1 non-finite"),
         ([1.0, float("inf")], 1.0, {}, ValueError, "non-finite"),
         ([1.0, None], 1.0, {}, TypeError, "process_rewards must hold only numbers"),
         ([[1.0], [0.0, 1.0]], 1.0, {}, TypeError, "rectangular"),
@@ -205,3 +205,12 @@ def test_gae_rejects_bad_input(kwargs, match) -> None:
     args = {"rewards": [1.0, 0.0, 2.0], "values": [0.0, 0.0, 0.0], "gamma": 0.9, "lam": 0.95} | kwargs
     with pytest.raises(ValueError, match=match):
         gae(**args)
+
+
+def test_missing_process_rewards_take_the_episode_mean_by_hand() -> None:
+    nan = float("nan")
+    assert fill_missing_process_rewards([1.0, nan, 0.0]) == [1.0, 0.5, 0.0]
+    assert fill_missing_process_rewards([nan, nan]) == [0.0, 0.0]  # nothing scored: the outcome alone
+    # R_t with r_p = [1, 0.5 (filled), 0], T = 2, gamma = 0.95: 0.2 * suffix(1*0.9025, 0.5*0.95, 0*1) + 1
+    assert coach_returns([1.0, nan, 0.0], 1.0) == pytest.approx([1.0 + 0.2 * (0.9025 + 0.475), 1.0 + 0.2 * 0.475, 1.0])
+    assert coach_returns([nan], 0.5) == [0.5]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import gymnasium as gym
@@ -16,6 +17,7 @@ from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_reward.verifiers import RuleVerifier
 from coach_rl.policy import HFPolicy, PolicyFormat, stored_prompt
 from coach_rl.replay import ReplayBuffer
+from coach_rl.rewards import RewardPipeline
 from coach_rl.rollout import STEP_INFO_KEYS, TRAJECTORY_INFO_KEYS, RolloutCollector
 
 TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
@@ -106,7 +108,8 @@ def test_lockstep_collection_writes_replay_with_the_paper_returns(lm, tmp_path):
             assert stored_step.info["prompt_text"] == step.info["prompt_text"]
             assert stored_step.info["token_ids"] == step.info["token_ids"]
         sampled = replay.sample_steps(3, rng=0)
-        assert all(s.info["prompt_text"].startswith("<|im_start|>user") for s in sampled)
+        assert all(s.prompt_text.startswith("<|im_start|>user") for s in sampled)
+        assert all(s.record().prompt_text == s.prompt_text for s in sampled)
         for step, r_t in zip(trajectory.steps, expected):
             assert set(STEP_INFO_KEYS) <= set(step.info)
             assert step.info["return_t"] == pytest.approx(r_t)
@@ -201,14 +204,22 @@ def test_with_threads_resets_on_slow_devices_overlap_and_episodes_stay_the_same(
 
 def test_a_real_prm_and_the_rule_verifier_give_the_rewards(lm):
     model, tokenizer = lm
-    prm = ProcessRewardModel(TransformersBackend(model, tokenizer), max_new_tokens=4)  # no verdict: 0.5 each
-    collector = RolloutCollector(_envs(2), _policy(lm), prm=prm, verifier=RuleVerifier(use_recorded=True))
-    batch = collector.collect(2, seeds=1, task_options=[{"task": "SystemWifiTurnOn"}, {"task": "SystemBluetoothTurnOff"}])
+    # an untrained judge answers no readable verdict: asked again (retries), then r_p is missing (NaN), not 0.5
+    prm = ProcessRewardModel(TransformersBackend(model, tokenizer), max_new_tokens=4)
+    rewards = RewardPipeline(prm, RuleVerifier(use_recorded=True), retries=1, retry_wait=0.0)
+    collector = RolloutCollector(_envs(2), _policy(lm), rewards=rewards)
+    with pytest.warns(RuntimeWarning, match="no usable score"):
+        batch = collector.collect(2, seeds=1,
+                                  task_options=[{"task": "SystemWifiTurnOn"}, {"task": "SystemBluetoothTurnOff"}])
+    steps = sum(len(t) for t in batch.trajectories)
     for trajectory in batch.trajectories:
-        assert trajectory.info["process_rewards"] == [0.5] * len(trajectory)
+        assert all(math.isnan(r) for r in trajectory.info["process_rewards"])
         assert trajectory.info["outcome_reward"] == 0.0  # never finished: the rule check gives 0
         assert trajectory.info["verifier"]
-        assert trajectory.info["returns"] == pytest.approx(_hand_returns([0.5] * len(trajectory), 0.0, 0.2, 1.0, 0.95))
+        assert trajectory.info["returns"] == pytest.approx([0.0] * len(trajectory))  # the outcome alone
+    assert all(r.process_reward_missing for r in batch.records) and len(batch.records) == steps
+    # one batched call for all steps of the round, one more for the steps still unscored
+    assert rewards.stats.prm_calls == 2 and rewards.stats.prm_retries == 1 and rewards.stats.prm_missing == steps
     assert batch.stats.reward_seconds > 0 and batch.stats.verifier_errors == 0
 
     def failing(trajectory):
@@ -230,3 +241,37 @@ def test_bad_arguments_are_refused(lm):
     with pytest.raises(ValueError, match="n_episodes"):
         collector.collect(-1)
     assert len(collector.collect(0)) == 0
+
+
+class _ActionLog(gym.Wrapper):
+    """Records what the collector steps the env with (the checker-wrapped env underneath stays as made)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.actions = []
+
+    def step(self, action):
+        self.actions.append(action)
+        return self.env.step(action)
+
+
+def test_the_collector_keeps_the_env_contract_and_annotates_the_envs_own_record(lm):
+    """Steps carry what the action space declares (Gymnasium's checker on); each episode is recorded once."""
+    from gymnasium.wrappers.common import PassiveEnvChecker
+
+    env = _ActionLog(gym.make("AndroidSim-v0", task=TASKS, max_steps=MAX_STEPS))
+    assert any(isinstance(w, PassiveEnvChecker) for w in _wrappers(env))
+    batch = RolloutCollector([env], _policy(lm)).collect(1, seeds=5)
+    (trajectory,) = batch.trajectories
+    assert trajectory is env.unwrapped.trajectory  # the env's own record, annotated: no second copy
+    assert env.actions and all(env.action_space.contains(a) for a in env.actions)
+    for step, record in zip(trajectory.steps, batch.records):
+        assert "activity" in step.info and step.info["prompt_text"] == record.prompt_text  # env's + collector's
+        assert step.response == record.response
+    assert trajectory.seed == 5 and "instance_seed" in trajectory.info
+
+
+def _wrappers(env):
+    while isinstance(env, gym.Wrapper):
+        yield env
+        env = env.env

@@ -258,3 +258,44 @@ def test_configuration_and_rows_are_checked(tiny, tmp_path):
     with pytest.raises(ValueError, match="1 scores for 2"):
         reward(["p", "p"], ["a", "b"], state=["s", "s"])
     assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]) == "hi"
+
+
+def test_coachs_gradient_comes_from_losses_ppo_clip_loss(tiny, tmp_path, monkeypatch):
+    """The readable formula is the one that runs: changing coach_rl.losses.ppo_clip_loss changes Coach's gradient."""
+    import coach_rl.trainer as trainer_module
+    from coach_rl.losses import PPOLossOutput
+
+    model, tok = tiny
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    trainer.model.train()
+    out = trainer._generate_and_score_completions(trainer._generation_batch(_rows(2)))
+    trainer.current_gradient_accumulation_steps = 1
+
+    def gradient() -> torch.Tensor:
+        trainer.model.zero_grad(set_to_none=True)
+        trainer._compute_loss(trainer.model, out).backward()
+        return torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
+
+    real = gradient()
+    assert real.abs().sum() > 0
+    calls = []
+
+    def tripled(*args, **kwargs):
+        calls.append(1)
+        result = ppo_clip_loss(*args, **kwargs)
+        return PPOLossOutput(3 * result.loss, result.clip_fraction, result.approx_kl)
+
+    monkeypatch.setattr(trainer_module, "ppo_clip_loss", tripled)
+    torch.testing.assert_close(gradient(), 3 * real)
+    assert calls
+
+
+def test_the_plain_critic_value_ablation_uses_q_itself(tiny, tmp_path):
+    """coach_advantage=q: A_i = Q_i (no leave-one-out baseline), the ablation ACLOO is compared with."""
+    model, tok = tiny
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_advantage="q"), tok)
+    trainer.actor_update(_rows(2), num_steps=1)
+    batch = trainer.batches[0]
+    torch.testing.assert_close(batch["advantages"], batch["q"])
+    with pytest.raises(ValueError, match="coach_advantage"):
+        _config(tmp_path, coach_advantage="gae")

@@ -102,7 +102,7 @@ def test_kill_9_mid_run_resumes_with_the_same_buffer_optimizer_and_rng(tmp_path:
         diff = {k: (a[it][k], b[it].get(k)) for k in keys if a[it][k] != b[it].get(k)}
         assert not diff, f"iteration {it} differs after the resume: {diff}"
     # the same weights at the end: policy and critic
-    for part in ("actor/policy/model.safetensors", "critic/critic.safetensors"):
+    for part in ("policy/model.safetensors", "algorithm/critic/critic.safetensors"):
         wa = load_file(str(full / "checkpoints" / "iter-000003" / part))
         wb = load_file(str(killed / "checkpoints" / "iter-000003" / part))
         assert wa.keys() == wb.keys()

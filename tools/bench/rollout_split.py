@@ -82,7 +82,7 @@ import torch  # noqa: E402
 from coach_rl.actor import ActorSample, ActorUpdater  # noqa: E402
 from coach_rl.advantages import acloo  # noqa: E402
 from coach_rl.critic import Critic, CriticTrainer  # noqa: E402
-from coach_rl.loop import make_envs  # noqa: E402
+from coach_rl.envs import make_envs  # noqa: E402
 from coach_rl.policy import HFPolicy, PolicyFormat, PolicyOutput, PolicyRequest, VLLMPolicy  # noqa: E402
 from coach_rl.rollout import RolloutCollector  # noqa: E402
 

@@ -37,42 +37,21 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from android_gym.sim.latency import PRESETS  # noqa: E402
-from coach_rl.actor import ActorSample, ActorUpdater  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
 from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
 
-VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "grpo", "ppo")
+VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle", "grpo", "ppo")
+"""coach-kK: Android Coach with K actions per state and no PRM (r_p = 0); coach-q: K = 4 with the plain critic
+value as advantage instead of ACLOO; coach-prm: K = 4 with the learned PRM of ``--prm`` (w_p = 0.2); coach-oracle:
+K = 4 with the simulated phone's expert as the PRM (the upper bound); grpo / ppo: the SSSA baselines."""
+PRM_FOLDER: list[str] = []  # set from --prm
 
 
 class BenchLoop(TrainingLoop):
-    """A training loop without checkpoints (the study never resumes) and with the K = 1 critic-only variant."""
-
-    def __init__(self, *args: Any, k1: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.k1 = k1
+    """A training loop without checkpoints (the study never resumes)."""
 
     def save_checkpoint(self) -> Path:
         return self.run.path
-
-    def _build_components(self) -> None:
-        super()._build_components()
-        if self.k1:  # replace CoachTrainer by a plain PPO-clip updater on the stored pairs
-            self.actor = ActorUpdater.from_config(self.model, self.tokenizer, self.args)
-
-    def _actor_update(self, record: dict[str, Any]) -> dict[str, Any]:
-        if not self.k1:
-            return super()._actor_update(record)
-        t0 = time.perf_counter()
-        picked = self._actor_states(record)
-        states = [s.info["prompt_text"] for s in picked]
-        actions = [s.response for s in picked]
-        q = self.critic.score(states, actions, batch_size=self.args.critic_batch_size)
-        advantages = (q - q.mean()).tolist()
-        samples = [ActorSample(p, a, float(adv)) for p, a, adv in zip(states, actions, advantages)]
-        metrics = self.actor.update(samples, mini_batch_size=self.args.per_device_train_batch_size)
-        out = {f"actor/{k}": v for k, v in metrics.items()}
-        out.update({"actor/states": len(picked), "actor/q_mean": float(q.mean()), "time/actor": time.perf_counter() - t0})
-        return out
 
 
 def _latency(scale: float) -> dict[str, float] | None:
@@ -82,9 +61,21 @@ def _latency(scale: float) -> dict[str, float] | None:
 
 
 def _variant_overrides(variant: str) -> list[str]:
+    if variant == "coach-q":
+        return ["algorithm=coach", "num_generations=4", "coach_advantage=q"]
+    if variant == "coach-oracle":
+        return ["algorithm=coach", "num_generations=4", "use_prm=true", "prm_model=sim-oracle"]
+    if variant == "coach-prm":
+        if not PRM_FOLDER:
+            raise ValueError("variant coach-prm needs --prm PATH (a PRM folder saved by coach-reward, e.g. the main "
+                             "job's runs/main_job/prm)")
+        return ["algorithm=coach", "num_generations=4", "use_prm=true", f"prm_model={PRM_FOLDER[0]}",
+                "prm_max_new_tokens=20"]
     if variant.startswith("coach-k"):
         k = int(variant.removeprefix("coach-k"))
-        return ["algorithm=coach", f"num_generations={max(2, k)}"]
+        if k == 1:  # critic-only SSSA: the stored action, advantage Q - mean Q (coach_rl.algorithms.coach_sssa)
+            return ["algorithm=coach_sssa"]
+        return ["algorithm=coach", f"num_generations={k}"]
     if variant == "grpo":
         return ["algorithm=grpo", "num_generations=4"]  # G = 4 rollouts per task instance (paper A.3)
     if variant == "ppo":
@@ -126,7 +117,7 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
         "eval_before=false", "eval_after=false", "write_report=false", f"env_kwargs={env_kwargs}",
         f"env_threads={'true' if latency else 'false'}",
     ])
-    loop = BenchLoop(config, progress=False, k1=variant == "coach-k1", echo=lambda msg: None)
+    loop = BenchLoop(config, progress=False, echo=lambda msg: None)
     curve: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     try:
@@ -165,15 +156,31 @@ def _at(curve: list[dict[str, Any]], key: str, budget: float) -> float:
     return best
 
 
+def _first_reach(curve: list[dict[str, Any]], key: str, target: float) -> float | None:
+    """The ``key`` value (env steps or seconds) of the first evaluation at or above ``target`` (None: never)."""
+    for point in curve:
+        if point["success_rate"] >= target - 1e-9:
+            return point[key]
+    return None
+
+
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per variant: final success, success at the matched budgets, and the update cost relative to K = 1/2."""
+    """Per variant: final success, success at the matched budgets, the cost of reaching a common success rate,
+    and the update cost relative to K = 1/2."""
     by_variant: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         by_variant.setdefault(r["variant"], []).append(r)
     # matched budgets: the smallest env-step count and training time that every run reached
     step_budget = min(r["env_steps"] for r in results)
     time_budget = min(r["train_seconds"] for r in results)
-    out: dict[str, Any] = {"matched_env_steps": step_budget, "matched_train_seconds": time_budget, "variants": {}}
+    # the common target: the highest success every variant reaches (mean over its seeds), above the start
+    start = statistics.fmean(r["curve"][0]["success_rate"] for r in results)
+    best = {}
+    for r in results:
+        best.setdefault(r["variant"], []).append(max(p["success_rate"] for p in r["curve"]))
+    target = min(statistics.fmean(v) for v in best.values())
+    out: dict[str, Any] = {"matched_env_steps": step_budget, "matched_train_seconds": time_budget,
+                           "target_success": target if target > start else None, "variants": {}}
     for variant, runs in by_variant.items():
         def mean_std(values: list[float]) -> dict[str, float]:
             return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
@@ -187,6 +194,16 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "update_seconds_per_iteration": mean_std([r["update_seconds_per_iteration"] for r in runs]),
             "train_seconds_per_env_step": mean_std([r["train_seconds"] / max(1, r["env_steps"]) for r in runs]),
         }
+        if out["target_success"] is not None:  # the paper's headline: env steps (and time) to reach the same success
+            for key, name in (("env_steps", "env_steps_to_target"), ("train_seconds", "train_seconds_to_target")):
+                reached = [_first_reach(r["curve"], key, out["target_success"]) for r in runs]
+                out["variants"][variant][name] = {"per_seed": reached, "mean": statistics.fmean(
+                    x for x in reached if x is not None) if any(x is not None for x in reached) else None}
+    coach = out["variants"].get("coach-k4", {}).get("env_steps_to_target", {}).get("mean")
+    for baseline in ("grpo", "ppo"):
+        other = out["variants"].get(baseline, {}).get("env_steps_to_target", {}).get("mean")
+        if coach and other:
+            out[f"efficiency_coach_k4_vs_{baseline}"] = other / coach  # the paper reports 1.4x
     ref = next((v for v in ("coach-k1", "coach-k2") if v in out["variants"]), None)
     if ref:
         base = out["variants"][ref]["train_seconds_per_env_step"]["mean"]
@@ -257,8 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="DIR",
                         help="train nothing: combine the results.json of earlier runs (e.g. one process per seed, run "
                              "side by side on several cores) into one summary and plot in --out")
+    parser.add_argument("--prm", type=Path, default=None,
+                        help="PRM folder for the coach-prm variant (saved by coach-reward; the main job's runs/main_job/prm)")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
     args = parser.parse_args(argv)
+    if args.prm is not None:
+        PRM_FOLDER[:] = [str(args.prm)]
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         _variant_overrides(v)

@@ -40,6 +40,7 @@ from coach_reward.prompts import (
     build_prm_messages,
     sanitize_untrusted,
 )
+from coach_reward.selection import CandidateScore, Selection, score_candidates, select_best
 from coach_reward.server import ChatCompletionServer, serve
 from coach_reward.tiny_models import build_tiny_causal_lm, build_tiny_tokenizer, build_tiny_vision_lm
 from coach_reward.trajectory_fit import FittedPrompt, fit_outcome_messages
@@ -115,4 +116,8 @@ __all__ = [
     "sanitize_untrusted",
     "serve",
     "verdict_probability",
+    "CandidateScore",
+    "Selection",
+    "score_candidates",
+    "select_best",
 ]

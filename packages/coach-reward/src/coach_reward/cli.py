@@ -349,7 +349,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """``demo``: the end-to-end tiny PRM demo; prints held-out accuracy next to the majority baseline."""
     from coach_reward.prm_training import run_prm_demo
 
-    result = run_prm_demo(args.size, seed=args.seed, output_dir=args.output, progress=not args.quiet)
+    train_tasks = [t for t in (args.train_tasks or "").split(",") if t]
+    result = run_prm_demo(args.size, seed=args.seed, output_dir=args.output, progress=not args.quiet,
+                          train_tasks=train_tasks)
     print(result.summary())
     print()
     print(result.report.summary())
@@ -468,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", choices=("ci", "readme"), default="readme", help="preset (default readme)")
     p.add_argument("--seed", type=int, default=0, help="seed of data, split and training (default 0)")
     p.add_argument("--output", default=None, help="keep the trained PRM in this folder")
+    p.add_argument("--train-tasks", default=None,
+                   help="comma-separated tasks never held out (those an RL run will ask the PRM to judge)")
     p.add_argument("--json", default=None, help="write the numbers as JSON here")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_demo)

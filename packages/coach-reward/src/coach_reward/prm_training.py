@@ -537,6 +537,7 @@ def run_prm_demo(
     batch_size: int = 8,
     progress: bool = False,
     overrides: Mapping[str, Any] | None = None,
+    train_tasks: Sequence[str] = (),
 ) -> PRMDemoResult:
     """Build PRM data from the simulated phone, train a tiny PRM, and evaluate it on held-out tasks.
 
@@ -544,7 +545,9 @@ def run_prm_demo(
     labels by action match, balanced 1:1; a split by task (``test_fraction`` of the tasks held out, drawn
     with ``seed``); a tiny Qwen2 with a tokenizer trained on the training prompts; :func:`train_prm`
     (compact prompt, cosine schedule); :func:`load_prm` and ``evaluate_prm`` on the held-out rows.
-    ``size`` picks a preset from :data:`DEMO_SIZES`; ``overrides`` replaces any of its keys.
+    ``size`` picks a preset from :data:`DEMO_SIZES`; ``overrides`` replaces any of its keys; ``train_tasks`` are
+    never held out (the tasks an RL run will ask this PRM to judge, as the paper trains its PRM on the benchmark's
+    own trajectories).
     """
     import tempfile
 
@@ -564,7 +567,7 @@ def run_prm_demo(
     torch.manual_seed(seed)
     steps = sim_expert_steps(tasks, instances=int(cfg["instances"]), seed=seed, progress=progress)
     data = build_prm_dataset(steps, PerturbationSampler(seed=seed), seed=seed, progress=progress)
-    splits = split_by_task(data, test_fraction=test_fraction, seed=seed)
+    splits = split_by_task(data, test_fraction=test_fraction, seed=seed, train_tasks=train_tasks)
     train = _subsample(splits["train"], cfg.get("max_train_rows"), seed).shuffle(seed=seed)
     test = _subsample(splits["test"], cfg.get("max_test_rows"), seed)
     max_ui, prompt = cfg.get("max_ui_chars"), cfg.get("prompt", "compact")

@@ -1,12 +1,42 @@
 """coach-rl: online RL for Android GUI agents on TRL (Android Coach, GRPO and PPO)."""
 
 from coach_rl.actor import ActorSample, ActorUpdater
-from coach_rl.advantages import acloo, grpo_advantages, rloo
-from coach_rl.baselines import GRPOBaseline, PPOBaseline, StepRecord, TrajectoryRecord, trajectory_records
+from coach_rl.advantages import (
+    acloo,
+    aride_advantages,
+    dgrpo_advantages,
+    grpo_advantages,
+    rloo,
+    trajectory_scores,
+)
+from coach_rl.algorithms import Algorithm, UpdateContext, algorithm_names, build_algorithm, register_algorithm
+from coach_rl.algorithms.dgrpo import DGRPO, DGRPOArguments
+from coach_rl.baselines import GRPOBaseline, PPOBaseline, TrajectoryRecord, trajectory_records
 from coach_rl.config import OUTCOME_VERIFIERS, PRM_BACKENDS, CoachConfig, CriticArguments, OnlineRLArguments
+from coach_rl.configs import LoopArguments, RunConfig, load_config
 from coach_rl.critic import Critic, CriticPretrainResult, CriticTrainer, critic_pretrain, critic_update
+from coach_rl.curriculum import FailureCurriculum
 from coach_rl.demos import DemoRecord, DemoSet, DemoStats, collect_demos
-from coach_rl.losses import PPOLossOutput, clipped_value_loss, ppo_clip_loss
+from coach_rl.envs import make_envs
+from coach_rl.evaluation import (
+    BestOfNReport,
+    EvalReport,
+    best_of_n_verifier,
+    evaluate_best_of_n,
+    evaluate_policy,
+)
+from coach_rl.irr import IRRResult, iterative_reasoning_refinement, load_irr_dataset
+from coach_rl.loop import LoopState, TrainingLoop, TrainResult, train
+from coach_rl.losses import (
+    DGRPOLossOutput,
+    DistRLLossOutput,
+    PPOLossOutput,
+    clipped_value_loss,
+    dgrpo_loss,
+    distrl_actor_loss,
+    kl_to_reference,
+    ppo_clip_loss,
+)
 from coach_rl.policy import (
     ACTION_FORMATS,
     HFPolicy,
@@ -17,6 +47,13 @@ from coach_rl.policy import (
     VLLMPolicy,
     json_safe_messages,
     stored_prompt,
+)
+from coach_rl.positive_replay import PositiveReplay, ReplayTrajectory, prune_negatives
+from coach_rl.priorities import (
+    PrioritizedTrajectorySampler,
+    TrajectoryStats,
+    dper_priorities,
+    sampling_probabilities,
 )
 from coach_rl.prompting import (
     INDEX_ACTION_SPACE,
@@ -34,8 +71,26 @@ from coach_rl.prompting import (
     sanitize_policy_text,
     split_thought_action,
 )
+from coach_rl.records import StepRecord, episodes
 from coach_rl.replay import ReplayBuffer, ReplayResumeReport, ReplayStep
-from coach_rl.returns import coach_returns, discounted_returns, gae
+from coach_rl.returns import (
+    coach_returns,
+    discounted_returns,
+    fill_missing_process_rewards,
+    gae,
+    retrace_targets,
+    spa_rewards,
+)
+from coach_rl.rewards import (
+    SIM_ORACLE,
+    RewardPipeline,
+    RewardStats,
+    SimOracle,
+    build_outcome_verifier,
+    build_process_reward_model,
+    build_reward_pipeline,
+    score_trajectory,
+)
 from coach_rl.rollout import (
     STEP_INFO_KEYS,
     TRAJECTORY_INFO_KEYS,
@@ -50,11 +105,36 @@ from coach_rl.trainer import COACH_LOSS_TYPES, CoachTrainer, CriticReward, compl
 __version__ = "0.1.0"
 
 __all__ = [
+    "train",
+    "load_config",
+    "RunConfig",
+    "LoopArguments",
+    "TrainingLoop",
+    "TrainResult",
+    "LoopState",
+    "evaluate_policy",
+    "EvalReport",
+    "make_envs",
+    "StepRecord",
+    "episodes",
+    "Algorithm",
+    "UpdateContext",
+    "algorithm_names",
+    "build_algorithm",
+    "register_algorithm",
+    "SIM_ORACLE",
+    "RewardPipeline",
+    "RewardStats",
+    "SimOracle",
+    "build_outcome_verifier",
+    "build_process_reward_model",
+    "build_reward_pipeline",
+    "score_trajectory",
+    "fill_missing_process_rewards",
     "ActorSample",
     "ActorUpdater",
     "GRPOBaseline",
     "PPOBaseline",
-    "StepRecord",
     "TrajectoryRecord",
     "trajectory_records",
     "DemoRecord",
@@ -120,4 +200,30 @@ __all__ = [
     "grpo_advantages",
     "ppo_clip_loss",
     "rloo",
+    "BestOfNReport",
+    "DGRPO",
+    "DGRPOArguments",
+    "DGRPOLossOutput",
+    "FailureCurriculum",
+    "IRRResult",
+    "PositiveReplay",
+    "ReplayTrajectory",
+    "best_of_n_verifier",
+    "dgrpo_advantages",
+    "dgrpo_loss",
+    "evaluate_best_of_n",
+    "iterative_reasoning_refinement",
+    "kl_to_reference",
+    "load_irr_dataset",
+    "prune_negatives",
+    "spa_rewards",
+    "trajectory_scores",
+    "DistRLLossOutput",
+    "PrioritizedTrajectorySampler",
+    "TrajectoryStats",
+    "aride_advantages",
+    "distrl_actor_loss",
+    "dper_priorities",
+    "retrace_targets",
+    "sampling_probabilities",
 ]

@@ -9,9 +9,18 @@ under ``torch.no_grad`` anyway).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
-__all__ = ["acloo", "grpo_advantages", "rloo"]
+__all__ = [
+    "acloo",
+    "aride_advantages",
+    "dgrpo_advantages",
+    "grpo_advantages",
+    "rloo",
+    "trajectory_scores",
+]
 
 
 def _group_tensor(x: object, name: str, *, min_group: int) -> torch.Tensor:
@@ -76,3 +85,70 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-4, scale: bool = True
     if not scale:
         return centred
     return centred / (r.std(dim=-1, keepdim=True, correction=1) + eps)
+
+
+# -- MobileRL (DGRPO) --
+
+
+def trajectory_scores(step_rewards: list[list[float]]) -> torch.Tensor:
+    r"""MobileRL Eq. 2: ``S_i = sum_{t=1..T_i} (r_t(tau_i) - (1/G) sum_j r_t(tau_j))`` for the G trajectories of a group.
+
+    ``step_rewards[i]`` holds the per-step rewards of trajectory i (SPA rewards, one per step; lengths may
+    differ). The step-wise group mean at step t averages over all G trajectories, a trajectory that already
+    ended counting 0 there (it earns no reward after its end); each trajectory sums deviations over its own
+    steps only. Returns a float64 tensor of G scores.
+    """
+    if isinstance(step_rewards, (str, bytes)) or not isinstance(step_rewards, Sequence):
+        raise TypeError(f"step_rewards must be a list of per-trajectory reward lists, got {type(step_rewards).__name__}")
+    rows = [torch.as_tensor(list(r), dtype=torch.float64) for r in step_rewards]
+    if len(rows) < 2:
+        raise ValueError(f"a group needs G >= 2 trajectories for a baseline, got {len(rows)}")
+    for i, row in enumerate(rows):
+        if row.dim() != 1 or row.numel() == 0:
+            raise ValueError(f"step_rewards[{i}] must be a non-empty list of numbers (one per step)")
+        if not bool(torch.isfinite(row).all()):
+            raise ValueError(f"step_rewards[{i}] contains NaN or infinite values")
+    width = max(row.numel() for row in rows)
+    padded = torch.zeros((len(rows), width), dtype=torch.float64)
+    for i, row in enumerate(rows):
+        padded[i, : row.numel()] = row
+    baseline = padded.mean(dim=0)
+    return torch.stack([(row - baseline[: row.numel()]).sum() for row in rows])
+
+
+def dgrpo_advantages(step_rewards: list[list[float]], eps: float = 1e-4) -> torch.Tensor:
+    r"""MobileRL Eq. 3: trajectory-level advantages ``A_i = (S_i - mean S) / (std S + eps)`` within one group.
+
+    ``S`` comes from :func:`trajectory_scores`; ``std`` is the unbiased sample standard deviation, as
+    :func:`grpo_advantages` (and TRL) use, and ``eps`` keeps a group of ties at zero advantage.
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0 (a group of ties has std 0), got {eps!r}")
+    s = trajectory_scores(step_rewards)
+    return (s - s.mean()) / (s.std(correction=1) + eps)
+
+# -- DistRL --
+
+
+def aride_advantages(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    gamma: float,
+    last_value: float = 0.0,
+) -> torch.Tensor:
+    r"""A-RIDE one-step advantages of ONE trajectory (DistRL, Appendix A.4): time on the last axis, not a group.
+
+    .. math::  A(s_t, a_t) = r_t + \gamma V(s_{t+1}) - V(s_t)
+
+    ``values[t]`` is the value network's ``V(s_t)``; ``V(s_{H+1})`` is ``last_value`` (0 when the episode ended).
+    The importance ratio ``rho_t`` multiplies the advantage in the loss
+    (:func:`coach_rl.losses.distrl_actor_loss`), not here.
+    """
+    if not 0 <= gamma <= 1:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    r = _group_tensor(rewards, "rewards", min_group=1)
+    v = _group_tensor(values, "values", min_group=1).to(r.dtype)
+    if v.shape != r.shape:
+        raise ValueError(f"values must have the shape of rewards {tuple(r.shape)}, got {tuple(v.shape)}")
+    nxt = torch.cat([v[..., 1:], torch.full_like(v[..., :1], float(last_value))], dim=-1)
+    return r + gamma * nxt - v

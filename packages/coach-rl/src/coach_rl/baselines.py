@@ -13,119 +13,82 @@ Coach), so only the advantage differs between algorithms:
   the returns with the clipped value loss (Eq. 2) and the actor gets per-step advantages, whitened over the
   batch as verl's GAE does.
 
-What is read from a trajectory (the collector's records; plain ``android_gym`` ``Trajectory`` objects work too):
-``traj.steps``; per step the prompt ``step.prompt_text`` (or ``step.info["prompt_text"]``), the reply
-``step.response`` and, when recorded, its generated ``token_ids`` and ``token_logprobs`` (``step.info``; the
-ids are learned from as generated, the log-probs serve as old log-probs only with ``use_recorded_logprobs``:
-by default they are recomputed by the actor before the update, as verl does); the outcome ``traj.outcome_reward`` (or ``traj.info["outcome_reward"]``, else
-``traj.success``); the group ``traj.group_id`` (or ``traj.info["group"]``, else ``(traj.task, traj.seed)``).
-A batch may be a list of trajectories or any object with a ``trajectories`` list (``RolloutBatch``).
+Both read only :class:`coach_rl.records.StepRecord` batches (the collector's records): per step the prompt
+``prompt_text``, the reply ``response`` and, when recorded, its generated ``token_ids`` and ``token_logprobs``
+(the ids are learned from as generated; the log-probs serve as old log-probs only with
+``use_recorded_logprobs``: by default they are recomputed by the actor before the update, as verl does); per
+episode the ``outcome_reward`` and the task-instance ``group``. Both implement
+:class:`coach_rl.algorithms.Algorithm` (registered as ``grpo`` and ``ppo`` in :mod:`coach_rl.algorithms`).
 """
 
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import grpo_advantages
+from coach_rl.algorithms.base import UpdateContext
 from coach_rl.critic import Critic, CriticTrainer
+from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import gae
 
-__all__ = ["GRPOBaseline", "PPOBaseline", "StepRecord", "TrajectoryRecord", "trajectory_records"]
+__all__ = ["GRPOBaseline", "PPOBaseline", "TrajectoryRecord", "trajectory_records"]
+
+_STATE_FILE = "baseline.pt"
 
 
-@dataclass
-class StepRecord:
-    """What a baseline needs of one step: the prompt the policy saw, its reply, and (when recorded) the tokens."""
+class _SavesStateDict:
+    """``save``/``load``/``policy_model`` of the Algorithm protocol from ``state_dict``/``load_state_dict``."""
 
-    prompt_text: str
-    response: str
-    completion_ids: list[int] | None = None
-    """The generated token ids (``step.info["token_ids"]``); learned from as they are when present."""
-    logprobs: list[float] | None = None
-    """Their log-probs at sampling time (``step.info["token_logprobs"]``); used only with ``use_recorded_logprobs``."""
+    actor: ActorUpdater
+
+    @property
+    def policy_model(self) -> Any:
+        """The policy the actor updates."""
+        return self.actor.model
+
+    def save(self, directory: Path) -> None:
+        """Policy weights, optimiser and schedule states (everything :meth:`load` restores) into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        torch.save(self.state_dict(), directory / _STATE_FILE)
+
+    def load(self, directory: Path) -> None:
+        """Restore what :meth:`save` wrote."""
+        self.load_state_dict(torch.load(Path(directory) / _STATE_FILE, weights_only=True))
 
 
 @dataclass
 class TrajectoryRecord:
-    """What a baseline needs of one trajectory: its group (task instance), outcome reward and steps."""
+    """The records of one episode with its group (task instance) and outcome reward."""
 
     group: Hashable
     outcome_reward: float
     steps: list[StepRecord] = field(default_factory=list)
 
 
-def _lookup(obj: Any, name: str, info_key: str | None = None) -> Any:
-    """``obj.name`` if present and not None, else ``obj.info[info_key]`` (or None)."""
-    value = getattr(obj, name, None)
-    if value is None:
-        info = getattr(obj, "info", None)
-        if isinstance(info, dict):
-            value = info.get(info_key or name)
-    return value
-
-
-def trajectory_records(batch: Any) -> list[TrajectoryRecord]:
-    """Normalise a batch (``RolloutBatch``, list of trajectories or of :class:`TrajectoryRecord`) to records.
-
-    Raises ``ValueError``/``TypeError`` naming the trajectory and step when something needed is missing.
-    """
-    trajectories = getattr(batch, "trajectories", batch)
-    if isinstance(trajectories, (str, bytes)) or not isinstance(trajectories, Sequence):
-        raise TypeError(f"expected a list of trajectories or an object with .trajectories, got {type(batch).__name__}")
-    records: list[TrajectoryRecord] = []
-    for t_index, traj in enumerate(trajectories):
-        if isinstance(traj, TrajectoryRecord):
-            records.append(traj)
-            continue
-        steps = getattr(traj, "steps", None)
-        if steps is None:
-            raise TypeError(f"trajectory {t_index} ({type(traj).__name__}) has no .steps")
-        outcome = _lookup(traj, "outcome_reward")
-        if outcome is None:
-            outcome = getattr(traj, "success", None)
-        if isinstance(outcome, bool):
-            outcome = float(outcome)
-        if not isinstance(outcome, (int, float)) or not math.isfinite(outcome):
-            raise ValueError(f"trajectory {t_index} has no finite outcome reward (outcome_reward/success): {outcome!r}")
-        group = _lookup(traj, "group_id", "group")
-        if group is None:
-            group = (getattr(traj, "task", None), getattr(traj, "seed", None))
-        step_records: list[StepRecord] = []
-        for s_index, step in enumerate(steps):
-            prompt = _lookup(step, "prompt_text")
-            if not isinstance(prompt, str) or not prompt:
-                raise ValueError(
-                    f"trajectory {t_index} step {s_index} has no prompt_text (the templated prompt the policy saw); "
-                    "the collector records it per step"
-                )
-            response = getattr(step, "response", None)
-            if not isinstance(response, str):
-                raise ValueError(f"trajectory {t_index} step {s_index} has no response text")
-            ids = _lookup(step, "completion_ids", "token_ids")
-            logprobs = _lookup(step, "logprobs", "token_logprobs")
-            step_records.append(StepRecord(prompt, response, list(ids) if ids is not None else None,
-                                           list(logprobs) if logprobs is not None else None))
-        records.append(TrajectoryRecord(group=group, outcome_reward=float(outcome), steps=step_records))
-    return records
+def trajectory_records(records: Sequence[StepRecord]) -> list[TrajectoryRecord]:
+    """The step records of a batch grouped into episodes (first-seen order, steps in order)."""
+    return [TrajectoryRecord(group=steps[0].group, outcome_reward=steps[0].outcome_reward, steps=steps)
+            for steps in episodes(check_records(records))]
 
 
 def _actor_sample(step: StepRecord, advantage: float, use_recorded_logprobs: bool) -> ActorSample:
     """An :class:`ActorSample` of one step; recorded log-probs only when asked for and aligned with the ids."""
     old = None
     if use_recorded_logprobs:
-        if step.logprobs is None or step.completion_ids is None or len(step.logprobs) != len(step.completion_ids):
-            raise ValueError("use_recorded_logprobs needs token_ids and token_logprobs of equal length on every step "
+        if step.token_logprobs is None or step.token_ids is None:
+            raise ValueError("use_recorded_logprobs needs token_ids and token_logprobs on every step "
                              "(HFPolicy(record_logprobs=True))")
-        old = step.logprobs
+        old = step.token_logprobs
     return ActorSample(step.prompt_text, step.response, float(advantage), old_logps=old,
-                       completion_ids=step.completion_ids)
+                       completion_ids=step.token_ids)
 
 
 def _check_epochs(epochs: int, mini_batch_size: int | None) -> None:
@@ -136,8 +99,10 @@ def _check_epochs(epochs: int, mini_batch_size: int | None) -> None:
         raise ValueError(f"mini_batch_size must be a positive integer or None, got {mini_batch_size!r}")
 
 
-class GRPOBaseline:
+class GRPOBaseline(_SavesStateDict):
     """Trajectory-level GRPO: outcome rewards normalised within each group of G rollouts of one task instance."""
+
+    name = "grpo"
 
     def __init__(
         self,
@@ -158,6 +123,7 @@ class GRPOBaseline:
         _check_epochs(epochs, mini_batch_size)
         self.actor = actor
         self.group_size = group_size
+        self.episodes_per_instance = group_size or 2
         self.scale_rewards = bool(scale_rewards)
         self.eps = float(eps)
         self.epochs = epochs
@@ -174,12 +140,12 @@ class GRPOBaseline:
         kwargs.update(overrides)
         return cls(ActorUpdater.from_config(model, tokenizer, config), **kwargs)
 
-    def trajectory_advantages(self, batch: Any) -> list[float]:
+    def trajectory_advantages(self, batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[float]:
         """One advantage per trajectory (input order): ``grpo_advantages`` of the outcome rewards of its group.
 
         A group of one trajectory has no baseline: ``ValueError`` (collect G >= 2 rollouts per task instance).
         """
-        records = trajectory_records(batch)
+        records = _episodes_of(batch)
         groups: dict[Hashable, list[int]] = {}
         for i, rec in enumerate(records):
             groups.setdefault(rec.group, []).append(i)
@@ -194,16 +160,16 @@ class GRPOBaseline:
                 out[i] = float(a)
         return out
 
-    def samples(self, batch: Any) -> list[ActorSample]:
+    def samples(self, batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[ActorSample]:
         """The actor samples: every step of a trajectory with that trajectory's advantage."""
-        records = trajectory_records(batch)
+        records = _episodes_of(batch)
         advantages = self.trajectory_advantages(records)
         return [_actor_sample(step, adv, self.use_recorded_logprobs)
                 for rec, adv in zip(records, advantages) for step in rec.steps]
 
-    def update(self, batch: Any) -> dict[str, float]:
-        """One GRPO actor update on the collected trajectories; metrics prefixed ``actor/`` plus reward stats."""
-        records = trajectory_records(batch)
+    def update(self, batch: Sequence[StepRecord], context: UpdateContext | None = None) -> dict[str, float]:
+        """One GRPO actor update on the collected records; metrics prefixed ``actor/`` plus reward stats."""
+        records = _episodes_of(batch)
         samples = self.samples(records)
         if not samples:
             raise ValueError("the trajectories hold no steps to learn from")
@@ -224,8 +190,11 @@ class GRPOBaseline:
         self.actor.load_state_dict(state["actor"])
 
 
-class PPOBaseline:
+class PPOBaseline(_SavesStateDict):
     """PPO with a state-value critic V(s) and GAE (lambda = 1 by default): per-step advantages, SSSA."""
+
+    name = "ppo"
+    episodes_per_instance = 1
 
     def __init__(
         self,
@@ -298,9 +267,9 @@ class PPOBaseline:
             rewards[-1] = record.outcome_reward
         return rewards
 
-    def values(self, batch: Any) -> list[torch.Tensor]:
+    def values(self, batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[torch.Tensor]:
         """``V(s_t)`` of every step, one float32 tensor per trajectory (no gradient)."""
-        records = trajectory_records(batch)
+        records = _episodes_of(batch)
         states = [s.prompt_text for rec in records for s in rec.steps]
         flat = (self.value_critic.score(states, [""] * len(states), batch_size=self.value_batch_size)
                 if states else torch.empty(0))
@@ -311,10 +280,10 @@ class PPOBaseline:
         return out
 
     def advantages_and_returns(
-        self, batch: Any, values: Sequence[torch.Tensor] | None = None
+        self, batch: Sequence[StepRecord] | Sequence[TrajectoryRecord], values: Sequence[torch.Tensor] | None = None
     ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """GAE advantages and value targets per trajectory (before any whitening); episodes end at their last step."""
-        records = trajectory_records(batch)
+        records = _episodes_of(batch)
         values = self.values(records) if values is None else values
         if len(values) != len(records):
             raise ValueError(f"values has {len(values)} entries for {len(records)} trajectories")
@@ -333,9 +302,9 @@ class PPOBaseline:
             returns.append(ret)
         return advantages, returns
 
-    def update(self, batch: Any) -> dict[str, float]:
+    def update(self, batch: Sequence[StepRecord], context: UpdateContext | None = None) -> dict[str, float]:
         """One PPO iteration: V and advantages from the pre-update critic, then the V update, then the actor update."""
-        records = trajectory_records(batch)
+        records = _episodes_of(batch)
         states = [s.prompt_text for rec in records for s in rec.steps]
         if not states:
             raise ValueError("the trajectories hold no steps to learn from")
@@ -371,3 +340,10 @@ class PPOBaseline:
         """Restore :meth:`state_dict`."""
         self.actor.load_state_dict(state["actor"])
         self.value_trainer.load_state_dict(state["value"])
+
+
+def _episodes_of(batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[TrajectoryRecord]:
+    """Episodes of a batch of step records (grouped here) or of already grouped :class:`TrajectoryRecord` objects."""
+    if isinstance(batch, Sequence) and batch and all(isinstance(b, TrajectoryRecord) for b in batch):
+        return list(batch)  # type: ignore[arg-type]
+    return trajectory_records(batch)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""The ``coach-rl`` command line: ``train``, ``warmup``, ``sft``, ``eval``, ``report``, ``summarize`` and ``configs``.
+"""The ``coach-rl`` command line: ``train``, ``warmup``, ``sft``, ``eval``, ``irr``, ``report``, ``summarize`` and ``configs``.
 
 Configurations are shipped YAML files chosen by name (``--config smoke``) or any YAML path, with
 ``key=value`` overrides after them (``coach-rl train --config main seed=2 output_dir=runs/s2``); every key
@@ -15,6 +15,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -58,6 +59,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed-offset", type=int, default=None, help="first instance seed (default eval_seed_offset)")
     p.add_argument("--sample", action="store_true", help="sample actions instead of greedy decoding")
     p.add_argument("--out", default=None, help="write the JSON report here")
+    p.add_argument("--best-of", type=int, default=None, metavar="N",
+                   help="ProRe best-of-N: N sampled attempts per task instance from the same start state, the "
+                        "verifier picks one; reports pass@1, best-of-N and pass@N")
+    p.add_argument("--verifier", default="rule", choices=("rule", "judge", "probing"),
+                   help="who picks among the N attempts (with --best-of): the task's rule check, an LLM judge "
+                        "over the trajectory, or ProRe's probing verifier (default rule)")
+    p.add_argument("--judge-model", default=None, metavar="DIR",
+                   help="local judge model folder for --verifier judge/probing (default: verifier_model)")
+    p.add_argument("--judge-base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible server of the judge (default: verifier_base_url)")
+    p.add_argument("--judge-model-name", default=None, metavar="NAME",
+                   help="the judge's model name on that server (default: verifier_model)")
+
+    p = sub.add_parser("irr", help="Iterative Reasoning Refinement (MobileRL): reasoning for action-only demos, "
+                                   "kept when it leads to the expert's action; writes an SFT dataset")
+    _add_config_args(p)
+    p.add_argument("--tasks", default=None, help="comma-separated sim tasks whose expert demos to use "
+                                                 "(default: the config's tasks)")
+    p.add_argument("--instances", type=int, default=None, help="demo instances per task (default sft_instances_per_task)")
+    p.add_argument("--androidcontrol", nargs="+", default=None, metavar="FILE",
+                   help="AndroidControl-format episode files (.json/.jsonl) instead of the sim's demos")
+    p.add_argument("--k", type=int, default=4, help="candidates per step and round (default 4)")
+    p.add_argument("--rounds", type=int, default=3, help="at most this many rounds (default 3)")
+    p.add_argument("--sft-steps", type=int, default=50, help="fine-tuning steps after each round (default 50)")
+    p.add_argument("--sft-lr", type=float, default=None,
+                   help="learning rate of the fine-tuning between rounds (default sft_learning_rate)")
+    p.add_argument("--warmup-steps", type=int, default=0,
+                   help="action-only SFT steps on the demos before round 0, at sft_learning_rate (MobileRL's first "
+                        "stage; default 0)")
+    p.add_argument("--out", default=None, help="output folder (default <output_dir>/irr)")
 
     p = sub.add_parser("report", help="(re)write report.md and plots of a run folder")
     p.add_argument("run", help="run folder")
@@ -170,12 +201,111 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     start = args.seed_offset if args.seed_offset is not None else config.loop.eval_seed_offset
     env_kwargs = _env_kwargs(config)
     env_kwargs.pop("latency", None)
-    report, _ = evaluate_policy(policy, tasks, list(range(start, start + n)), env_id=config.coach.env_id,
-                                env_kwargs=env_kwargs, num_envs=int(config.coach.num_envs or 4),
-                                greedy=not args.sample, meta={"policy": str(policy_path)})
+    if args.best_of is not None:
+        report = _best_of_n(args, config, policy, tasks, list(range(start, start + n)), env_kwargs, str(policy_path))
+    else:
+        report, _ = evaluate_policy(policy, tasks, list(range(start, start + n)), env_id=config.coach.env_id,
+                                    env_kwargs=env_kwargs, num_envs=int(config.coach.num_envs or 4),
+                                    greedy=not args.sample, meta={"policy": str(policy_path)})
     print(report.markdown())
     if args.out:
         Path(args.out).write_text(report.to_json())
+    return 0
+
+
+def _judge_backend(args: argparse.Namespace, config: Any) -> Any:
+    """The judge backend of ``--verifier judge/probing``: the flags, else the config's ``verifier_*`` fields."""
+    if args.verifier == "rule":
+        return None
+    coach = config.coach
+    base_url = args.judge_base_url or (coach.verifier_base_url if coach.verifier_backend == "openai" else None)
+    model_dir = args.judge_model or (coach.verifier_model if not base_url else None)
+    if base_url:
+        from coach_reward.backends import OpenAIBackend
+
+        name = args.judge_model_name or coach.verifier_model
+        if not name:
+            raise ValueError("--judge-base-url needs --judge-model-name (the judge's model name on the server)")
+        return OpenAIBackend(base_url, name)
+    if model_dir:
+        from coach_reward.backends import TransformersBackend
+
+        if not Path(model_dir).is_dir():
+            raise FileNotFoundError(f"judge model folder not found: {model_dir}")
+        return TransformersBackend.from_pretrained(model_dir, images="drop")
+    raise ValueError(f"--verifier {args.verifier} needs a judge: --judge-model DIR or --judge-base-url URL "
+                     "--judge-model-name NAME")
+
+
+def _best_of_n(args: argparse.Namespace, config: Any, policy: Any, tasks: list[str], seeds: list[int],
+               env_kwargs: dict[str, Any], policy_path: str) -> Any:
+    """``eval --best-of N``: sampled attempts, the chosen verifier picks (coach_rl.evaluation.evaluate_best_of_n)."""
+    from coach_rl.evaluation import best_of_n_verifier, evaluate_best_of_n
+
+    if args.best_of < 1:
+        raise ValueError(f"--best-of must be >= 1, got {args.best_of}")
+    verifier = best_of_n_verifier(args.verifier, _judge_backend(args, config))
+    report, _ = evaluate_best_of_n(policy, tasks, seeds, args.best_of, verifier, verifier_name=args.verifier,
+                                   env_id=config.coach.env_id, env_kwargs=env_kwargs,
+                                   num_envs=int(config.coach.num_envs or 4), greedy=False,
+                                   meta={"policy": policy_path})
+    return report
+
+
+def _cmd_irr(args: argparse.Namespace) -> int:
+    from coach_rl.demos import collect_demos
+    from coach_rl.irr import (
+        irr_steps_from_demos,
+        irr_steps_from_expert_steps,
+        iterative_reasoning_refinement,
+        plot_match_rate,
+        write_irr_dataset,
+    )
+    from coach_rl.loop import build_policy_model, make_policy
+    from coach_rl.sft import sft_warmup
+
+    config = _load(args)
+    loop, coach = config.loop, config.coach
+    out = Path(args.out or os.path.join(coach.output_dir, "irr"))
+    lr = args.sft_lr if args.sft_lr is not None else float(loop.sft_learning_rate)
+    demos = None
+    if args.androidcontrol:
+        from coach_reward.prm_data import read_androidcontrol
+
+        model, tokenizer = build_policy_model(config)
+        policy = make_policy(model, tokenizer, config)
+        steps, skipped = irr_steps_from_expert_steps(read_androidcontrol(args.androidcontrol, screenshots=False),
+                                                     policy.format)
+        if skipped:
+            print(f"skipped {skipped} step(s) the policy's action format cannot express")
+        if args.warmup_steps:
+            raise ValueError("--warmup-steps trains on the sim's demos; with --androidcontrol warm the policy up first")
+    else:
+        tasks = args.tasks.split(",") if args.tasks else list(coach.tasks or [])
+        if not tasks:
+            raise ValueError("irr needs tasks: --tasks A,B or tasks=... in the config")
+        n = args.instances or loop.sft_instances_per_task or 2
+        from coach_rl.loop import _policy_format
+
+        demos = collect_demos(_policy_format(config), tasks, seeds=range(loop.sft_seed_offset, loop.sft_seed_offset + n))
+        model, tokenizer = build_policy_model(config, demos)
+        policy = make_policy(model, tokenizer, config)
+        steps = irr_steps_from_demos(demos)
+        if args.warmup_steps:
+            sft_warmup(model, tokenizer, demos, max_steps=args.warmup_steps, learning_rate=float(loop.sft_learning_rate),
+                       per_device_train_batch_size=int(loop.sft_batch_size), seed=int(coach.seed), policy=policy)
+    result = iterative_reasoning_refinement(
+        model, tokenizer, steps, fmt=policy.format, k=args.k, rounds=args.rounds, temperature=float(coach.temperature),
+        max_new_tokens=policy.max_new_tokens, sft_steps=args.sft_steps, sft_learning_rate=lr,
+        sft_batch_size=int(loop.sft_batch_size), seed=int(coach.seed))
+    dataset = write_irr_dataset(result.rows, out / "irr_dataset.jsonl")
+    plot = plot_match_rate(result, out / "irr_match_rate.png")
+    (out / "irr_rounds.json").write_text(json.dumps(result.to_dict(), indent=2))
+    model.save_pretrained(out / "policy")
+    tokenizer.save_pretrained(out / "policy")
+    print(json.dumps({"dataset": str(dataset), "plot": str(plot), "policy": str(out / "policy"),
+                      "match_rates": result.match_rates, "rows": len(result.rows), "stopped": result.stopped},
+                     indent=2))
     return 0
 
 
@@ -216,7 +346,8 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"train": _cmd_train, "warmup": _cmd_warmup, "sft": _cmd_sft, "eval": _cmd_eval, "report": _cmd_report,
+_COMMANDS = {"train": _cmd_train, "warmup": _cmd_warmup, "sft": _cmd_sft, "eval": _cmd_eval, "irr": _cmd_irr,
+             "report": _cmd_report,
              "summarize": _cmd_summarize, "configs": _cmd_configs}
 
 

@@ -18,12 +18,16 @@ from typing import Any
 from transformers.trainer_utils import SchedulerType
 from trl import GRPOConfig
 
+from coach_rl.algorithms.dgrpo import DGRPOArguments
+from coach_rl.algorithms.distrl import DistRLArguments
+from coach_rl.distributed.arguments import DistributedArguments
+
 __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"]
 
 #: Where a model-based judge (PRM or LLM outcome verifier) runs.
 PRM_BACKENDS: tuple[str, ...] = ("transformers", "vllm", "openai")
 #: How the outcome reward r_o is decided.
-OUTCOME_VERIFIERS: tuple[str, ...] = ("rule", "llm_judge", "probing")
+OUTCOME_VERIFIERS: tuple[str, ...] = ("rule", "llm_judge", "last_screen", "vote", "probing")
 
 _TABLE5 = "Android Coach Table 5"
 
@@ -132,8 +136,9 @@ class OnlineRLArguments:
     prm_model: str | None = field(
         default=None,
         metadata={
-            "help": "PRM checkpoint path (backends `transformers`/`vllm`) or model name at the server (`openai`). "
-            "Required when `use_prm` is set."
+            "help": "PRM checkpoint path (backends `transformers`/`vllm`) or model name at the server (`openai`); "
+            "`sim-oracle`: on the simulated phone, r_p = 1 when the action matches the task expert's next action in "
+            "that state (the PRM dataset's matching rule), the upper bound for learned PRMs. Required with `use_prm`."
         },
     )
     prm_backend: str = field(
@@ -146,12 +151,21 @@ class OnlineRLArguments:
             "help": "Base URL of the OpenAI-compatible server that serves the PRM (backend `openai` only)."
         },
     )
+    prm_max_new_tokens: int = field(
+        default=512,
+        metadata={
+            "help": "Longest PRM judgment in tokens. A judge in the paper's format thinks first (`<think>...</think> "
+            "judgment: True`), hence 512; a compact PRM trained with coach-reward answers in a few tokens (the main "
+            "job uses 20), which keeps scoring fast on CPU."
+        },
+    )
     outcome_verifier: str = field(
         default="rule",
         metadata={
             "help": "How r_o is decided: `rule` (the task's own check; the paper's choice on AndroidWorld), "
-            "`llm_judge` (a judge over the compressed-XML trajectory; the paper's choice on AndroidLab) or `probing` "
-            "(a judge that probes the device after the episode)."
+            "`llm_judge` (a judge over the compressed-XML trajectory; the paper's choice on AndroidLab), "
+            "`last_screen` (a judge of the last screen and actions, DistRL-style), `vote` (majority of rule, "
+            "llm_judge and last_screen) or `probing` (ProRe: a judge that probes the device after the episode)."
         },
     )
     verifier_model: str | None = field(
@@ -169,6 +183,16 @@ class OnlineRLArguments:
     verifier_base_url: str | None = field(
         default=None,
         metadata={"help": "Base URL of the OpenAI-compatible server of the judge (backend `openai` only)."},
+    )
+
+    reward_retries: int = field(
+        default=2,
+        metadata={
+            "help": "Extra attempts for a PRM call that fails or answers without a readable verdict, and for a "
+            "failing outcome verifier. After them a step's r_p is recorded as missing (NaN; the return uses the "
+            "episode's mean scored r_p) and a failed verdict falls back to the task's recorded check; both are "
+            "counted in metrics.jsonl (rewards/prm_missing, rewards/verifier_failures)."
+        },
     )
 
     # Parameters that control the return targets
@@ -255,8 +279,10 @@ class OnlineRLArguments:
                 raise ValueError(
                     "use_prm is set but prm_model is empty: give the PRM checkpoint or server model name"
                 )
-            if self.prm_backend == "openai" and not self.prm_base_url:
+            if self.prm_model != "sim-oracle" and self.prm_backend == "openai" and not self.prm_base_url:
                 raise ValueError("prm_backend='openai' needs prm_base_url (the server's base URL)")
+        _positive_int(self.reward_retries, "reward_retries", minimum=0)
+        _positive_int(self.prm_max_new_tokens, "prm_max_new_tokens")
         if self.outcome_verifier not in OUTCOME_VERIFIERS:
             raise ValueError(
                 f"outcome_verifier must be one of {OUTCOME_VERIFIERS}, got {self.outcome_verifier!r}"
@@ -336,6 +362,15 @@ class CriticArguments:
             "`None`, one pass over the steps collected in this iteration (as verl's critic does)."
         },
     )
+    coach_advantage: str = field(
+        default="acloo",
+        metadata={
+            "help": "Advantage of each of the K sampled actions: `acloo` (A_i = Q_i - mean_{j != i} Q_j, the paper's "
+            "Eq. 3) or `q` (A_i = Q_i, the plain critic value with no baseline: the ablation ACLOO is measured "
+            "against)."
+        },
+    )
+
     critic_pretrain_dataset: str | None = field(
         default=None,
         metadata={
@@ -359,6 +394,8 @@ class CriticArguments:
 
     def validate_critic_arguments(self) -> None:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
+        if self.coach_advantage not in ("acloo", "q"):
+            raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)
@@ -375,7 +412,7 @@ class CriticArguments:
 # Mixins come first (Python's convention); dataclass fields are ordered base-last, so `--help` lists TRL's fields,
 # then the OnlineRLArguments groups, then the critic's.
 @dataclass
-class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
+class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticArguments, OnlineRLArguments, GRPOConfig):
     r"""Configuration of the Android Coach trainer: ``trl.GRPOConfig`` plus the paper's Table 5 and our own groups.
 
     The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions
@@ -469,5 +506,6 @@ class CoachConfig(CriticArguments, OnlineRLArguments, GRPOConfig):
             _positive_int(self.max_completion_length, "max_completion_length")
         self.validate_online_rl_arguments()
         self.validate_critic_arguments()
+        self.validate_distributed_arguments()
         super().__post_init__()
         self.resolve_online_rl_defaults(self.output_dir)

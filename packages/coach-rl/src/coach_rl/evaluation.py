@@ -352,7 +352,7 @@ def evaluate_policy(
     (one batched generation per step). RRR's reference is the scripted expert on the same instances
     (``with_reference``; sim envs only). Returns the report and the trajectories.
     """
-    from coach_rl.loop import make_envs
+    from coach_rl.envs import make_envs
     from coach_rl.rollout import RolloutCollector
 
     if not tasks or not seeds:
@@ -380,3 +380,193 @@ def evaluate_policy(
                                       max_episode_steps=max_episode_steps)
     info = {"tasks": list(tasks), "seeds": [int(s) for s in seeds], "greedy": greedy, **dict(meta or {})}
     return evaluate_trajectories(trajectories, reference_steps=refs, meta=info), trajectories
+
+
+# -- Best-of-N with an outcome verifier (ProRe) --
+
+__all__ += ["BEST_OF_N_VERIFIERS", "BestOfNMetrics", "BestOfNReport", "best_of_n_verifier", "evaluate_best_of_n"]
+
+BEST_OF_N_VERIFIERS: tuple[str, ...] = ("rule", "judge", "probing")
+"""Verifiers ``coach-rl eval --best-of N --verifier`` can pick with: the task's rule check, an LLM judge over the
+trajectory, ProRe's probing verifier."""
+
+
+def best_of_n_verifier(kind: str, backend: Any = None, *, max_new_tokens: int = 256) -> Any:
+    """The ``coach_reward`` verifier named ``kind`` (``rule``, ``judge``, ``probing``); the last two need a ``backend``."""
+    from coach_reward.probing import ProbingVerifier
+    from coach_reward.verifiers import LLMJudgeVerifier, RuleVerifier
+
+    if kind not in BEST_OF_N_VERIFIERS:
+        raise ValueError(f"unknown verifier {kind!r}; choose one of {', '.join(BEST_OF_N_VERIFIERS)}")
+    if kind == "rule":
+        return RuleVerifier()
+    if backend is None:
+        raise ValueError(f"verifier {kind!r} needs a judge model: a local folder or an OpenAI-compatible server")
+    if kind == "judge":
+        return LLMJudgeVerifier(backend, max_new_tokens=max_new_tokens)
+    return ProbingVerifier(backend, max_new_tokens=max_new_tokens)
+
+
+@dataclass
+class BestOfNMetrics:
+    """Best-of-N results over a set of task instances (one task's, or all of them)."""
+
+    instances: int
+    """Task instances, each played N times from the same start state."""
+    episodes: int
+    pass_at_1: float
+    """Expected success of one attempt: the mean success over all N x instances episodes."""
+    pass_at_n: float
+    """Share of instances with at least one successful attempt (what a perfect verifier would reach)."""
+    best_of_n: float
+    """Share of instances whose attempt picked by the verifier succeeded."""
+    verifier_accuracy: float
+    """Share of episodes where the verifier's success flag equals the task's own check (failures count wrong)."""
+    verifier_failures: int
+    """Episodes on which the verifier raised or returned no usable verdict."""
+    same_start: float
+    """Share of instances whose N attempts started on the identical screen."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict."""
+        return asdict(self)
+
+
+@dataclass
+class BestOfNReport:
+    """:func:`evaluate_best_of_n`'s result: ``overall`` and ``per_task`` metrics, each instance's picks, meta."""
+
+    n: int
+    verifier: str
+    overall: BestOfNMetrics
+    per_task: dict[str, BestOfNMetrics]
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict."""
+        return {"n": self.n, "verifier": self.verifier, "overall": self.overall.to_dict(),
+                "per_task": {t: m.to_dict() for t, m in self.per_task.items()}, "instances": self.instances,
+                "meta": self.meta}
+
+    def to_json(self) -> str:
+        """The report as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2)
+
+    def markdown(self) -> str:
+        """A table: per task and overall, pass@1, best-of-N with the verifier, pass@N, verifier accuracy."""
+        lines = [f"Best-of-{self.n} with the {self.verifier} verifier",
+                 "", f"| task | instances | pass@1 | best-of-{self.n} | pass@{self.n} | verifier acc. | verifier failures |",
+                 "|---|---:|---:|---:|---:|---:|---:|"]
+        rows = [*self.per_task.items(), ("**overall**", self.overall)]
+        for name, m in rows:
+            lines.append(f"| {name} | {m.instances} | {m.pass_at_1:.3f} | {m.best_of_n:.3f} | {m.pass_at_n:.3f} | "
+                         f"{m.verifier_accuracy:.3f} | {m.verifier_failures} |")
+        return "\n".join(lines)
+
+
+class _VerdictAtEpisodeEnd:
+    """Scores each episode with the verifier as it ends (device still in its end state) and keeps the score."""
+
+    def __init__(self, verifier: Any) -> None:
+        self.verifier = verifier
+
+    def verify(self, trajectory: Trajectory, *, device: Any = None, task: Any = None) -> Any:
+        from coach_reward.selection import score_candidates
+        from coach_reward.verifiers import Verdict
+
+        score = score_candidates([trajectory], self.verifier, devices=[device], tasks=[task])[0]
+        trajectory.info["_selection_score"] = score
+        return score.verdict if score.verdict is not None else Verdict(0.0, False, f"verifier failed: {score.error}")
+
+
+def _best_of_n_metrics(groups: Sequence[dict[str, Any]], threshold: float) -> BestOfNMetrics:
+    episodes = [e for g in groups for e in g["episodes"]]
+    if not groups:
+        return BestOfNMetrics(0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0)
+    return BestOfNMetrics(
+        instances=len(groups), episodes=len(episodes),
+        pass_at_1=sum(e["success"] for e in episodes) / len(episodes),
+        pass_at_n=sum(any(e["success"] for e in g["episodes"]) for g in groups) / len(groups),
+        best_of_n=sum(g["episodes"][g["picked"]]["success"] for g in groups) / len(groups),
+        verifier_accuracy=sum(e["verdict_success"] == e["success"] for e in episodes) / len(episodes),
+        verifier_failures=sum(e["verifier_error"] is not None for e in episodes),
+        same_start=sum(g["same_start"] for g in groups) / len(groups),
+    )
+
+
+def evaluate_best_of_n(
+    policy: Any,
+    tasks: Sequence[str],
+    seeds: Sequence[int],
+    n: int,
+    verifier: Any,
+    *,
+    verifier_name: str | None = None,
+    env_id: str = "android_gym:AndroidSim-v0",
+    env_kwargs: Mapping[str, Any] | None = None,
+    num_envs: int = 4,
+    max_episode_steps: int | None = None,
+    greedy: bool = False,
+    success_threshold: float = 1.0,
+    meta: Mapping[str, Any] | None = None,
+) -> tuple[BestOfNReport, list[Trajectory]]:
+    """ProRe's best-of-N on every ``(task, seed)`` instance: N attempts, the verifier picks one.
+
+    Every attempt resets the env with the instance's seed, which restores the env's clean device snapshot and
+    sets the instance up again from the seed, so the N attempts start from the same state (``same_start``
+    checks the first screens). The verifier scores each attempt when it ends, on its device (so rule checks
+    and probing see the end state; a verifier failure is recorded, never replaced by the true outcome), and
+    :func:`coach_reward.selection.select_best` picks. Success is the task's own check. Attempts are sampled
+    (``greedy=False``): greedy attempts would all be the same.
+    """
+    from coach_reward.selection import select_best
+    from coach_rl.envs import make_envs
+    from coach_rl.rollout import RolloutCollector
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n (attempts per task instance) must be a positive integer, got {n!r}")
+    if not tasks or not seeds:
+        raise ValueError("evaluate_best_of_n needs at least one task and one seed")
+    if not callable(getattr(verifier, "verify", None)):
+        raise TypeError(f"verifier must be a coach_reward outcome verifier (verify), got {type(verifier).__name__}")
+    instances = [(task, int(seed)) for task in tasks for seed in seeds]
+    kwargs = dict(env_kwargs or {})
+    if max_episode_steps is not None:
+        kwargs["max_steps"] = max_episode_steps
+    total = len(instances) * n
+    envs = make_envs(env_id, min(num_envs, total), tasks=list(tasks), env_kwargs=kwargs)
+    try:
+        collector = RolloutCollector(envs, policy, verifier=_VerdictAtEpisodeEnd(verifier), keep_xml=False)
+        batch = collector.collect(total, seeds=[seed for _, seed in instances for _ in range(n)],
+                                  task_options=[{"task": task} for task, _ in instances for _ in range(n)],
+                                  greedy=greedy)
+    finally:
+        for env in envs:
+            env.close()
+    if batch.failures:
+        raise RuntimeError(f"{len(batch.failures)} attempt(s) could not start (env resets failed): "
+                           f"{batch.failures[0]}")
+    trajectories = sorted(batch.trajectories, key=lambda t: int(t.info["episode"]))
+    groups: list[dict[str, Any]] = []
+    for k, (task, seed) in enumerate(instances):
+        candidates = trajectories[k * n:(k + 1) * n]
+        scores = [t.info.pop("_selection_score") for t in candidates]
+        selection = select_best(candidates, scores=scores)
+        episodes = [{"success": float(t.success) >= success_threshold, "steps": len(t.steps),
+                     "score": s.score, "verdict_success": bool(s.verdict is not None and s.verdict.success),
+                     "abstained": s.abstained, "verifier_error": s.error} for t, s in zip(candidates, scores)]
+        first_screens = {t.steps[0].ui if t.steps else None for t in candidates}
+        groups.append({"task": task, "seed": seed, "picked": selection.index, "reason": selection.reason,
+                       "same_start": len(first_screens) == 1, "episodes": episodes})
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for g in groups:
+        by_task.setdefault(g["task"], []).append(g)
+    report = BestOfNReport(
+        n=n, verifier=verifier_name or type(verifier).__name__,
+        overall=_best_of_n_metrics(groups, success_threshold),
+        per_task={t: _best_of_n_metrics(gs, success_threshold) for t, gs in by_task.items()},
+        instances=groups,
+        meta={"tasks": list(tasks), "seeds": [int(s) for s in seeds], "greedy": greedy, **dict(meta or {})},
+    )
+    return report, trajectories

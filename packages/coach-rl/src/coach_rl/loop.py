@@ -7,19 +7,18 @@ r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns
    trained on the sim's expert demonstrations; optionally an SFT warm-up on those demonstrations
    (:mod:`coach_rl.demos`, :mod:`coach_rl.sft`);
 2. **evaluation before** RL on held-out task instances (:func:`coach_rl.evaluation.evaluate_policy`);
-3. **iterations**: the policy plays ``rollout_batch_size`` episodes in ``num_envs`` envs in lockstep
-   (:class:`coach_rl.rollout.RolloutCollector`), finished trajectories go to the replay buffer with their
-   return targets ``R_t``; then, by ``algorithm``:
+3. **iterations**, each rollout -> rewards -> update -> checkpoint -> log -> evaluate:
 
-   - ``coach``: the critic ``Q(s, a)`` regresses onto ``R_t`` with the clipped value loss (Eq. 2), then
-     :class:`coach_rl.trainer.CoachTrainer` samples K actions for stored states, scores them with the
-     critic and applies ACLOO + PPO clip (Eq. 3, 4);
-   - ``grpo`` / ``ppo``: :class:`coach_rl.baselines.GRPOBaseline` / ``PPOBaseline`` update on the
-     trajectories just collected (one action per state);
-
-   each iteration appends a record to ``metrics.jsonl`` and (every ``checkpoint_every``) saves a
-   checkpoint: policy weights, actor optimiser/scheduler, critic and its optimiser, the replay buffer's
-   state (its shards hard-linked), loop counters and every RNG state;
+   - **rollout**: the policy plays ``rollout_batch_size`` episodes in ``num_envs`` envs in lockstep
+     (:class:`coach_rl.rollout.RolloutCollector`);
+   - **rewards**: the run's :class:`coach_rl.rewards.RewardPipeline` (outcome verifier at each episode's end,
+     the process reward model in one batch per round, the returns ``R_t``) turns them into
+     :class:`coach_rl.records.StepRecord` objects, which go to the replay buffer;
+   - **update**: the configured :class:`coach_rl.algorithms.Algorithm` (``algorithm: coach | grpo | ppo | ...``,
+     looked up in the registry, never branched on here) learns from the records;
+   - **checkpoint** (every ``checkpoint_every``): the policy, the algorithm's own state (optimisers,
+     critic...), the replay buffer's state (its shards hard-linked), loop counters and every RNG state;
+     **log**: a record in ``metrics.jsonl``; **evaluate** every ``eval_every`` iterations;
 4. **evaluation after** and ``report.md`` with plots.
 
 **Exact resume.** Starting a run whose folder has a checkpoint continues from it (the configuration must
@@ -47,7 +46,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
 from coach_rl.configs import RunConfig, load_config
+from coach_rl.envs import make_envs
 from coach_rl.evaluation import EvalReport
 from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
 
@@ -57,18 +58,14 @@ __all__ = [
     "TrainResult",
     "TrainingLoop",
     "build_policy_model",
-    "make_envs",
     "make_policy",
     "train",
 ]
 
 LOOP_STATE_NAME = "loop_state.pt"
 """Checkpoint file with the loop counters, the loop's sampling generator and the global RNG states."""
-_CRITIC_DIR = "critic"
-_CRITIC_TRAINER = "critic_trainer.pt"
-_ACTOR_DIR = "actor"
-_BASELINE_STATE = "baseline.pt"
 _POLICY_DIR = "policy"
+_ALGORITHM_DIR = "algorithm"
 _TIMING_KEYS = ("env", "generation", "reward")
 _SEED_STRIDE = 10_000
 
@@ -131,25 +128,15 @@ def _env_kwargs(config: RunConfig) -> dict[str, Any]:
     return kwargs
 
 
-def make_envs(env_id: str, n: int, *, tasks: Sequence[str] | None = None,
-              env_kwargs: dict[str, Any] | None = None) -> list[Any]:
-    """``n`` Gymnasium envs of ``env_id`` over ``tasks`` (passed as the env's ``task`` list) with ``env_kwargs``."""
-    import gymnasium as gym
-
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    kwargs = dict(env_kwargs or {})
-    if tasks is not None:
-        kwargs["task"] = list(tasks)
-    return [gym.make(env_id, disable_env_checker=True, **kwargs) for _ in range(n)]
-
-
 def _policy_format(config: RunConfig) -> Any:
     from coach_rl.policy import PolicyFormat
 
     loop = config.loop
+    args = config.coach
+    # the parser maps smart-resized coordinates back with the same pixel bounds as the processor (Table 5)
     kwargs: dict[str, Any] = {"mode": loop.policy_mode, "action_format": loop.action_format,
-                              "max_history": loop.max_history}
+                              "max_history": loop.max_history, "min_pixels": args.min_pixels,
+                              "max_pixels": args.max_pixels}
     if loop.policy_max_label_chars is not None:
         kwargs["max_label_chars"] = loop.policy_max_label_chars
     if not loop.policy_action_space:
@@ -162,6 +149,10 @@ def make_policy(model: Any, processing_class: Any, config: RunConfig, *, version
     from coach_rl.policy import HFPolicy
 
     args = config.coach
+    image_processor = getattr(processing_class, "image_processor", None)
+    if image_processor is not None and hasattr(image_processor, "max_pixels"):
+        # the screenshots the policy sees are smart-resized within the run's pixel bounds (Table 5)
+        image_processor.min_pixels, image_processor.max_pixels = args.min_pixels, args.max_pixels
     return HFPolicy(
         model, processing_class, format=_policy_format(config),
         max_new_tokens=int(args.max_completion_length or 128), temperature=float(args.temperature),
@@ -199,49 +190,6 @@ def _collect_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
                          env_kwargs=kwargs)
 
 
-def _steps(trajectory: Any) -> list[Any]:
-    return list(getattr(trajectory, "steps", []))
-
-
-def _step_value(step: Any, name: str) -> Any:
-    value = getattr(step, name, None)
-    if value is None and isinstance(getattr(step, "info", None), dict):
-        value = step.info.get(name)
-    return value
-
-
-def _returns_of(trajectory: Any, config: RunConfig) -> list[float]:
-    """R_t of each step: as the collector recorded them, else Eq. (R_t) from the step's process rewards."""
-    steps = _steps(trajectory)
-    recorded = getattr(trajectory, "returns", None)
-    if recorded is not None and len(recorded) == len(steps):
-        return [float(r) for r in recorded]
-    per_step = [_step_value(s, "return_t") for s in steps]
-    if steps and all(v is not None for v in per_step):
-        return [float(v) for v in per_step]
-    from coach_rl.returns import coach_returns
-
-    rewards = [float(_step_value(s, "process_reward") or 0.0) for s in steps]
-    outcome = getattr(trajectory, "outcome_reward", None)
-    outcome = float(trajectory.success if outcome is None else outcome)
-    args = config.coach
-    return coach_returns(rewards, outcome, w_p=args.w_p, w_o=args.w_o, gamma=args.gamma)
-
-
-def _replay_rows(steps: Sequence[Any]) -> list[dict[str, Any]]:
-    """Actor-update rows (``prompt`` messages + critic ``state`` text) of stored replay steps."""
-    rows = []
-    for s in steps:
-        prompt, text = s.info.get("prompt"), s.info.get("prompt_text")
-        if not prompt or not text:
-            raise ValueError(
-                f"replay step {s.trajectory_id}/{s.step_index} has no prompt/prompt_text in its info: the rollout "
-                "collector records them per step"
-            )
-        rows.append({"prompt": prompt, "state": text})
-    return rows
-
-
 # -- the loop ---------------------------------------------------------------------------------------------
 
 
@@ -273,9 +221,8 @@ class TrainingLoop:
         self.tokenizer: Any = None
         self.replay: Any = None
         self.collector: Any = None
-        self.critic: Any = None
-        self.critic_trainer: Any = None
-        self.actor: Any = None
+        self.rewards: Any = None  # coach_rl.rewards.RewardPipeline
+        self.algorithm: Algorithm | None = None
         self.resumed_from: int | None = None
         self.eval_before: EvalReport | None = None
         self.eval_after: EvalReport | None = None
@@ -355,8 +302,7 @@ class TrainingLoop:
         """Demonstrations, the policy (built or loaded), SFT, the trainers, critic pre-training."""
         demos = None
         needs_demos = (self.loop.policy_model == "tiny" or self.loop.sft_instances_per_task
-                       or (self.loop.algorithm == "coach" and self.args.critic_pretrain_steps
-                           and not self.args.critic_pretrain_dataset))
+                       or (self.args.critic_pretrain_steps and not self.args.critic_pretrain_dataset))
         if needs_demos:
             t0 = time.perf_counter()
             demos = _collect_demos(self.config, self.tasks)
@@ -368,7 +314,7 @@ class TrainingLoop:
         if self.loop.sft_instances_per_task and self.loop.sft_max_steps:
             self._sft(demos)
         self._build_components()
-        if self.loop.algorithm == "coach" and self.args.critic_pretrain_steps:
+        if self.args.critic_pretrain_steps and self.critic is not None:
             self._critic_pretrain(demos)
 
     def _warm_start(self, checkpoint: Path) -> None:
@@ -377,18 +323,16 @@ class TrainingLoop:
 
         if not (checkpoint / "MANIFEST.json").is_file():
             raise FileNotFoundError(f"init_from={checkpoint} is not a complete coach-rl checkpoint (no MANIFEST.json)")
-        policy_dir = next((d for d in (checkpoint / _ACTOR_DIR / "policy", checkpoint / _POLICY_DIR) if d.is_dir()),
-                          None)
+        policy_dir = next((d for d in (checkpoint / _POLICY_DIR, checkpoint / "actor" / "policy") if d.is_dir()), None)
         if policy_dir is None:
             raise FileNotFoundError(f"init_from={checkpoint} holds no policy (actor/policy/ or policy/)")
         self.model = AutoModelForCausalLM.from_pretrained(policy_dir)
         self.tokenizer = AutoTokenizer.from_pretrained(policy_dir)
         self.policy = make_policy(self.model, self.tokenizer, self.config)
         self._build_components()
-        if self.loop.algorithm == "coach" and (checkpoint / _CRITIC_DIR).is_dir():
-            from coach_rl.critic import Critic
-
-            self.critic.load_state_dict(Critic.load(checkpoint / _CRITIC_DIR).state_dict())
+        load_critic = getattr(self.algorithm, "load_critic", None)
+        if load_critic is not None:  # algorithms with a critic start from the other run's critic when it has one
+            load_critic(checkpoint / _ALGORITHM_DIR) or load_critic(checkpoint)
         saved = checkpoint / "eval_before.json"
         if saved.is_file():
             report = EvalReport.from_dict(json.loads(saved.read_text()))
@@ -417,53 +361,16 @@ class TrainingLoop:
                   f"{result.train_loss:.3f} ({self.stats['sft_seconds']:.1f} s)")
 
     def critic_pretrain_examples(self, demos: Any) -> list[tuple[str, str, int]]:
-        """Critic pre-training triples ``(state, action, label)`` (the paper pre-trains Q on PRM-labelled steps).
+        """Critic pre-training triples (:mod:`coach_rl.critic_data`): a saved PRM dataset, or the demonstrated
+        states with candidates labelled by ``critic_pretrain_labels`` (expert match or the run's PRM)."""
+        from coach_rl.critic_data import critic_pretrain_examples, prm_dataset_examples
 
-        From ``critic_pretrain_dataset`` (a PRM dataset saved by coach_reward) when set; otherwise from the
-        expert demonstrations: at every demonstrated state the expert's answer is labelled 1, and
-        ``critic_pretrain_samples`` answers sampled from the current policy, ``critic_pretrain_contrast``
-        answers of other demonstrated states and as many splices of the expert's answer with those (malformed
-        mixtures like the ones a policy drifts into under RL) are labelled by whether they read as the
-        expert's action here (1) or not (0: another action, or no valid action at all), the action-match
-        labelling of the PRM dataset builder. States are the policy's own templated prompts,
-        the strings the critic scores online.
-        """
-        args = self.args
-        if args.critic_pretrain_dataset:
-            from coach_reward.prm_data import load_prm_dataset, to_critic_pretrain_examples
-
-            return to_critic_pretrain_examples(load_prm_dataset(args.critic_pretrain_dataset))
-        if demos is None or not len(demos):
-            raise ValueError("critic_pretrain_steps > 0 needs demonstrations (policy_model: tiny or "
-                             "sft_instances_per_task > 0) or a critic_pretrain_dataset")
-        k = self.loop.critic_pretrain_samples
-        contrast = self.loop.critic_pretrain_contrast
-        records = list(demos.records)
-        requests = [r.request for r in records]
-        outputs = self.policy.act([q for q in requests for _ in range(k)], greedy=False) if k else []
-        picker = np.random.default_rng(int(self.args.seed))
-        examples: list[tuple[str, str, int]] = []
-        for i, record in enumerate(records):
-            state = self.policy.prompt_text_for(record.request)
-            examples.append((state, record.answer, 1))
-            seen = {record.answer.strip()}
-            candidates = [out.text for out in outputs[i * k:(i + 1) * k]]
-            if contrast and len(records) > 1:
-                others = picker.choice(len(records), size=min(contrast, len(records)), replace=False)
-                for j in others.tolist():
-                    other = records[j].answer
-                    candidates.append(other)
-                    # a splice of two answers: the malformed mixtures a policy drifts into under RL
-                    cut_a = int(picker.integers(1, max(2, len(record.answer))))
-                    cut_b = int(picker.integers(0, max(1, len(other))))
-                    candidates.append(record.answer[:cut_a] + other[cut_b:])
-            for text in candidates:
-                if text.strip() in seen:
-                    continue
-                seen.add(text.strip())
-                _, action = self.policy.format.parse(text, record.request)
-                examples.append((state, text, int(action == record.action)))
-        return examples
+        if self.args.critic_pretrain_dataset:
+            return prm_dataset_examples(self.args.critic_pretrain_dataset)
+        return critic_pretrain_examples(
+            self.policy, demos, samples=self.loop.critic_pretrain_samples, contrast=self.loop.critic_pretrain_contrast,
+            seed=int(self.args.seed), labels=self.loop.critic_pretrain_labels,
+            prm=self.rewards.prm if self.rewards is not None else None)
 
     def _critic_pretrain(self, demos: Any) -> None:
         from coach_rl.critic import critic_pretrain
@@ -487,54 +394,40 @@ class TrainingLoop:
                   f"({positives} positive), accuracy {result.accuracy:.2f} "
                   f"({self.stats['critic_pretrain_seconds']:.1f} s)")
 
-    def _estimated_steps_per_iteration(self) -> int:
-        args = self.args
-        episode = args.max_episode_steps or max(1, args.max_turns // 2)
-        return max(1, args.rollout_batch_size * min(episode, 8))
+    @property
+    def critic(self) -> Any:
+        """The algorithm's critic (Q or V) when it has one (critic pre-training, warm starts), else None."""
+        return getattr(self.algorithm, "critic", None)
 
     def _build_components(self) -> None:
-        """Envs, replay, collector and the algorithm's trainers around ``self.model`` (fresh optimisers)."""
+        """Envs, replay, rewards, collector and the algorithm around ``self.model`` (fresh optimisers)."""
         from coach_rl.replay import ReplayBuffer
+        from coach_rl.rewards import build_reward_pipeline
         from coach_rl.rollout import RolloutCollector
 
         args = self.args
-        self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks, env_kwargs=_env_kwargs(self.config))
-        self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size, w_p=args.w_p, w_o=args.w_o,
-                                   gamma=args.gamma)
-        self.collector = RolloutCollector(self.envs, self.policy, replay=self.replay, w_p=args.w_p, w_o=args.w_o,
-                                          gamma=args.gamma, keep_xml=False, threads=self.loop.env_threads)
-        algorithm = self.loop.algorithm
-        iterations = int(args.total_iterations)
-        per_iteration = self._estimated_steps_per_iteration()
-        if algorithm == "coach":
-            from coach_rl.critic import Critic, CriticTrainer
-            from coach_rl.trainer import CoachTrainer
-
-            if args.critic_model_name_or_path:
-                self.critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed))
-            else:
-                self.critic = Critic.from_pretrained_lm(self.model, self.tokenizer, seed=int(args.seed))
-            critic_steps = iterations * (args.critic_updates_per_iteration
-                                         or math.ceil(per_iteration / args.critic_batch_size))
-            self.critic_trainer = CriticTrainer.from_config(self.critic, args, max(1, critic_steps))
-            states = self.loop.actor_states_per_iteration or per_iteration
-            self.actor = CoachTrainer(self.model, self.critic, args, self.tokenizer,
-                                      num_training_steps=max(1, iterations * max(1, states // 2)))
-            # The run's trackers (coach_rl.trackers) report every record; TRL's own reporting callbacks would
-            # write a second, partial copy into transformers' default runs/<date>_<host> in the working folder.
-            from transformers.integrations import get_reporting_integration_callbacks
-
-            for callback in get_reporting_integration_callbacks(args.report_to):
-                self.actor.remove_callback(callback)
-        elif algorithm == "grpo":
-            from coach_rl.baselines import GRPOBaseline
-
-            self.actor = GRPOBaseline.from_config(self.model, self.tokenizer, args)
+        self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size)
+        self.rewards = build_reward_pipeline(args)
+        if args.collector == "ray":
+            self.collector = self._ray_collector()
         else:
-            from coach_rl.baselines import PPOBaseline
+            self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks,
+                                  env_kwargs=_env_kwargs(self.config))
+            self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
+                                              threads=self.loop.env_threads)
+        self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
 
-            value_steps = iterations * math.ceil(per_iteration / args.critic_batch_size)
-            self.actor = PPOBaseline.from_config(self.model, self.tokenizer, args, total_value_steps=max(1, value_steps))
+    def _ray_collector(self) -> Any:
+        """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
+        from coach_rl.distributed import RayCollector, SimDeviceSpec
+
+        args = self.args
+        kwargs = {**_env_kwargs(self.config), "task": list(self.tasks)}
+        device = SimDeviceSpec(kwargs, env_id=args.env_id)
+        spool = args.spool_dir or str(self.run.path / "spool")
+        return RayCollector.from_config(device, self.policy, args, spool_dir=spool,
+                                        collector_kwargs={"rewards": self.rewards, "keep_xml": False},
+                                        base_seed=self.loop.train_seed_offset + _SEED_STRIDE * int(args.seed))
 
     # -- checkpoints --------------------------------------------------------------------------------------
 
@@ -542,14 +435,9 @@ class TrainingLoop:
         """Write the checkpoint of the current iteration atomically (see :class:`coach_rl.run.RunDir`)."""
         manifest = {"algorithm": self.loop.algorithm, **asdict(self.state)}
         with self.run.checkpoint(self.state.iteration, manifest) as tmp:
-            if self.loop.algorithm == "coach":
-                self.actor.save_actor_state(tmp / _ACTOR_DIR, include_rng=False)
-                self.critic.save(tmp / _CRITIC_DIR)
-                torch.save(self.critic_trainer.state_dict(include_critic=False), tmp / _CRITIC_TRAINER)
-            else:
-                self.model.save_pretrained(tmp / _POLICY_DIR)
-                self.tokenizer.save_pretrained(tmp / _POLICY_DIR)
-                torch.save(self.actor.state_dict(), tmp / _BASELINE_STATE)
+            self.model.save_pretrained(tmp / _POLICY_DIR)
+            self.tokenizer.save_pretrained(tmp / _POLICY_DIR)
+            self.algorithm.save(tmp / _ALGORITHM_DIR)
             snapshot_replay(self.replay, tmp)
             torch.save({"state": asdict(self.state), "rng": capture_rng_state(),
                         "loop_rng": self.rng.bit_generator.state, "stats": json.loads(json.dumps(self.stats, default=str))},
@@ -564,21 +452,13 @@ class TrainingLoop:
         saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=True)
         self.state = LoopState(**saved["state"])
         self.stats = dict(saved.get("stats", {}))
-        policy_dir = checkpoint / (_ACTOR_DIR + "/policy" if self.loop.algorithm == "coach" else _POLICY_DIR)
-        self.model = AutoModelForCausalLM.from_pretrained(policy_dir)
-        self.tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+        self.model = AutoModelForCausalLM.from_pretrained(checkpoint / _POLICY_DIR)
+        self.tokenizer = AutoTokenizer.from_pretrained(checkpoint / _POLICY_DIR)
         self.policy = make_policy(self.model, self.tokenizer, self.config, version=self.state.policy_version)
         restore_replay(self.args.replay_dir, checkpoint)  # before the buffer opens (it would evict to capacity)
         self._build_components()
         self.replay.load_state_dict(json.loads((checkpoint / "replay_state.json").read_text()))
-        if self.loop.algorithm == "coach":
-            from coach_rl.critic import Critic
-
-            self.critic.load_state_dict(Critic.load(checkpoint / _CRITIC_DIR).state_dict())
-            self.critic_trainer.load_state_dict(torch.load(checkpoint / _CRITIC_TRAINER, weights_only=True))
-            self.actor.load_actor_state(checkpoint / _ACTOR_DIR)
-        else:
-            self.actor.load_state_dict(torch.load(checkpoint / _BASELINE_STATE, weights_only=True))
+        self.algorithm.load(checkpoint / _ALGORITHM_DIR)
         if (checkpoint / "eval_before.json").is_file():
             self.eval_before = EvalReport.from_dict(json.loads((checkpoint / "eval_before.json").read_text()))
             (self.run.path / "eval_before.json").write_text(self.eval_before.to_json())
@@ -594,24 +474,47 @@ class TrainingLoop:
     def _rollout_plan(self, iteration: int) -> tuple[list[int], list[dict[str, Any]]]:
         """Seeds and tasks of this iteration's episodes: a function of the iteration only (resume-safe).
 
-        Tasks go round-robin over the training tasks; GRPO plays each task instance G times (same seed).
+        Tasks go round-robin over the training tasks; each task instance is played
+        ``algorithm.episodes_per_instance`` times (same seed; GRPO's group of G).
         Episode seeds start at ``train_seed_offset + 10_000 * seed``, so runs with different seeds meet
         different task instances.
         """
         args, loop = self.args, self.loop
         n = int(args.rollout_batch_size)
-        group = int(args.num_generations) if loop.algorithm == "grpo" else 1
+        group = int(self.algorithm.episodes_per_instance)
         instances = max(1, n // group)
         first = (iteration - 1) * instances
+        weights = self._task_weights()
+        picker = np.random.default_rng([int(args.seed), iteration]) if weights is not None else None
         seeds, options = [], []
         for j in range(instances):
             index = first + j
             seed = loop.train_seed_offset + _SEED_STRIDE * int(args.seed) + index
-            task = self.tasks[index % len(self.tasks)]
+            if picker is not None:  # a curriculum (e.g. DGRPO's failure filtering) weighs the tasks
+                task = str(picker.choice(self.tasks, p=weights))
+            else:
+                task = self.tasks[index % len(self.tasks)]
             for _ in range(group):
                 seeds.append(seed)
                 options.append({"task": task})
         return seeds, options
+
+    def _task_weights(self) -> np.ndarray | None:
+        """Sampling probabilities over the training tasks from the algorithm's curriculum (None: round-robin).
+
+        An algorithm with ``task_weights(tasks) -> {task: weight}`` (DGRPO's Failure Curriculum Filtering)
+        decides how often each task is played; all weights equal means round-robin, as without one.
+        """
+        weigh = getattr(self.algorithm, "task_weights", None)
+        if weigh is None:
+            return None
+        given = weigh(self.tasks)
+        w = np.array([max(0.0, float(given.get(t, 1.0))) for t in self.tasks])
+        if w.sum() <= 0:
+            raise RuntimeError("the curriculum removed every training task (all weights 0): nothing left to train on")
+        if np.allclose(w, w[0]):
+            return None
+        return w / w.sum()
 
     def run_iteration(self) -> dict[str, Any]:
         """One iteration of Algorithm 1; returns (and logs) its metrics record."""
@@ -619,19 +522,36 @@ class TrainingLoop:
         cpu_started = time.process_time()
         iteration = self.state.iteration + 1
         seeds, options = self._rollout_plan(iteration)
+        reward_stats = dict(self.rewards.stats.as_dict())
         batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
         trajectories = list(batch.trajectories)
+        t_store = time.perf_counter()
+        by_episode: dict[str, list[Any]] = {}
+        for record in batch.records:
+            by_episode.setdefault(record.episode_id, []).append(record)
+        if len(by_episode) != len(trajectories):
+            raise RuntimeError(f"the collector gave {len(trajectories)} trajectories but records of {len(by_episode)}")
+        for trajectory, records in zip(trajectories, by_episode.values()):
+            if len(records) != len(trajectory.steps):
+                raise RuntimeError(f"a trajectory of {len(trajectory.steps)} steps came with {len(records)} records")
+            trajectory.info["replay_id"] = self.replay.add(trajectory, records)  # atomic per trajectory
         rollout_seconds = time.perf_counter() - started
         record: dict[str, Any] = {"kind": "train", "iteration": iteration}
         record.update(self._rollout_metrics(batch, trajectories, rollout_seconds))
+        record["time/replay"] = time.perf_counter() - t_store
+        record.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
+        record.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
 
         t0 = time.perf_counter()
-        if self.loop.algorithm == "coach":
-            record.update(self._coach_update(trajectories, record))
-        else:
-            record.update(self.actor.update(batch))
-            record["time/actor"] = time.perf_counter() - t0
+        context = UpdateContext(replay=self.replay, rng=self.rng, iteration=iteration,
+                                policy_version=int(self.policy.version))
+        update = self.algorithm.update(batch.records, context)
+        record.update(update)
+        record.setdefault("time/actor", time.perf_counter() - t0)
         self.policy.version += 1
+        publish = getattr(self.collector, "publish_policy", None)
+        if publish is not None:  # workers that hold their own copy of the policy get the new weights
+            publish(self.model, int(self.policy.version))
         steps = int(record["rollout/steps"])
         self.state.iteration = iteration
         self.state.env_steps += steps
@@ -647,6 +567,9 @@ class TrainingLoop:
             t1 = time.perf_counter()
             self.state.train_seconds += time.perf_counter() - started
             self.save_checkpoint()
+            acknowledge = getattr(self.collector, "acknowledge", None)
+            if acknowledge is not None:  # checkpointed: the collector's spool may forget these trajectories
+                acknowledge(batch)
             checkpoint_seconds = time.perf_counter() - t1
             self.state.train_seconds += checkpoint_seconds
         else:
@@ -662,77 +585,25 @@ class TrainingLoop:
 
     def _rollout_metrics(self, batch: Any, trajectories: list[Any], seconds: float) -> dict[str, Any]:
         n = len(trajectories)
-        steps = sum(len(_steps(t)) for t in trajectories)
-        wins = sum(float(getattr(t, "success", 0.0)) >= 1.0 for t in trajectories)
-        returns0 = [(_returns_of(t, self.config) or [0.0])[0] for t in trajectories]
-        errors = sum(1 for t in trajectories for s in _steps(t) if getattr(s, "parse_error", None))
+        records = batch.records
+        steps = len(records)
+        wins = sum(t.success >= 1.0 for t in trajectories)
+        returns0 = [r.return_t for r in records if r.step_index == 0]
+        errors = sum(1 for r in records if r.parse_error)
+        scored = [r.process_reward for r in records if not r.process_reward_missing]
         out: dict[str, Any] = {
             "rollout/episodes": n, "rollout/steps": steps, "rollout/successes": wins,
             "rollout/success_rate": wins / n if n else 0.0,
             "rollout/return_mean": float(np.mean(returns0)) if returns0 else 0.0,
-            "rollout/outcome_mean": float(np.mean([float(getattr(t, "success", 0.0)) for t in trajectories])) if n else 0.0,
+            "rollout/outcome_mean": float(np.mean([r.outcome_reward for r in records if r.step_index == 0])) if n else 0.0,
+            "rollout/process_reward_mean": float(np.mean(scored)) if scored else math.nan,
             "rollout/episode_length": steps / n if n else 0.0,
             "rollout/parse_error_rate": errors / steps if steps else 0.0,
             "time/rollout": seconds,
         }
-        stats = getattr(batch, "stats", None)
-        stats = asdict(stats) if hasattr(stats, "__dataclass_fields__") else (stats or {})
+        stats = batch.stats
         for key in _TIMING_KEYS:
-            for name in (f"{key}_seconds", f"time_{key}", key):
-                if isinstance(stats.get(name), (int, float)):
-                    out[f"time/{key}"] = float(stats[name])
-                    break
-        return out
-
-    def _coach_update(self, trajectories: list[Any], record: dict[str, Any]) -> dict[str, Any]:
-        """Phase 3 (critic on (s, a, R_t)) then Phase 4 (actor on states sampled from the replay buffer)."""
-        out = self._critic_update(trajectories)
-        out.update(self._actor_update(record))
-        return out
-
-    def _critic_update(self, trajectories: list[Any]) -> dict[str, Any]:
-        """Regress Q onto R_t with the clipped value loss: one pass over this iteration's steps, or
-        ``critic_updates_per_iteration`` batches sampled from the replay buffer (Algorithm 1, lines 18-21)."""
-        args = self.args
-        out: dict[str, Any] = {}
-        t0 = time.perf_counter()
-        per = args.critic_updates_per_iteration
-        if per is None:
-            states, actions, returns = [], [], []
-            for traj in trajectories:
-                for step, ret in zip(_steps(traj), _returns_of(traj, self.config)):
-                    text = _step_value(step, "prompt_text")
-                    if not text:
-                        raise ValueError("a collected step has no prompt_text: the critic needs the policy's prompt")
-                    states.append(text)
-                    actions.append(step.response or "")
-                    returns.append(ret)
-        else:
-            n = min(len(self.replay), per * args.critic_batch_size)
-            picked = self.replay.sample_steps(n, self.rng, with_screenshots=False)
-            states = [s.info.get("prompt_text") or "" for s in picked]
-            actions = [s.response for s in picked]
-            returns = [s.return_t for s in picked]
-        if states:
-            metrics = self.critic_trainer.update(states, actions, returns, mini_batch_size=args.critic_batch_size)
-            out.update({f"critic/{k}": v for k, v in metrics.items()})
-        out["time/critic"] = time.perf_counter() - t0
-        return out
-
-    def _actor_states(self, record: dict[str, Any]) -> list[Any]:
-        """States for the actor update, drawn uniformly from the replay buffer (Algorithm 1, line 24)."""
-        n_states = self.loop.actor_states_per_iteration or int(record["rollout/steps"])
-        n_states = max(1, min(n_states, len(self.replay)))
-        return self.replay.sample_steps(n_states, self.rng, with_screenshots=False)
-
-    def _actor_update(self, record: dict[str, Any]) -> dict[str, Any]:
-        """K actions per sampled state from the current policy, scored by the critic, ACLOO, PPO clip (CoachTrainer)."""
-        t1 = time.perf_counter()
-        picked = self._actor_states(record)
-        metrics = self.actor.actor_update(_replay_rows(picked))
-        out = {k if k.startswith("actor/") else f"actor/{k}": v for k, v in metrics.items()}
-        out["actor/states"] = len(picked)
-        out["time/actor"] = time.perf_counter() - t1
+            out[f"time/{key}"] = float(getattr(stats, f"{key}_seconds"))
         return out
 
     # -- evaluation ---------------------------------------------------------------------------------------
@@ -807,6 +678,9 @@ class TrainingLoop:
         for env in self.envs:
             env.close()
         self.envs = []
+        close = getattr(self.collector, "close", None)
+        if close is not None:
+            close()
         if self.trackers is not None:
             self.trackers.close()
 

@@ -12,7 +12,16 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["PPOLossOutput", "clipped_value_loss", "ppo_clip_loss"]
+__all__ = [
+    "DGRPOLossOutput",
+    "DistRLLossOutput",
+    "PPOLossOutput",
+    "clipped_value_loss",
+    "dgrpo_loss",
+    "distrl_actor_loss",
+    "kl_to_reference",
+    "ppo_clip_loss",
+]
 
 
 def _check_tensor(x: object, name: str) -> torch.Tensor:
@@ -152,3 +161,158 @@ def ppo_clip_loss(
         clip_fraction = _masked_mean(was_clipped.to(logp.dtype), mask)
         approx_kl = _masked_mean((ratio - 1.0) - log_ratio, mask)
     return PPOLossOutput(loss=loss, clip_fraction=clip_fraction, approx_kl=approx_kl)
+
+
+# -- MobileRL (DGRPO) --
+
+
+class DGRPOLossOutput(NamedTuple):
+    """What :func:`dgrpo_loss` returns: the loss to minimise, its two parts and detached diagnostics."""
+
+    loss: torch.Tensor
+    """``policy_loss + beta * kl`` (with grad)."""
+    policy_loss: torch.Tensor
+    """``-mean_tau min(r(tau) A, clip(r(tau)) A)`` over the trajectories (with grad)."""
+    kl: torch.Tensor
+    """The KL term as given (0 without one)."""
+    clip_fraction: torch.Tensor
+    """Share of trajectories whose gradient the clip removed."""
+    ratio: torch.Tensor
+    """The trajectory ratios ``r(tau)`` (detached)."""
+
+
+def dgrpo_loss(
+    log_ratio: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float = 0.2,
+    beta: float = 0.001,
+    kl: torch.Tensor | None = None,
+) -> DGRPOLossOutput:
+    r"""The DGRPO objective (MobileRL §4.3.2): a clipped TRAJECTORY-level ratio and a KL penalty to the reference.
+
+    .. math::
+        r(\tau) = \prod_t \frac{\pi_\theta(a_t|s_t)}{\pi_{old}(a_t|s_t)}, \quad
+        L = -\operatorname{mean}_\tau \min\big(r A,\; \operatorname{clip}(r, 1-\epsilon, 1+\epsilon) A\big)
+            + \beta\, D_{KL}[\pi_\theta \| \pi_{ref}]
+
+    ``log_ratio`` is ``log r(tau)`` per trajectory, ``(N,)``: the sum over every token of every step of
+    ``log pi_theta - log pi_old`` (with grad). ``advantages`` is ``A_traj`` per trajectory (detached here).
+    ``kl`` is a scalar estimate of the KL to the reference policy (:func:`kl_to_reference`), weighted by
+    ``beta`` (Table 4: 0.001); without one the KL term is 0. The log-ratio is clamped to [-20, 20] before
+    ``exp`` so a long trajectory cannot overflow (the clip makes such a ratio's gradient zero anyway).
+    """
+    log_ratio = _check_tensor(log_ratio, "log_ratio")
+    advantages = _check_tensor(advantages, "advantages").detach()
+    if log_ratio.dim() != 1 or advantages.shape != log_ratio.shape:
+        raise ValueError(f"log_ratio and advantages must both be (N,) per-trajectory tensors, got "
+                         f"{tuple(log_ratio.shape)} and {tuple(advantages.shape)}")
+    if not clip_eps > 0:
+        raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
+    if not beta >= 0:
+        raise ValueError(f"beta must be >= 0, got {beta!r}")
+    ratio = torch.exp(log_ratio.clamp(-20.0, 20.0))
+    per_trajectory = -torch.minimum(ratio * advantages, torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages)
+    policy_loss = _masked_mean(per_trajectory, None)
+    if kl is None:
+        kl = torch.zeros((), dtype=log_ratio.dtype, device=log_ratio.device)
+    else:
+        kl = _check_tensor(kl, "kl")
+        if kl.dim() != 0:
+            raise ValueError(f"kl must be a scalar tensor, got shape {tuple(kl.shape)}")
+    with torch.no_grad():
+        clipped = ((advantages > 0) & (ratio > 1.0 + clip_eps)) | ((advantages < 0) & (ratio < 1.0 - clip_eps))
+        clip_fraction = _masked_mean(clipped.to(log_ratio.dtype), None)
+    return DGRPOLossOutput(loss=policy_loss + beta * kl, policy_loss=policy_loss, kl=kl.detach(),
+                           clip_fraction=clip_fraction, ratio=ratio.detach())
+
+
+def kl_to_reference(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    r"""Token-mean "k3" estimate of ``KL[pi_theta || pi_ref]`` from tokens sampled by (about) ``pi_theta``.
+
+    .. math::  \operatorname{mean}_{\text{tokens}} \big[e^{\log\pi_{ref} - \log\pi_\theta} - (\log\pi_{ref} - \log\pi_\theta) - 1\big]
+
+    Non-negative, zero iff the two agree on the sampled tokens (GRPO's KL term, Shao et al. 2024).
+    ``logp`` carries the grad; ``logp_ref`` is detached here; ``mask`` selects the completion tokens.
+    """
+    logp = _check_tensor(logp, "logp")
+    logp_ref = _check_tensor(logp_ref, "logp_ref").detach()
+    if logp_ref.shape != logp.shape:
+        raise ValueError(f"logp_ref must have the shape of logp {tuple(logp.shape)}, got {tuple(logp_ref.shape)}")
+    mask = _check_mask(mask, logp.shape)
+    diff = logp_ref - logp
+    if mask is not None:
+        diff = torch.where(mask, diff, torch.zeros_like(diff))
+    return _masked_mean(torch.exp(diff) - diff - 1.0, mask)
+
+# -- DistRL --
+
+
+class DistRLLossOutput(NamedTuple):
+    """The DistRL actor loss and its parts (the parts are detached, for logging)."""
+
+    loss: torch.Tensor
+    """The scalar to minimise."""
+    rho: torch.Tensor
+    """Per-sequence importance ratios ``pi/mu`` used (after truncation), shape ``(B,)``."""
+    policy_term: torch.Tensor
+    """``-mean(rho * A * log pi)``."""
+    entropy: torch.Tensor
+    """Mean sampled entropy estimate ``-log pi(a|s)``."""
+    penalty: torch.Tensor
+    """Share of invalid actions in the batch (``mean P_invalid``)."""
+
+
+def distrl_actor_loss(
+    logps: torch.Tensor,
+    behaviour_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    invalid: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    beta: float = 0.01,
+    penalty_coef: float = 1.0,
+    rho_max: float | None = None,
+) -> DistRLLossOutput:
+    r"""The DistRL (A-RIDE) actor loss, Eq. (1) of the paper, over sequences of tokens.
+
+    .. math::
+        L = \operatorname{mean}_b\Big[-\rho_b A_b \log\pi(a_b|s_b) \;-\; \beta\, \mathbb{H}_b
+            \;+\; \lambda\, \mathcal{P}_b \log\pi(a_b|s_b)\Big], \qquad \mathbb{H}_b = -\log\pi(a_b|s_b)
+
+    ``logps``/``behaviour_logps`` are ``(B, T)`` token log-probs of each reply under the current policy (with
+    gradient) and under the behaviour policy that acted (``mu``, from the record); ``log pi(a|s)`` is their
+    masked sum over tokens. ``rho_b = exp(log pi - log mu)`` is detached (the paper's gradient, Eq. 4, treats it
+    as a weight) and truncated at ``rho_max`` when given. The entropy is the paper's sampled estimate
+    ``-log pi(a_t|s_t)`` (Section 5.3). The invalid-action indicator ``P_b`` (0/1, ``(B,)``) has no gradient of
+    its own, so it enters as the score-function surrogate ``P_b log pi``: minimising it lowers the probability of
+    invalid replies, which is the penalty's effect on the policy; its logged value is ``mean P``.
+    """
+    logps = _check_tensor(logps, "logps")
+    behaviour_logps = _check_tensor(behaviour_logps, "behaviour_logps")
+    if logps.dim() != 2 or behaviour_logps.shape != logps.shape:
+        raise ValueError(f"logps and behaviour_logps must both be (B, T), got {tuple(logps.shape)} and "
+                         f"{tuple(behaviour_logps.shape)}")
+    advantages = _check_tensor(advantages, "advantages")
+    if advantages.shape != logps.shape[:1]:
+        raise ValueError(f"advantages must have shape ({logps.shape[0]},), got {tuple(advantages.shape)}")
+    invalid = torch.as_tensor(invalid, device=logps.device)
+    if invalid.shape != logps.shape[:1]:
+        raise ValueError(f"invalid must have shape ({logps.shape[0]},), got {tuple(invalid.shape)}")
+    if not bool(((invalid == 0) | (invalid == 1)).all()):
+        raise ValueError("invalid must hold only 0/1 or False/True")
+    if rho_max is not None and not rho_max > 0:
+        raise ValueError(f"rho_max must be > 0 or None, got {rho_max!r}")
+    mask = _check_mask(mask, logps.shape)
+    keep = torch.ones_like(logps, dtype=torch.bool) if mask is None else mask
+    seq_logp = torch.where(keep, logps, torch.zeros_like(logps)).sum(dim=-1)
+    seq_mu = torch.where(keep, behaviour_logps, torch.zeros_like(behaviour_logps)).sum(dim=-1)
+    rho = torch.exp(seq_logp.detach() - seq_mu.detach())
+    if rho_max is not None:
+        rho = rho.clamp(max=float(rho_max))
+    p_invalid = invalid.to(logps.dtype)
+    per_sample = -rho * advantages.to(logps.dtype) * seq_logp + beta * seq_logp + penalty_coef * p_invalid * seq_logp
+    loss = per_sample.mean() if per_sample.numel() else per_sample.sum()
+    with torch.no_grad():
+        policy_term = (-rho * advantages * seq_logp).mean() if per_sample.numel() else seq_logp.sum()
+        entropy = (-seq_logp).mean() if per_sample.numel() else seq_logp.sum()
+        penalty = p_invalid.mean() if per_sample.numel() else seq_logp.sum()
+    return DistRLLossOutput(loss, rho, policy_term.detach(), entropy.detach(), penalty.detach())

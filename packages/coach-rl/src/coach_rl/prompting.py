@@ -46,6 +46,7 @@ from android_gym.actions.coords import FACTOR, MAX_PIXELS, MIN_PIXELS, coordinat
 from android_gym.actions.format import ActionFormatError, format_action
 from android_gym.actions.parse import parse_action
 from android_gym.trajectory import Step
+from coach_reward.prm_data.samplers import split_thought_action
 from coach_reward.prompts import to_pil_image
 
 __all__ = [
@@ -110,9 +111,6 @@ _INST_TAG = re.compile(r"\[(/?INST)\]")
 _KEEP_CONTROL = {"\n", "\t"}
 _LOOKALIKE = {"<": "\u2039", "[": "\u27ee", "{": "\u2774", "(": "\u2768"}
 
-_ACTION_MARK = re.compile(r"(?<![A-Za-z0-9_])Action\s*[:：]")
-_THOUGHT_MARK = re.compile(r"(?<![A-Za-z0-9_])Thought\s*[:：]")
-
 HistoryItem = Step | tuple[str, Action | str | None] | Mapping[str, Any]
 """One earlier step: an android_gym ``Step``, a ``(thought, action)`` pair or a dict with thought/action/response."""
 
@@ -144,28 +142,6 @@ def sanitize_policy_text(text: Any, extra_tokens: Iterable[str] = ()) -> str:
             head = _LOOKALIKE.get(token[0], token[0] + "\u2060")
             text = text.replace(token, head + token[1:])
     return text
-
-
-def split_thought_action(text: str) -> tuple[str, str]:
-    """Split a model reply into ``(thought, action_text)`` at its LAST ``Action:`` marker.
-
-    The thought is what follows ``Thought:`` (or everything before the marker when there is no
-    ``Thought:``); without any ``Action:`` marker the whole reply counts as the action text, unless it
-    starts with ``Thought:``, in which case it is all thought. Both parts are stripped; never raises.
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"a model reply must be str, got {type(text).__name__}")
-    marks = list(_ACTION_MARK.finditer(text))
-    if not marks:
-        head = _THOUGHT_MARK.match(text.lstrip())
-        if head:
-            return text.lstrip()[head.end():].strip(), ""
-        return "", text.strip()
-    last = marks[-1]
-    before, action = text[: last.start()], text[last.end():]
-    thought_mark = list(_THOUGHT_MARK.finditer(before))
-    thought = before[thought_mark[-1].end():] if thought_mark else before
-    return thought.strip(), action.strip()
 
 
 def history_entry(item: HistoryItem, action_format: Mapping[str, Any] | None = None) -> tuple[str, str]:
@@ -207,7 +183,7 @@ def _action_text(action: Any, opts: dict[str, Any]) -> str:
     if action is None:
         return "(no valid action)"
     if isinstance(action, str):
-        _, text = split_thought_action(action) if _ACTION_MARK.search(action) else ("", action.strip())
+        _, text = split_thought_action(action)
         return text or "(no valid action)"
     if isinstance(action, Action):
         return format_action(action, "uitars", **opts).removeprefix("Action: ")

@@ -7,9 +7,10 @@ the complete shard or no shard, plus at most a hidden temp file that the next :c
 the folder deletes. Shards are never modified after the rename; capacity eviction deletes whole shards,
 oldest first. One process writes a folder at a time; any number may read it.
 
-One row per step (see :data:`REPLAY_COLUMNS`): ids, task and instruction, the compressed UI text, the action
-as JSON, the model's reply, process/outcome rewards, the return target R_t, the screenshot as PNG bytes
-(nullable), the policy version that acted and a timestamp. The files carry Hugging Face ``datasets``
+One row per step (see :data:`REPLAY_COLUMNS`): the fields of the step's :class:`coach_rl.records.StepRecord`
+(ids, task instance group, the prompt messages and templated prompt text, the reply with its token ids and
+log-probs, the acting policy version, process/outcome rewards with NaN for a missing r_p, the return target
+R_t) plus what reports need (compressed UI, action as JSON, the screenshot as PNG bytes, XML, a timestamp). The files carry Hugging Face ``datasets``
 feature metadata, so ``datasets.load_dataset("parquet", data_files=buffer.data_files())`` (or
 ``data_dir=<folder>``) opens them with the ``screenshot`` column as an ``Image`` feature, no coach_rl needed.
 """
@@ -38,7 +39,7 @@ import pyarrow.parquet as pq
 from android_gym.actions import Action, action_from_dict
 from android_gym.trajectory import Step, Trajectory
 from coach_rl.prompting import build_policy_messages, history_entry
-from coach_rl.returns import coach_returns
+from coach_rl.records import StepRecord
 
 __all__ = [
     "REPLAY_COLUMNS",
@@ -49,7 +50,7 @@ __all__ = [
     "replay_features",
 ]
 
-REPLAY_FORMAT_VERSION = 1
+REPLAY_FORMAT_VERSION = 2
 """Version of the shard layout, stored in every file's schema metadata under ``coach_rl.replay``."""
 
 _SHARD_RE = re.compile(r"^(\d{10})-([0-9a-f]{12})\.parquet$")
@@ -67,7 +68,12 @@ def replay_features() -> Any:
         "step_index": v("int32"),
         "num_steps": v("int32"),
         "task": v("string"),
+        "group": v("string"),
         "instruction": v("string"),
+        "prompt": v("string"),
+        "prompt_text": v("string"),
+        "token_ids": datasets.Sequence(v("int64")),
+        "token_logprobs": datasets.Sequence(v("float64")),
         "ui": v("string"),
         "action": v("string"),
         "response": v("string"),
@@ -126,6 +132,12 @@ class ReplayStep:
     success: float
     policy_version: int
     timestamp: float
+    group: str = ""
+    prompt: list[dict[str, Any]] = field(default_factory=list)
+    prompt_text: str = ""
+    token_ids: list[int] | None = None
+    token_logprobs: list[float] | None = None
+    truncated: bool = False
     screenshot: bytes | None = None
     xml: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -145,6 +157,17 @@ class ReplayStep:
             mode=mode,
             **kwargs,
         )
+
+    def record(self) -> StepRecord:
+        """The stored :class:`StepRecord` (what learners read)."""
+        return StepRecord(
+            episode_id=self.trajectory_id, step_index=self.step_index, num_steps=self.num_steps, task=self.task,
+            group=self.group, prompt=self.prompt, prompt_text=self.prompt_text, response=self.response,
+            token_ids=self.token_ids, token_logprobs=self.token_logprobs, policy_version=self.policy_version,
+            process_reward=self.process_reward, outcome_reward=self.outcome_reward, return_t=self.return_t,
+            success=self.success, env_reward=self.env_reward, parse_error=self.parse_error, truncated=self.truncated,
+            instruction=self.instruction, ui=self.ui,
+            action=json.dumps(self.action.to_dict(), ensure_ascii=False) if self.action is not None else None)
 
     def screenshot_array(self) -> np.ndarray | None:
         """The screenshot decoded to an HxWx3 uint8 array (None when the step kept none)."""
@@ -233,8 +256,7 @@ def _as_rng(rng: Any) -> random.Random | np.random.Generator:
 class ReplayBuffer:
     """Complete trajectories on disk under ``directory``; at most ``capacity`` steps, oldest trajectories evicted first.
 
-    ``w_p``/``w_o``/``gamma`` (the paper's Table 5 values by default) compute the return targets when
-    :meth:`add` is not given them. Opening a folder that holds shards continues that buffer (leftover temp
+    Opening a folder that holds shards continues that buffer (leftover temp
     files of a crashed writer are removed; unreadable shards are renamed ``*.corrupt`` with a warning).
     """
 
@@ -243,9 +265,6 @@ class ReplayBuffer:
         directory: str | os.PathLike[str],
         capacity: int = 2000,
         *,
-        w_p: float = 0.2,
-        w_o: float = 1.0,
-        gamma: float = 0.95,
         png_compress_level: int = 1,
     ) -> None:
         """Open (creating if needed) the buffer in ``directory``; ``capacity`` counts steps (``replay_size``)."""
@@ -256,7 +275,6 @@ class ReplayBuffer:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.capacity = capacity
-        self.w_p, self.w_o, self.gamma = w_p, w_o, gamma
         self.png_compress_level = png_compress_level
         self._schema = _schema()
         self._shards: list[_Shard] = []
@@ -299,20 +317,11 @@ class ReplayBuffer:
 
     # -- adding -----------------------------------------------------------------------------------------
 
-    def add(
-        self,
-        trajectory: Trajectory,
-        returns: Sequence[float] | None = None,
-        *,
-        process_rewards: Sequence[float] | None = None,
-        outcome_reward: float | None = None,
-        policy_version: int = 0,
-    ) -> str:
-        """Persist one complete trajectory (atomically) and evict old ones beyond capacity; returns its id.
+    def add(self, trajectory: Trajectory, records: Sequence[StepRecord]) -> str:
+        """Persist one complete trajectory with its step records (atomically), evict old ones; returns its id.
 
-        ``process_rewards`` default to each step's ``info["process_reward"]`` (0 when absent);
-        ``outcome_reward`` to ``trajectory.success``; ``returns`` (one R_t per step) to
-        :func:`coach_rl.returns.coach_returns` of those with this buffer's ``w_p``, ``w_o``, ``gamma``.
+        ``records`` are the trajectory's :class:`StepRecord` objects in step order (rewards and returns set by
+        the collector's reward pipeline); their ``episode_id`` becomes the buffer's id for the trajectory.
         """
         if not isinstance(trajectory, Trajectory):
             raise TypeError(f"trajectory must be an android_gym Trajectory, got {type(trajectory).__name__}")
@@ -321,22 +330,21 @@ class ReplayBuffer:
             raise ValueError(f"trajectory of task {trajectory.task!r} has no steps: nothing to store")
         if n > self.capacity:
             raise ValueError(f"trajectory has {n} steps, more than the buffer's capacity of {self.capacity} steps")
-        if isinstance(policy_version, bool) or not isinstance(policy_version, int):
-            raise TypeError(f"policy_version must be an int, got {policy_version!r}")
-        if process_rewards is None:
-            process_rewards = [s.info.get("process_reward", 0.0) for s in trajectory.steps]
-        p_rewards = _finite_list(process_rewards, "process_rewards", n)
-        r_o = float(trajectory.success if outcome_reward is None else outcome_reward)
-        if not math.isfinite(r_o):
-            raise ValueError(f"outcome_reward must be finite, got {r_o!r}")
-        if returns is None:
-            returns = coach_returns(p_rewards, r_o, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)
-        rets = _finite_list(returns, "returns", n)
+        if isinstance(records, (str, bytes)) or not isinstance(records, Sequence) or len(records) != n:
+            raise ValueError(f"records must be a list of one StepRecord per step ({n}), got "
+                             f"{len(records) if isinstance(records, Sequence) else type(records).__name__}")
+        for i, record in enumerate(records):
+            if not isinstance(record, StepRecord):
+                raise TypeError(f"records[{i}] must be a coach_rl.records.StepRecord, got {type(record).__name__}")
+            if record.step_index != i:
+                raise ValueError(f"records[{i}] has step_index {record.step_index}; records must be in step order")
 
         seq = self._next_seq
         uid = uuid.uuid4().hex[:12]
         traj_id = f"{seq:010d}-{uid}"
-        table = self._table(trajectory, traj_id, p_rewards, r_o, rets, policy_version)
+        for record in records:
+            record.episode_id = traj_id
+        table = self._table(trajectory, records)
         name = f"{traj_id}.parquet"
         tmp = self.directory / f"{_TMP_PREFIX}{uid}-{os.getpid()}"
         try:
@@ -353,30 +361,27 @@ class ReplayBuffer:
         self._evict()
         return traj_id
 
-    def extend(self, trajectories: Sequence[Trajectory], **kwargs: Any) -> list[str]:
-        """:meth:`add` each trajectory in order (each one atomic on its own); returns their ids."""
-        return [self.add(t, **kwargs) for t in trajectories]
-
-    def _table(self, traj: Trajectory, traj_id: str, p_rewards: list[float], r_o: float, rets: list[float],
-               policy_version: int) -> pa.Table:
+    def _table(self, traj: Trajectory, records: Sequence[StepRecord]) -> pa.Table:
         now = time.time()
         rows: dict[str, list[Any]] = {c: [] for c in REPLAY_COLUMNS}
-        n = len(traj.steps)
-        for i, step in enumerate(traj.steps):
+        for i, (step, record) in enumerate(zip(traj.steps, records)):
             if not isinstance(step, Step):
                 raise TypeError(f"trajectory.steps[{i}] must be an android_gym Step, got {type(step).__name__}")
             png = _png_bytes(step.screenshot, self.png_compress_level)
+            extra = {k: v for k, v in step.info.items() if k not in _RECORD_INFO_KEYS}
             values = {
-                "trajectory_id": traj_id, "step_index": i, "num_steps": n, "task": str(traj.task),
-                "instruction": str(traj.instruction), "ui": step.ui or "",
-                "action": json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
-                "response": step.response or "", "parse_error": step.parse_error,
-                "env_reward": float(step.reward), "process_reward": p_rewards[i], "outcome_reward": r_o,
-                "return_t": rets[i], "success": float(traj.success), "answer": traj.answer,
-                "truncated": bool(traj.truncated), "seed": traj.seed, "xml": step.xml,
-                "info": json.dumps(step.info, ensure_ascii=False, default=str) if step.info else None,
+                "trajectory_id": record.episode_id, "step_index": i, "num_steps": record.num_steps,
+                "task": record.task, "group": record.group, "instruction": record.instruction,
+                "prompt": json.dumps(record.prompt, ensure_ascii=False, default=str),
+                "prompt_text": record.prompt_text, "token_ids": record.token_ids, "token_logprobs": record.token_logprobs,
+                "ui": record.ui, "action": record.action, "response": record.response,
+                "parse_error": record.parse_error, "env_reward": record.env_reward,
+                "process_reward": record.process_reward, "outcome_reward": record.outcome_reward,
+                "return_t": record.return_t, "success": record.success, "answer": traj.answer,
+                "truncated": record.truncated, "seed": traj.seed, "xml": step.xml,
+                "info": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
                 "screenshot": {"bytes": png, "path": None} if png is not None else None,
-                "policy_version": policy_version, "timestamp": now,
+                "policy_version": record.policy_version, "timestamp": now,
             }
             for key, value in values.items():
                 rows[key].append(value)
@@ -439,6 +444,9 @@ class ReplayBuffer:
                 process_reward=light["process_reward"][r], outcome_reward=light["outcome_reward"][r],
                 return_t=light["return_t"][r], success=light["success"][r],
                 policy_version=light["policy_version"][r], timestamp=light["timestamp"][r],
+                group=light["group"][r], prompt=json.loads(light["prompt"][r]) if light["prompt"][r] else [],
+                prompt_text=light["prompt_text"][r] or "", token_ids=light["token_ids"][r],
+                token_logprobs=light["token_logprobs"][r], truncated=bool(light["truncated"][r]),
                 screenshot=shot["bytes"] if shot else None,
                 xml=heavy["xml"][k] if with_xml else None,
                 info=json.loads(light["info"][r]) if light["info"][r] else {},
@@ -475,6 +483,10 @@ class ReplayBuffer:
                 out[pos] = step
         return out  # type: ignore[return-value]
 
+    def sample_records(self, n: int, rng: Any = None, *, replace: bool = False) -> list[StepRecord]:
+        """``n`` stored :class:`StepRecord` objects drawn uniformly (see :meth:`sample_steps`)."""
+        return [s.record() for s in self.sample_steps(n, rng, replace=replace, with_screenshots=False)]
+
     def states(self, *, with_screenshots: bool = False, with_xml: bool = False) -> Iterator[ReplayStep]:
         """Every stored step, oldest trajectory first, in step order."""
         for shard in list(self._shards):
@@ -498,7 +510,9 @@ class ReplayBuffer:
                           truncated=bool(light.column("truncated")[0].as_py()))
         for s in steps:
             info = dict(s.info)
-            info.update(process_reward=s.process_reward, return_t=s.return_t, policy_version=s.policy_version)
+            info.update(process_reward=s.process_reward, return_t=s.return_t, policy_version=s.policy_version,
+                        prompt=s.prompt, prompt_text=s.prompt_text, token_ids=s.token_ids,
+                        token_logprobs=s.token_logprobs)
             traj.steps.append(Step(ui=s.ui, action=s.action, response=s.response, reward=s.env_reward,
                                    screenshot=s.screenshot_array(), xml=s.xml, parse_error=s.parse_error, info=info))
         return traj
@@ -559,6 +573,11 @@ class ReplayBuffer:
         self._reindex()
         self._evict()
         return ReplayResumeReport(dropped=dropped, missing=missing)
+
+
+# step.info keys stored in their own columns (the StepRecord's fields), not again in the ``info`` column.
+_RECORD_INFO_KEYS = frozenset({"prompt", "prompt_text", "token_ids", "token_logprobs", "policy_version",
+                               "process_reward", "return_t", "expert_action"})
 
 
 def _action(text: str | None) -> Action | None:

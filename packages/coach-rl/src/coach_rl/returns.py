@@ -22,7 +22,15 @@ from typing import Literal, TypeVar, Union
 import numpy as np
 import torch
 
-__all__ = ["RewardsLike", "coach_returns", "discounted_returns", "gae"]
+__all__ = [
+    "RewardsLike",
+    "coach_returns",
+    "discounted_returns",
+    "fill_missing_process_rewards",
+    "gae",
+    "retrace_targets",
+    "spa_rewards",
+]
 
 #: What the functions here accept as a reward (or value) sequence.
 RewardsLike = Union[Sequence[float], np.ndarray, torch.Tensor]
@@ -30,8 +38,10 @@ _R = TypeVar("_R", list, np.ndarray, torch.Tensor)
 _Kind = Literal["list", "ndarray", "tensor"]
 
 
-def _to_tensor(x: object, name: str) -> tuple[torch.Tensor, _Kind]:
-    """Convert ``x`` to a floating tensor and remember its kind; reject non-numeric and non-finite input."""
+def _to_tensor(x: object, name: str, *, allow_nan: bool = False) -> tuple[torch.Tensor, _Kind]:
+    """Convert ``x`` to a floating tensor and remember its kind; reject non-numeric and non-finite input.
+
+    ``allow_nan`` lets NaN through (a missing reward), never infinities."""
     if isinstance(x, torch.Tensor):
         kind: _Kind = "tensor"
         t = x if x.is_floating_point() else x.to(torch.get_default_dtype())
@@ -53,8 +63,9 @@ def _to_tensor(x: object, name: str) -> tuple[torch.Tensor, _Kind]:
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) and arr.size:
             raise TypeError(f"{name} must hold only numbers (no None, strings or ragged rows), got {x!r:.80}")
         t = torch.as_tensor(arr.astype(np.float64))
-    if t.numel() and not bool(torch.isfinite(t).all()):
-        bad = int((~torch.isfinite(t)).sum())
+    bad_mask = torch.isinf(t) if allow_nan else ~torch.isfinite(t)
+    if t.numel() and bool(bad_mask.any()):
+        bad = int(bad_mask.sum())
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or infinity)")
     return t, kind
 
@@ -120,7 +131,8 @@ def coach_returns(
     ``R_t - R_{t+1} = w_p * gamma**(T-t) * r_p^t``. (The usual discounting would weigh steps near ``t`` most.)
 
     Args:
-        process_rewards: the 1-D sequence ``r_p^0..r_p^T`` (list, ndarray or tensor).
+        process_rewards: the 1-D sequence ``r_p^0..r_p^T`` (list, ndarray or tensor). NaN marks a step the
+            process reward model could not score; see :func:`fill_missing_process_rewards` for the rule.
         outcome_reward: ``r_o``, one finite number (e.g. 0/1 from the outcome verifier).
         w_p: weight of the process rewards.
         w_o: weight of the outcome reward.
@@ -129,11 +141,12 @@ def coach_returns(
     Returns:
         ``R_0..R_T`` in the kind of ``process_rewards`` (see the module docstring); empty in, empty out.
     """
-    rewards, kind = _to_tensor(process_rewards, "process_rewards")
+    rewards, kind = _to_tensor(process_rewards, "process_rewards", allow_nan=True)
     if rewards.dim() != 1:
         raise ValueError(
             f"process_rewards must be 1-D (one trajectory, one reward per step), got shape {tuple(rewards.shape)}"
         )
+    rewards = fill_missing_process_rewards(rewards)
     r_o = _check_finite_scalar(outcome_reward, "outcome_reward")
     w_p = _check_finite_scalar(w_p, "w_p")
     w_o = _check_finite_scalar(w_o, "w_o")
@@ -145,6 +158,23 @@ def coach_returns(
     # suffix_sums[t] = sum over tau >= t of weighted[tau]
     suffix_sums = torch.flip(torch.cumsum(torch.flip(weighted, dims=[0]), dim=0), dims=[0])
     return _from_tensor(w_p * suffix_sums + w_o * r_o, kind)  # type: ignore[return-value]
+
+
+def fill_missing_process_rewards(process_rewards: _R) -> _R:
+    r"""The rule for process rewards the reward model could not give (NaN): the mean of the episode's scored steps.
+
+    A missing ``r_p`` is neither a reward nor a penalty: it takes the mean of the steps of the same episode that
+    were scored, so the return keeps the episode's average process signal. When no step of the episode was
+    scored, every ``r_p`` counts as 0 and ``R_t = w_o * r_o``: the return rests on the outcome alone, as without
+    a PRM. (The collector counts and reports missing rewards; they are never silently 0 next to scored ones.)
+    """
+    rewards, kind = _to_tensor(process_rewards, "process_rewards", allow_nan=True)
+    missing = torch.isnan(rewards)
+    if not bool(missing.any()):
+        return _from_tensor(rewards, kind)  # type: ignore[return-value]
+    scored = rewards[~missing]
+    fill = scored.mean() if scored.numel() else torch.zeros((), dtype=rewards.dtype, device=rewards.device)
+    return _from_tensor(torch.where(missing, fill, rewards), kind)  # type: ignore[return-value]
 
 
 def discounted_returns(rewards: _R, gamma: float, bootstrap: float | RewardsLike = 0.0) -> _R:
@@ -233,3 +263,90 @@ def _bootstrap_tensor(value: float | RewardsLike, like: torch.Tensor, name: str)
             f"{name} must be a number or have the leading shape {tuple(lead)}, got {tuple(t.shape)}"
         )
     return t.clone()
+
+
+# -- MobileRL (DGRPO) --
+
+
+def spa_rewards(lengths: Sequence[int], outcomes: Sequence[float], alpha: float = 1.0) -> list[float]:
+    r"""Shortest-Path Reward Adjustment (MobileRL Eq. 1) of the G trajectories of one task instance.
+
+    .. math::  R_i = r_i \left(1 - \alpha \frac{T_i - T_{\min}}{T_i}\right) \text{ if } r_i > 0, \quad 0 \text{ otherwise}
+
+    ``lengths[i]`` is ``T_i`` (steps), ``outcomes[i]`` the terminal reward ``r_i`` (binary in the paper; a
+    graded score in [0, 1] scales the adjusted reward), ``T_min`` the shortest successful (``r > 0``) length
+    of the group, ``alpha`` in (0, 1] (Table 4: 1.0). Each step of trajectory i is rewarded ``R_i``, so a
+    longer success is no longer favoured for contributing more gradient terms. One float per trajectory.
+    """
+    if isinstance(lengths, (str, bytes)) or isinstance(outcomes, (str, bytes)):
+        raise TypeError("lengths and outcomes must be sequences of numbers")
+    lengths = list(lengths)
+    outcomes = list(outcomes)
+    if len(lengths) != len(outcomes):
+        raise ValueError(f"lengths ({len(lengths)}) and outcomes ({len(outcomes)}) must have one entry per trajectory")
+    for i, t in enumerate(lengths):
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
+            raise ValueError(f"lengths[{i}] must be a positive integer (steps of the trajectory), got {t!r}")
+    for i, r in enumerate(outcomes):
+        if isinstance(r, bool) or not isinstance(r, (Real, np.generic)) or not math.isfinite(float(r)) or r < 0:
+            raise ValueError(f"outcomes[{i}] must be a finite number >= 0, got {r!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (Real, np.generic)) or not 0 < float(alpha) <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+    succeeded = [int(t) for t, r in zip(lengths, outcomes) if r > 0]
+    if not succeeded:
+        return [0.0] * len(lengths)
+    t_min = min(succeeded)
+    return [float(r) * (1.0 - float(alpha) * (int(t) - t_min) / int(t)) if r > 0 else 0.0
+            for t, r in zip(lengths, outcomes)]
+
+# -- DistRL --
+
+
+def retrace_targets(
+    rewards: _R,
+    values: RewardsLike,
+    gamma: float,
+    lam: float,
+    rhos: RewardsLike | None = None,
+    last_value: float | RewardsLike = 0.0,
+) -> _R:
+    r"""Retrace(lambda) targets for a state-value function (DistRL, Section 5.2); time on the last axis.
+
+    .. math::
+        \delta_t = \sum_{k=t}^{H} \gamma^{k-t} \Big(\prod_{i=t+1}^{k} c_i\Big) \big[r_k + \gamma V(s_{k+1}) - V(s_k)\big],
+        \qquad c_i = \lambda \min(1, \rho_i), \qquad \text{target}_t = V(s_t) + \delta_t
+
+    computed backwards as ``target_t = V_t + td_t + gamma * c_{t+1} * (target_{t+1} - V_{t+1})``. ``values[t]`` is
+    ``V(s_t)``, ``V(s_{H+1})`` is ``last_value`` (0 when the episode ended), ``rhos[t]`` the importance ratio
+    ``pi(a_t|s_t) / mu(a_t|s_t)`` of step ``t`` (``None``: all ratios 1, i.e. uncorrected TD(lambda), the
+    ablation without Retrace). ``lam = 0`` gives one-step TD targets; ``lam = 1`` with on-policy ratios the
+    Monte Carlo return. Returns the targets in the kind of ``rewards``.
+    """
+    r, kind = _to_tensor(rewards, "rewards")
+    v, _ = _to_tensor(values, "values")
+    if r.dim() == 0:
+        raise ValueError("rewards must have at least one axis (time is the last axis), got a scalar")
+    if v.shape != r.shape:
+        raise ValueError(f"values must have the shape of rewards {tuple(r.shape)}, got {tuple(v.shape)}")
+    v = v.to(device=r.device, dtype=r.dtype)
+    gamma = _check_unit_interval(gamma, "gamma")
+    lam = _check_unit_interval(lam, "lam")
+    if rhos is None:
+        c = torch.full_like(r, lam)
+    else:
+        rho, _ = _to_tensor(rhos, "rhos")
+        if rho.shape != r.shape:
+            raise ValueError(f"rhos must have the shape of rewards {tuple(r.shape)}, got {tuple(rho.shape)}")
+        if bool((rho < 0).any()):
+            raise ValueError("rhos must be >= 0 (they are probability ratios)")
+        c = lam * rho.to(device=r.device, dtype=r.dtype).clamp(max=1.0)
+    next_value = _bootstrap_tensor(last_value, r, "last_value")
+    next_correction = torch.zeros_like(next_value)  # target_{t+1} - V_{t+1}; 0 after the last step
+    next_c = torch.zeros_like(next_value)
+    out = torch.empty_like(r)
+    for t in range(r.shape[-1] - 1, -1, -1):
+        td = r[..., t] + gamma * next_value - v[..., t]
+        correction = td + gamma * next_c * next_correction
+        out[..., t] = v[..., t] + correction
+        next_correction, next_value, next_c = correction, v[..., t], c[..., t]
+    return _from_tensor(out, kind)  # type: ignore[return-value]

@@ -7,26 +7,27 @@ resets then overlap too).
 An env whose episode ends starts the next pending episode straight away, so no env idles while episodes
 remain.
 
-When an episode ends, its rewards are computed: a process reward r_p per step from the PRM (``prm``;
-0 without one), the outcome reward r_o from the verifier (``verifier``; default: the task's own check,
-``info["success"]``, recorded by the env), and the return targets with
-:func:`coach_rl.returns.coach_returns` ``R_t = w_p sum_{tau>=t} gamma^(T-tau) r_p^tau + w_o r_o``. The
-finished trajectory is then written to the replay buffer at once, so a crash loses at most the
-episodes still running.
+Rewards come from a :class:`coach_rl.rewards.RewardPipeline`: when an episode ends, the outcome reward r_o
+from its verifier (default: the task's own check, ``info["success"]``, recorded by the env) while the device
+still shows the end state; when the call's episodes are all done, the process rewards r_p of all their steps in
+ONE batched PRM call, the return targets ``R_t = w_p sum_{tau>=t} gamma^(T-tau) r_p^tau + w_o r_o`` and one
+:class:`coach_rl.records.StepRecord` per step (:attr:`RolloutBatch.records`). The trajectories then go to the
+replay buffer, each written atomically.
 
 Device failures never stop collection: the env reports them as a truncated step with ``info["error"]``
 (that trajectory ends truncated, and is kept); an exception from ``env.step`` itself ends the episode the
 same way; a reset that fails is recorded in :attr:`RolloutBatch.failures` and the env moves on to the
 next episode (after ``max_reset_failures`` failures in a row the env is taken out of this collection).
 
-Per-step records are android_gym ``Step`` objects; what the trainers need is in ``step.info`` (see
-:data:`STEP_INFO_KEYS`) and ``trajectory.info`` (see :data:`TRAJECTORY_INFO_KEYS`).
+The trajectories are android_gym ``Trajectory`` objects annotated in ``step.info`` (see :data:`STEP_INFO_KEYS`)
+and ``trajectory.info`` (see :data:`TRAJECTORY_INFO_KEYS`); learners read only the records.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +37,8 @@ from typing import Any
 from android_gym.actions import Finished
 from android_gym.trajectory import Step, Trajectory
 from coach_rl.policy import Policy, PolicyOutput, PolicyRequest
-from coach_rl.returns import coach_returns
+from coach_rl.records import StepRecord
+from coach_rl.rewards import RewardPipeline
 
 __all__ = [
     "STEP_INFO_KEYS",
@@ -49,26 +51,29 @@ __all__ = [
 
 STEP_INFO_KEYS: tuple[str, ...] = (
     "prompt", "prompt_text", "thought", "target", "num_tokens", "token_ids", "token_logprobs", "policy_version",
-    "process_reward", "return_t", "env_error",
+    "process_reward", "return_t", "env_error", "expert_action",
 )
 """Keys the collector puts in each ``step.info``: the chat ``prompt`` (JSON-safe messages) and templated
 ``prompt_text`` the policy saw, its ``thought``, the element ``target`` of an index answer, the generated
 ``num_tokens``, their ``token_ids`` and ``token_logprobs`` (None unless the policy records them), the acting
 ``policy_version``,
-the step's ``process_reward`` and return target ``return_t``, and ``env_error`` when the device failed."""
+the step's ``process_reward`` and return target ``return_t``, ``env_error`` when the device failed, and the sim
+expert's ``expert_action`` in that state (only when the process reward model is the sim oracle)."""
 
 TRAJECTORY_INFO_KEYS: tuple[str, ...] = (
     "episode", "env_index", "options", "success", "outcome_reward", "process_rewards", "returns",
-    "policy_version", "replay_id", "verifier",
+    "policy_version", "replay_id", "verifier", "screen_width",
 )
 """Keys the collector puts in ``trajectory.info``: the ``episode`` number in the collect call, the
 ``env_index`` it ran on, the reset ``options``, the env's recorded ``success``, ``outcome_reward`` (r_o),
 ``process_rewards`` (r_p per step), ``returns`` (R_t per step), the ``policy_version`` at its start, the
-``replay_id`` it was stored under (None without a buffer) and the ``verifier``'s reason (or None)."""
+``replay_id`` it was stored under (None without a buffer), the ``verifier``'s reason (or None) and the
+device's ``screen_width`` (for coordinate tolerances)."""
 
-# A dict no action reader accepts: stepping an env with it takes the env's invalid-action path (penalty,
-# no device input, info["parse_error"]), exactly what a reply the policy could not parse deserves.
-_UNPARSEABLE = {"type": "unparseable_model_output"}
+# Text no action reader accepts (inside the env's text action space): stepping an env with it takes the env's
+# invalid-action path (penalty, no device input, info["parse_error"]), what a reply the policy could not parse
+# deserves. (The raw reply itself could read as a valid action in another format and move the device.)
+UNPARSEABLE_ACTION = "<the model's reply did not parse as an action>"
 
 
 @dataclass
@@ -126,6 +131,8 @@ class RolloutBatch:
     """What one collection produced: ``trajectories`` (in episode order), ``failures``, ``stats``."""
 
     trajectories: list[Trajectory] = field(default_factory=list)
+    records: list[StepRecord] = field(default_factory=list)
+    """One :class:`StepRecord` per step of the trajectories, in the same order: what learners read."""
     failures: list[EpisodeFailure] = field(default_factory=list)
     stats: RolloutStats = field(default_factory=RolloutStats)
     policy_version: int = 0
@@ -159,6 +166,8 @@ class _Slot:
     info: dict[str, Any]
     trajectory: Trajectory
     screen_size: tuple[int, int] | None
+    env_records: bool = False
+    """Whether the env records the episode itself (``env.unwrapped.trajectory``): its steps are annotated."""
 
 
 def _per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
@@ -182,8 +191,11 @@ class RolloutCollector:
         envs: ``AndroidEnv`` instances (``gym.make("AndroidSim-v0", ...)``); one episode runs on each at a time.
         policy: a :class:`~coach_rl.policy.Policy` (``HFPolicy``...).
         replay: a :class:`~coach_rl.replay.ReplayBuffer` to write finished trajectories to (None: none).
-        prm: process rewards: a ``coach_reward.ProcessRewardModel`` (``score_batch``; r_p = p_correct) or a
-            callable ``prm(trajectory) -> one number per step``. None: r_p = 0.
+        rewards: the :class:`~coach_rl.rewards.RewardPipeline` (PRM, verifier, return weights); when None, one is
+            built from ``prm``, ``verifier``, ``w_p``, ``w_o`` and ``gamma``:
+        prm: process rewards: a ``coach_reward.ProcessRewardModel`` (``score_batch``; r_p = p_correct), a
+            :class:`~coach_rl.rewards.SimOracle` or a callable ``prm(trajectory) -> one number per step``.
+            None: r_p = 0.
         verifier: the outcome reward: a ``coach_reward`` outcome verifier (``verify(trajectory, device=,
             task=)`` returning a ``Verdict``; called before the env resets, so the device still shows the end
             state) or a callable ``verifier(trajectory) -> number``. None: the env's recorded success (the
@@ -200,6 +212,7 @@ class RolloutCollector:
         policy: Policy,
         *,
         replay: Any = None,
+        rewards: RewardPipeline | None = None,
         prm: Any = None,
         verifier: Any = None,
         w_p: float = 0.2,
@@ -214,21 +227,21 @@ class RolloutCollector:
             raise ValueError("envs must be a non-empty sequence of envs")
         if not callable(getattr(policy, "act", None)):
             raise TypeError(f"policy must have act(requests, greedy=...), got {type(policy).__name__}")
-        if prm is not None and not (callable(getattr(prm, "score_batch", None)) or callable(prm)):
-            raise TypeError("prm must be a ProcessRewardModel (score_batch) or a callable trajectory -> rewards")
-        if verifier is not None and not (callable(getattr(verifier, "verify", None)) or callable(verifier)):
-            raise TypeError("verifier must be an outcome verifier (verify) or a callable trajectory -> reward")
+        if rewards is None:
+            rewards = RewardPipeline(prm, verifier, w_p=w_p, w_o=w_o, gamma=gamma)
+        elif prm is not None or verifier is not None:
+            raise ValueError("pass either rewards= (a RewardPipeline) or prm=/verifier=, not both")
+        elif not isinstance(rewards, RewardPipeline):
+            raise TypeError(f"rewards must be a coach_rl.rewards.RewardPipeline, got {type(rewards).__name__}")
         if replay is not None and not callable(getattr(replay, "add", None)):
             raise TypeError(f"replay must be a ReplayBuffer (with add), got {type(replay).__name__}")
         if isinstance(max_reset_failures, bool) or not isinstance(max_reset_failures, int) or max_reset_failures < 1:
             raise ValueError(f"max_reset_failures must be a positive integer, got {max_reset_failures!r}")
-        coach_returns([0.0], 0.0, w_p=w_p, w_o=w_o, gamma=gamma)  # checks the weights and discount now
+        rewards.check_envs(envs)
         self.envs = list(envs)
         self.policy = policy
         self.replay = replay
-        self.prm = prm
-        self.verifier = verifier
-        self.w_p, self.w_o, self.gamma = float(w_p), float(w_o), float(gamma)
+        self.rewards = rewards
         self.threads = bool(threads)
         self.keep_xml = bool(keep_xml)
         self.max_reset_failures = max_reset_failures
@@ -300,7 +313,25 @@ class RolloutCollector:
                 pool.shutdown(wait=True)
             stats.wall_seconds = time.perf_counter() - started
         batch.trajectories = [finished[k] for k in sorted(finished)]
+        self._score_and_store(batch)
         return batch
+
+    def _score_and_store(self, batch: RolloutBatch) -> None:
+        """Process rewards (one batched call), returns and records of the finished episodes; replay writes."""
+        stats = batch.stats
+        t0 = time.perf_counter()
+        before = self.rewards.stats.seconds
+        ids = [uuid.uuid4().hex[:12] for _ in batch.trajectories]
+        per_episode = self.rewards.finish(batch.trajectories, ids)
+        stats.reward_seconds += self.rewards.stats.seconds - before
+        for trajectory, records in zip(batch.trajectories, per_episode):
+            trajectory.info["replay_id"] = None
+            if self.replay is not None:
+                t1 = time.perf_counter()
+                trajectory.info["replay_id"] = self.replay.add(trajectory, records)
+                stats.replay_seconds += time.perf_counter() - t1
+            batch.records.extend(records)
+        stats.wall_seconds += time.perf_counter() - t0
 
     # -- episode life -----------------------------------------------------------------------------------
 
@@ -352,51 +383,74 @@ class RolloutCollector:
             observation, info = env.reset(seed=seed, options=dict(opts) if opts is not None else None)
         except Exception as err:  # a device that cannot be brought up: recorded by the caller, collecting goes on
             return f"{type(err).__name__}: {err}"
-        trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
-                                instruction=observation["instruction"], seed=seed)
+        recorded = getattr(env.unwrapped, "trajectory", None)
+        env_records = isinstance(recorded, Trajectory) and not recorded.steps
+        if env_records:  # the env records the episode: the collector annotates that record, no second copy
+            trajectory = recorded
+            trajectory.info["instance_seed"] = trajectory.seed
+            trajectory.seed = seed  # the reset seed names the instance for evaluation and GRPO groups
+        else:
+            trajectory = Trajectory(task=str(info.get("task", (opts or {}).get("task", ""))),
+                                    instruction=observation["instruction"], seed=seed)
         trajectory.info.update(episode=episode, env_index=index, options=dict(opts) if opts else None,
                                policy_version=int(getattr(self.policy, "version", 0)))
         size = getattr(getattr(env.unwrapped, "device", None), "screen_size", None)
-        return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None)
+        trajectory.info["screen_width"] = int(size[0]) if size is not None else None
+        return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None, env_records)
 
     def _request(self, slot: _Slot) -> PolicyRequest:
         return PolicyRequest.from_observation(slot.observation, slot.info, slot.trajectory.steps, slot.screen_size)
 
     def _step_env(self, index: int, output: PolicyOutput) -> tuple[Any, ...]:
-        """``env.step`` with the parsed action; an exception comes back as ``("raised", message)``."""
-        action = output.action if output.action is not None else dict(_UNPARSEABLE)
+        """``env.step`` with the parsed action; an exception comes back as ``("raised", message)``.
+
+        The last item is the sim expert's action in the state acted in (None unless the PRM is the sim oracle,
+        or when the expert was stuck)."""
+        action = output.action if output.action is not None else UNPARSEABLE_ACTION
+        env = self.envs[index]
+        if not env.action_space.contains(action):
+            raise TypeError(f"the policy produced {action!r}, which env {index}'s action space {env.action_space} "
+                            "does not contain")
+        expert = None
+        if self.rewards.needs_expert:
+            try:
+                expert = env.unwrapped.expert_action()
+            except Exception:  # an expert that cannot re-plan from here: this step gets no oracle score (NaN)
+                expert = None
         try:
-            return ("ok", *self.envs[index].step(action))
+            return ("ok", *env.step(action), expert)
         except Exception as err:  # an env that fails outside its own device-error handling: end the episode
-            return ("raised", f"{type(err).__name__}: {err}")
+            return ("raised", f"{type(err).__name__}: {err}", expert)
 
     def _record(self, slot: _Slot, request: PolicyRequest, output: PolicyOutput, result: tuple[Any, ...],
                 batch: RolloutBatch) -> bool:
-        """Append the step to the slot's trajectory; True when the episode ended."""
+        """Annotate the step the env recorded (or record it, for envs that keep no record); True when it ended."""
         stats = batch.stats
         stats.env_steps += 1
         stats.generated_tokens += int(output.num_tokens)
-        step = Step(
-            ui=slot.observation.get("ui") or "",
-            action=output.action,
-            response=output.text,
-            screenshot=slot.observation.get("screenshot"),
-            xml=slot.info.get("xml") if self.keep_xml else None,
-            parse_error=output.error,
-            info={"prompt": output.prompt, "prompt_text": output.prompt_text, "thought": output.thought,
-                  "target": output.target, "num_tokens": int(output.num_tokens),
-                  "token_ids": output.token_ids, "token_logprobs": output.token_logprobs,
-                  "policy_version": int(getattr(self.policy, "version", 0)), "env_error": None},
-        )
+        steps = slot.trajectory.steps
+        if slot.env_records and len(steps) == len(request.history) + 1:
+            step = steps[-1]  # what the env recorded of this decision (ui, xml, screenshot, activity)
+        else:
+            step = Step(ui=slot.observation.get("ui") or "", action=None,
+                        screenshot=slot.observation.get("screenshot"), xml=slot.info.get("xml"))
+            steps.append(step)
+        step.action, step.response, step.parse_error = output.action, output.text, output.error
+        if not self.keep_xml:
+            step.xml = None
+        step.info.update({"prompt": output.prompt, "prompt_text": output.prompt_text, "thought": output.thought,
+                          "target": output.target, "num_tokens": int(output.num_tokens),
+                          "token_ids": output.token_ids, "token_logprobs": output.token_logprobs,
+                          "policy_version": int(getattr(self.policy, "version", 0)), "env_error": None,
+                          "expert_action": result[-1]})
         if output.error is not None:
             stats.parse_errors += 1
-        slot.trajectory.steps.append(step)
         if result[0] == "raised":
             step.info["env_error"] = result[1]
             slot.trajectory.error = result[1]
             stats.env_errors += 1
             return True
-        _, observation, reward, terminated, truncated, info = result
+        _, observation, reward, terminated, truncated, info, _expert = result
         step.reward = float(reward)
         if output.error is None and info.get("parse_error"):  # parsed, but the device could not perform it
             step.parse_error = str(info["parse_error"])
@@ -408,7 +462,7 @@ class RolloutCollector:
         return bool(terminated or truncated)
 
     def _finish(self, index: int, slot: _Slot, result: tuple[Any, ...], batch: RolloutBatch) -> Trajectory:
-        """Score the ended episode (PRM, verifier, returns) and store it in the replay buffer."""
+        """Close the ended episode and score its outcome while the device still shows its end state."""
         stats = batch.stats
         trajectory = slot.trajectory
         last = trajectory.steps[-1]
@@ -421,71 +475,13 @@ class RolloutCollector:
             trajectory.answer = last.action.text
         stats.episodes += 1
         stats.truncated += int(trajectory.truncated)
-
+        base = self.envs[index].unwrapped
+        failures = self.rewards.stats.verifier_failures
         t0 = time.perf_counter()
-        process = self._process_rewards(trajectory)
-        outcome, reason = self._outcome(index, trajectory, batch)
-        returns = coach_returns(process, outcome, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)
-        stats.reward_seconds += time.perf_counter() - t0
-        stats.successes += recorded if self.verifier is None else outcome
-        for step, r_p, r_t in zip(trajectory.steps, process, returns):
-            step.info["process_reward"] = r_p
-            step.info["return_t"] = r_t
-        trajectory.info.update(outcome_reward=outcome, process_rewards=list(process), returns=list(returns),
-                               verifier=reason, replay_id=None)
-        if self.replay is not None:
-            t0 = time.perf_counter()
-            trajectory.info["replay_id"] = self.replay.add(
-                trajectory, returns, process_rewards=process, outcome_reward=outcome,
-                policy_version=int(trajectory.info["policy_version"]))
-            stats.replay_seconds += time.perf_counter() - t0
-        return trajectory
-
-    # -- rewards ----------------------------------------------------------------------------------------
-
-    def _process_rewards(self, trajectory: Trajectory) -> list[float]:
-        n = len(trajectory.steps)
-        if self.prm is None:
-            return [0.0] * n
-        if callable(getattr(self.prm, "score_batch", None)):
-            from coach_reward.prm import StepInput
-
-            inputs = []
-            for t, step in enumerate(trajectory.steps):
-                earlier = [s.action if s.action is not None else s.response for s in trajectory.steps[:t]]
-                inputs.append(StepInput(
-                    instruction=trajectory.instruction,
-                    action=step.action if step.action is not None else step.response,
-                    screenshot=step.screenshot, ui=step.ui, history=earlier,
-                    thought=step.info.get("thought") or ""))
-            values = [score.p_correct for score in self.prm.score_batch(inputs)]
-        else:
-            values = list(self.prm(trajectory))
-        if len(values) != n:
-            raise ValueError(f"the PRM gave {len(values)} rewards for a trajectory of {n} steps")
-        out = []
-        for v in values:
-            v = float(v)
-            if not math.isfinite(v):
-                raise ValueError(f"the PRM gave a non-finite reward {v!r}")
-            out.append(v)
-        return out
-
-    def _outcome(self, index: int, trajectory: Trajectory, batch: RolloutBatch) -> tuple[float, str | None]:
-        """r_o from the verifier (on the device in its end state) or the env's recorded success."""
-        if self.verifier is None:
-            return trajectory.success, None
-        try:
-            if callable(getattr(self.verifier, "verify", None)):
-                base = self.envs[index].unwrapped
-                verdict = self.verifier.verify(trajectory, device=getattr(base, "device", None),
+        outcome, reason = self.rewards.outcome(trajectory, device=getattr(base, "device", None),
                                                task=getattr(base, "task", None))
-                score, reason = float(verdict.score), str(getattr(verdict, "reason", ""))
-            else:
-                score, reason = float(self.verifier(trajectory)), None
-            if not math.isfinite(score):
-                raise ValueError(f"the verifier gave a non-finite score {score!r}")
-            return score, reason
-        except Exception as err:  # a failing verifier must not lose the episode: fall back to the rule check
-            batch.stats.verifier_errors += 1
-            return trajectory.success, f"verifier failed ({type(err).__name__}: {err}); used the recorded success"
+        stats.reward_seconds += time.perf_counter() - t0
+        stats.verifier_errors += self.rewards.stats.verifier_failures - failures
+        stats.successes += recorded if self.rewards.verifier is None else outcome
+        trajectory.info.update(outcome_reward=outcome, verifier=reason)
+        return trajectory

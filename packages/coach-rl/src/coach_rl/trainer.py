@@ -56,6 +56,7 @@ from trl.data_utils import apply_chat_template
 
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
+from coach_rl.losses import ppo_clip_loss
 
 __all__ = [
     "ACTOR_STATE_NAME",
@@ -180,6 +181,15 @@ def _check_coach_args(args: GRPOConfig) -> None:
         raise ValueError(f"reward_weights must be None (the critic is the only reward), got {args.reward_weights!r}")
     if args.num_generations is None or args.num_generations < 2:
         raise ValueError(f"num_generations (K) must be >= 2 for ACLOO, got {args.num_generations!r}")
+    extras = {"beta": (args.beta, 0.0), "top_entropy_quantile": (args.top_entropy_quantile, 1.0),
+              "entropy_coef": (getattr(args, "entropy_coef", 0.0) or 0.0, 0.0),
+              "off_policy_mask_threshold": (args.off_policy_mask_threshold, None), "delta": (args.delta, None)}
+    for name, (value, eq4) in extras.items():
+        if value != eq4:
+            raise ValueError(f"{name}={value!r} adds a term Eq. 4 does not have; Android Coach's actor loss is "
+                             f"coach_rl.losses.ppo_clip_loss alone ({name}={eq4!r})")
+    if args.epsilon_high is not None and args.epsilon_high != args.epsilon:
+        raise ValueError(f"epsilon_high={args.epsilon_high!r} != epsilon={args.epsilon!r}: Eq. 4 clips symmetrically")
 
 
 class CoachTrainer(GRPOTrainer):
@@ -343,7 +353,10 @@ class CoachTrainer(GRPOTrainer):
         q_all = self.accelerator.gather(local.to(device))
         if q_all.numel() % k:
             raise RuntimeError(f"{q_all.numel()} scored completions do not form whole groups of K={k}")
-        advantages = acloo(q_all.view(-1, k)).reshape(-1)
+        if getattr(self.args, "coach_advantage", "acloo") == "q":  # the no-baseline ablation (plain GRPOConfig: ACLOO)
+            advantages = q_all.reshape(-1).clone()
+        else:
+            advantages = acloo(q_all.view(-1, k)).reshape(-1)
         start = self.accelerator.process_index * len(inputs)
         output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
 
@@ -357,6 +370,43 @@ class CoachTrainer(GRPOTrainer):
         self._metrics[mode]["acloo/q_mean"].append(q_all.mean().item())
         self._metrics[mode]["acloo/q_group_spread"].append((grouped.max(1).values - grouped.min(1).values).mean().item())
         return output
+
+    # -- the loss ---------------------------------------------------------------------------------------
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        """Eq. 4 as :func:`coach_rl.losses.ppo_clip_loss` computes it: the readable formula is the one that runs.
+
+        TRL supplies the per-token log-probs of the K completions (and, when a generated batch is reused, the
+        log-probs of the policy that sampled them); the loss is ``ppo_clip_loss`` over the completion tokens,
+        re-weighted from its micro-batch token mean to TRL's "dapo" normaliser (the tokens of the whole
+        generation batch, split over gradient accumulation) so every token of the batch weighs the same.
+        """
+        prompt_ids, prompt_mask = inputs["prompt_ids"], inputs["prompt_mask"]
+        completion_ids, completion_mask = inputs["completion_ids"], inputs["completion_mask"]
+        input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
+        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
+        multimodal = {key: inputs.get(key) for key in (
+            "pixel_values", "image_grid_thw", "num_images", "pixel_attention_mask", "spatial_shapes", "num_tiles",
+            "image_sizes", "token_type_ids", "mm_token_type_ids", "image_position_ids")}
+        logps, entropies, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention_mask,
+                                                                      completion_ids.size(1), compute_entropy=True,
+                                                                      **multimodal)
+        old = inputs.get("old_per_token_logps")
+        old = logps.detach() if old is None else old
+        mask = completion_mask if "tool_mask" not in inputs else completion_mask * inputs["tool_mask"]
+        out = ppo_clip_loss(logps, old, inputs["advantages"], clip_eps=float(self.epsilon_low), mask=mask)
+        mode = "train" if self.model.training else "eval"
+        tokens = mask.sum().clamp(min=1.0)
+        normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
+        if mode == "train":
+            normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
+        loss = out.loss * tokens / normalizer
+        metrics = self._metrics[mode]
+        metrics["clip_ratio/region_mean"].append(self.accelerator.gather(out.clip_fraction).nanmean().item())
+        metrics["ppo/approx_kl"].append(self.accelerator.gather(out.approx_kl).nanmean().item())
+        entropy = (entropies.detach() * mask).sum() / tokens
+        metrics["entropy"].append(self.accelerator.gather(entropy).nanmean().item())
+        return loss
 
     # -- the actor update inside the outer loop -----------------------------------------------------------
 

@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from android_gym.actions import Action, ActionParseError, Finished, action_from_dict
 from android_gym.device import Device, DeviceError
-from android_gym.envs.spaces import UnicodeText
+from android_gym.envs.spaces import AgentAction, UnicodeText
 from android_gym.suites.recording import EpisodeRecorder
 from android_gym.suites.sources import resolve_task_source
 from android_gym.tasks.base import Task, instance_seed
@@ -33,9 +33,10 @@ class AndroidEnv(gym.Env):
     :class:`~android_gym.drivers.AdbDevice`), or any ``Device`` object (e.g. from an ``EmulatorPool``).
 
     ## Action Space
-    ``UnicodeText(8192)``: the model's raw output. ``Action`` objects and their ``to_dict()`` dicts
-    are accepted by ``step`` too. Text that does not parse is a no-op step with
-    ``invalid_action_penalty`` as reward and the reason in ``info["parse_error"]``.
+    ``AgentAction(8192)``: the model's raw output (text of at most 8192 characters), or a typed
+    ``Action`` or its ``to_dict()`` dict, for agents that parse replies themselves; ``action_space.contains``
+    says which. Text that does not parse is a no-op step with ``invalid_action_penalty`` as reward and the
+    reason in ``info["parse_error"]``.
 
     ## Observation Space
     ``Dict`` with ``instruction`` (``UnicodeText``), ``ui`` (``UnicodeText``: the compressed UI tree
@@ -148,7 +149,7 @@ class AndroidEnv(gym.Env):
         if self.screenshot:
             observation["screenshot"] = spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8)
         self.observation_space = spaces.Dict(observation)
-        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+        self.action_space = AgentAction(MAX_ACTION_CHARS)
 
         self.task: Task | None = None
         self._ui: Any = None

@@ -72,3 +72,31 @@ class UnicodeText(Text):
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, UnicodeText) and self.min_length == other.min_length
                 and self.max_length == other.max_length)
+
+
+class AgentAction(UnicodeText):
+    """The action space of the Android envs: a model's raw reply (text), or a typed action.
+
+    ``contains`` accepts a string of at most ``max_length`` characters (parsed by the env, any supported
+    format), an :class:`android_gym.actions.Action`, or its ``to_dict()`` form (a dict with a known ``type``),
+    so agents that parse replies themselves step the env with exactly what this space declares. ``sample``
+    draws text, like :class:`UnicodeText`.
+    """
+
+    def contains(self, x: Any) -> bool:
+        from android_gym.actions import Action, action_from_dict
+
+        if isinstance(x, str):
+            return super().contains(x)
+        if isinstance(x, Action):
+            return True
+        if isinstance(x, dict) and isinstance(x.get("type"), str):
+            try:
+                action_from_dict(x)
+            except (TypeError, ValueError, KeyError):
+                return False
+            return True
+        return False
+
+    def __repr__(self) -> str:
+        return f"AgentAction(text of at most {self.max_length} characters, or an android_gym Action)"

@@ -2,8 +2,10 @@
 
 `parse_ui` reads a dump into a `UITree`; `compress_xml` turns a dump into a `CompressedUI`: the short
 text a model reads (AndroidLab, MobileRL or JSON layout) plus `UIElement`s with stable ids and lookups.
+`actionable_nodes` names the nodes an agent can act on, which compression keeps unless they are hidden.
 """
 
+from android_gym.xml.actionable import actionable_nodes
 from android_gym.xml.compress import CompressedUI, compress_xml
 from android_gym.xml.elements import UIElement, UnknownElementError
 from android_gym.xml.render import STYLES
@@ -19,6 +21,7 @@ __all__ = [
     "UITree",
     "UnknownElementError",
     "XMLParseError",
+    "actionable_nodes",
     "compress_xml",
     "parse_bounds",
     "parse_ui",

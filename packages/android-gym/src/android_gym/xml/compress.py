@@ -80,6 +80,11 @@ class CompressedUI:
         return list(self._ids)
 
     @property
+    def node_indices(self) -> list[int]:
+        """For each element (dump order), the index of its node in ``tree.nodes``."""
+        return list(self._sel.nodes)
+
+    @property
     def elements(self) -> list[UIElement]:
         """The surviving elements in dump order (parents before children)."""
         if self._elements is None:
@@ -248,7 +253,9 @@ def _make_elements(tree: UITree, sel: Selection, ids: list[str]) -> list[UIEleme
     t, f = TRUE_VALUES, FALSE_VALUES
     new, setattr_ = object.__new__, object.__setattr__
     out = []
-    for p, i, b, parent, depth, path in zip(range(len(ids)), sel.nodes, sel.bounds, sel.parents, sel.depths, paths):
+    for p, i, b, parent, depth, path in zip(
+        range(len(ids)), sel.nodes, sel.bounds, sel.parents, sel.depths, paths
+    ):
         r = rows[i]
         e = new(UIElement)
         # A dict display with constant keys builds fastest; the keys are UIElement's fields, in order.

@@ -12,13 +12,21 @@ Rules (AndroidLab's, with its weaknesses fixed):
   ``keep_offscreen`` nothing is clipped or hidden and every node with valid bounds counts, at its raw
   bounds.
 * Occlusion: a node is drawn over everything drawn before it that is not its ancestor, in dump order,
-  or ``drawing-order`` where the dump has it (so a later sibling subtree such as a dialog, a popup or
-  the soft keyboard is on top). An element is occluded, and dropped, when a node drawn after it covers
-  its visible bounds completely and that node's subtree shows something (a node in it has text,
-  content-desc or hint). Empty containers and bare decorations (a background image, a transparent
-  touch catcher) are see-through, so they never hide real controls; partly covered elements stay.
-* Invariant: every clickable, editable, scrollable or checkable node that is on screen and not
-  occluded survives, with its visible bounds.
+  or ``drawing-order`` where the dump has it. An element is occluded, and dropped, only when a node
+  drawn after it covers its visible bounds completely *and takes the touches there*:
+  the root of a window above (a dialog, popup, the soft keyboard or a system bar in a multi-window
+  dump; a window receives every touch inside its frame; windows are stacked by size, smaller on top,
+  as dumps list them in no reliable order), or a clickable or long-clickable node (a
+  modal scrim, a page or a card drawn over the old one). Either must show something (a node in its
+  subtree has text, content-desc or hint): empty windows and bare decorations (a background image, a
+  transparent touch catcher) hide nothing. Everything else is see-through: a later container that is
+  not itself a touch target (a full-screen layout holding a feed's buttons, a page whose content lies
+  elsewhere, a view that only carries an accessibility description) draws nothing but its children,
+  and Android hands a tap it does not take to the views below, so what lies under it stays. Scrollable
+  containers are not counted either: lists and pagers routinely extend under toolbars and tab bars
+  that elevation draws above them, which a dump does not record. Partly covered elements stay.
+* Invariant: every clickable, long-clickable, editable, scrollable or checkable node that is on screen
+  and not occluded survives, with its visible bounds (`android_gym.xml.actionable_nodes`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from android_gym.xml.tree import (
     F_DISPLAYED,
     F_DRAWING_ORDER,
     F_HINT,
+    F_LONG_CLICKABLE,
     F_PASSWORD,
     F_RID,
     F_TEXT,
@@ -76,12 +85,32 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
     # Labelled: text, content-desc or hint holds more than whitespace (one strip of the three joined).
     labelled = list(map(bool, map(str.strip, map("".join, map(_LABEL_OF, rows)))))
     quiet = list(map(_TRUE.isdisjoint, map(_FLAGS_OF, rows)))  # no action or state flag set
-    # shows[i]: some node in i's subtree has a label (only such subtrees can occlude).
+    # shows[i]: some node in i's subtree has a label.
     shows = labelled[:]
     for i in compress(range(n), labelled):
         p = parents[i]
         while p >= 0 and not shows[p]:
             shows[p] = True
+            p = parents[p]
+    # blocks[i]: node i takes the touches over its area and shows something, so it hides what it covers
+    # completely (a later window's root, or a clickable / long-clickable node); hides[i]: some node in
+    # i's subtree blocks (only such subtrees can occlude what was drawn before them).
+    blocks = [False] * n
+    for i in compress(range(n), shows):  # only flagged rows can take touches: most are neither
+        if not quiet[i]:
+            r = rows[i]
+            blocks[i] = r[F_CLICKABLE] in _TRUE or r[F_LONG_CLICKABLE] in _TRUE
+    windows = _window_order(tree)
+    window = None
+    if len(windows) > 1:
+        window = set(windows[1:])
+        for c in windows[1:]:
+            blocks[c] = shows[c]
+    hides = blocks[:]
+    for i in compress(range(n), blocks):
+        p = parents[i]
+        while p >= 0 and not hides[p]:
+            hides[p] = True
             p = parents[p]
     # span[i]: bounding box of the valid rects in i's subtree (where the subtree can draw at most). When
     # clipping, only nodes without valid bounds read it: skip the pass when there are none.
@@ -127,31 +156,37 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
         return s if s[2] > s[0] and s[3] > s[1] else None
 
     def drawn_rects(c: int, v: Bounds | None, clip: Bounds | None) -> list[Bounds]:
-        """Rects that node c's subtree draws over what came before (only parts that show something)."""
-        if clip_on and v is not None:
-            return [v]  # everything below is clipped inside v
+        """Rects where node c's subtree takes the touches over what came before (see ``blocks``)."""
+        if invisible and c in invisible:
+            return []  # not shown, so it hides nothing
+        if clip_on and window is not None and c in window and blocks[c] and v is not None:
+            return [v]  # the window's frame (what it holds is clipped inside)
+        if not clip_on:  # nothing is clipped: every blocking node's own rect, a window's frame among them
+            return [valid[j] for j in range(c, ends[c]) if blocks[j] and valid[j] is not None]  # type: ignore[misc]
         out = []
-        # Without clipping every shown rect counts; with it, the top-most valid ones hold the rest.
-        todo = list(kids[c]) if clip_on else list(range(c, ends[c]))
+        todo = [(c, clip)]
         while todo:
-            j = todo.pop()
-            if not shows[j]:
+            j, cl = todo.pop()
+            if invisible and j in invisible:
                 continue
             b = valid[j]
-            if b is None:
-                if clip_on:
-                    todo.extend(kids[j])
-                continue
-            if clip is not None:
-                b = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
+            if b is not None and cl is not None:
+                b = (max(b[0], cl[0]), max(b[1], cl[1]), min(b[2], cl[2]), min(b[3], cl[3]))
                 if b[2] <= b[0] or b[3] <= b[1]:
-                    continue
-            out.append(b)
+                    continue  # clipped away with its subtree
+            if b is not None and blocks[j]:
+                out.append(b)  # what it holds lies inside it
+                continue
+            inner = b if b is not None else cl
+            todo.extend((k, inner) for k in kids[j] if hides[k])
         return out
 
-    def group(cs: list[int], clip: Bounds | None, above: list[Bounds], a: str, ep: int, ed: int) -> None:
-        """Hand the children ``cs`` of one node their visible rects, clip, occluders and ancestry."""
-        if any_order and len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
+    def group(
+        cs: list[int], clip: Bounds | None, above: list[Bounds], a: str, ep: int, ed: int, top: bool = False
+    ) -> None:
+        """Hand the children ``cs`` of one node (``top``: the windows, bottom first) their visible rects,
+        clip, occluders and ancestry."""
+        if not top and any_order and len(cs) > 1 and any(rows[c][F_DRAWING_ORDER] for c in cs):
             ordered = sorted(cs, key=lambda c: (_int_or(rows[c][F_DRAWING_ORDER], -1), c))
             if ordered != cs:
                 reordered[0] = True
@@ -196,7 +231,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                 x1, y1, x2, y2 = box
                 occ[cs[0]] = [o for o in above if o[0] < x2 and o[2] > x1 and o[1] < y2 and o[3] > y1]
             return
-        extra = _later_overlaps(cs, boxes, shows, lambda c: drawn_rects(c, vis[c], clip))
+        extra = _later_overlaps(cs, boxes, hides, lambda c: drawn_rects(c, vis[c], clip))
         for i, c in enumerate(cs):
             box = boxes[i]
             if box is None:  # hidden, or nothing inside can draw
@@ -208,7 +243,9 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
                 occ[c] = [o for o in cand if o[0] < x2 and o[2] > x1 and o[1] < y2 and o[3] > y1]
 
     root_clip: Bounds | None = (0, 0, screen[0], screen[1]) if (screen is not None and clip_on) else None
-    group(tree.roots, root_clip, _NO_RECTS, "", -1, 0)
+    if windows != tree.roots:
+        reordered[0] = True
+    group(windows, root_clip, _NO_RECTS, "", -1, 0, top=True)
     picked: list[int] = []
     i = 0
     while i < n:
@@ -246,7 +283,7 @@ def select_elements(tree: UITree, screen: tuple[int, int] | None, keep_offscreen
         if cs:
             group(cs, r if clip_on else None, above, f"{anc[i]}/{rows[i][F_RID] or classes[i]}", ep, ed)
         i += 1
-    ranks = _paint_ranks(tree, picked) if reordered[0] else None
+    ranks = _paint_ranks(tree, picked, windows) if reordered[0] else None
     at = [vis, epar, edep, anc]
     picked_vis, picked_par, picked_dep, picked_anc = (list(map(col.__getitem__, picked)) for col in at)
     return Selection(picked, picked_vis, picked_par, picked_dep, picked_anc, ranks)
@@ -263,16 +300,16 @@ _ORDER_OF = itemgetter(F_DRAWING_ORDER)
 def _later_overlaps(
     cs: list[int],
     boxes: list[Bounds | None],
-    shows: list[bool],
+    hides: list[bool],
     drawn: Callable[[int], list[Bounds]],
 ) -> list[list[Bounds] | None]:
-    """For siblings ``cs`` in drawing order with drawing areas ``boxes``: the rects each one gets
-    drawn over it by later siblings that show something (None where there are none)."""
+    """For siblings ``cs`` in drawing order with drawing areas ``boxes``: the rects where later siblings
+    take the touches over each one (None where there are none); ``hides`` says which subtrees can."""
     k = len(cs)
     extra: list[list[Bounds] | None] = [None] * k
     if k == 2:  # the usual case, directly: the first gets the second's rects when they overlap
         a, b = boxes
-        if a is not None and b is not None and shows[cs[1]]:
+        if a is not None and b is not None and hides[cs[1]]:
             if b[0] < a[2] and b[2] > a[0] and b[1] < a[3] and b[3] > a[1]:
                 rects = drawn(cs[1])
                 if rects:
@@ -306,7 +343,7 @@ def _later_overlaps(
                 break
             if v[0] < ax2 and v[2] > ax1:  # type: ignore[index]
                 lo, hi = (ia, ib) if ia < ib else (ib, ia)
-                if shows[cs[hi]]:
+                if hides[cs[hi]]:
                     rects = cache.get(hi)
                     if rects is None:
                         rects = cache[hi] = drawn(cs[hi])
@@ -325,19 +362,43 @@ def _int_or(value: str, default: int) -> int:
         return default
 
 
-def _paint_ranks(tree: UITree, picked: list[int]) -> list[int]:
-    """Each picked node's rank in drawing order (siblings sorted by drawing-order, then dump order)."""
+def _window_order(tree: UITree) -> list[int]:
+    """The top-level nodes (windows) from the bottom one up.
+
+    Dumps list windows in no reliable order (uiautomator2 may put the status bar before the app under
+    it), but a window lies on top of a larger one: bars, the keyboard, dialogs and popups over the
+    full-screen app. So larger frames go below; windows of the same size (or without bounds, size 0)
+    keep their dump order, later on top. ``drawing-order`` means nothing between windows.
+    """
+    roots = tree.roots
+    if len(roots) < 2:
+        return roots
+    bounds = tree.bounds
+
+    def area(c: int) -> int:
+        b = bounds[c]
+        return (b[2] - b[0]) * (b[3] - b[1]) if b is not None and b[2] > b[0] and b[3] > b[1] else 0
+
+    return sorted(roots, key=lambda c: -area(c))
+
+
+def _paint_ranks(tree: UITree, picked: list[int], windows: list[int]) -> list[int]:
+    """Each picked node's rank in drawing order (windows in `_window_order`; siblings below them sorted by
+    drawing-order, then dump order)."""
     rows, parents = tree.rows, tree.parents
     pos_in_parent: dict[int, int] = {}
-    for kids in [tree.roots, *tree.child_lists]:
+    for kids in tree.child_lists:
         for pos, c in enumerate(kids):
             pos_in_parent[c] = pos
+    for pos, c in enumerate(windows):
+        pos_in_parent[c] = pos
 
     def key(i: int) -> tuple[tuple[int, int], ...]:
         path = []
         while i >= 0:
-            path.append((_int_or(rows[i][F_DRAWING_ORDER], -1), pos_in_parent[i]))
-            i = parents[i]
+            p = parents[i]
+            path.append((_int_or(rows[i][F_DRAWING_ORDER], -1) if p >= 0 else -1, pos_in_parent[i]))
+            i = p
         return tuple(reversed(path))
 
     order = sorted(range(len(picked)), key=lambda p: key(picked[p]))

@@ -240,7 +240,10 @@ def synthetic_dump(
     w.close()
     w.close()  # LinearLayout root
     if dialog:
-        w.open("android.widget.FrameLayout", (0, 0, width, height), index=1, rid="dialog_scrim")
+        # The dim scrim takes the taps around the panel (they dismiss the dialog), so nothing below it acts.
+        w.open(
+            "android.widget.FrameLayout", (0, 0, width, height), index=1, rid="dialog_scrim", clickable=True
+        )
         dx1, dy1, dx2, dy2 = 90, height // 3, width - 90, height // 3 + 700
         w.open("android.widget.LinearLayout", (dx1, dy1, dx2, dy2), rid="parentPanel")
         w.open(

@@ -31,7 +31,6 @@ from typing import Any, Literal, Union
 import yaml
 
 __all__ = [
-    "ALGORITHMS",
     "LoopArguments",
     "RunConfig",
     "config_keys",
@@ -41,8 +40,6 @@ __all__ = [
     "read_config_file",
 ]
 
-ALGORITHMS: tuple[str, ...] = ("coach", "grpo", "ppo")
-"""Training algorithms of ``coach-rl train``: Android Coach (SSMA, critic + ACLOO) and the SSSA baselines."""
 
 _EXTENDS = "extends"
 
@@ -53,8 +50,9 @@ class LoopArguments:
 
     algorithm: str = field(
         default="coach",
-        metadata={"help": "coach (Android Coach: critic-scored K actions per stored state, ACLOO), grpo "
-                          "(G trajectories per task instance, outcome reward) or ppo (V(s) critic, GAE)."},
+        metadata={"help": "A registered algorithm (coach_rl.algorithms): coach (Android Coach: critic-scored K actions "
+                          "per stored state, ACLOO), grpo (G trajectories per task instance, outcome reward), ppo "
+                          "(V(s) critic, GAE), and any other module of coach_rl.algorithms."},
     )
     policy_model: str = field(
         default="tiny",
@@ -132,6 +130,13 @@ class LoopArguments:
         metadata={"help": "With demo-based critic pre-training: answers of other demonstrated states added per state "
                           "(labelled by action match, so mostly negatives the policy rarely samples)."},
     )
+    critic_pretrain_labels: str = field(
+        default="match",
+        metadata={"help": "Who labels the critic's pre-training actions at demonstrated states: `match` (whether the "
+                          "action is the expert's) or `prm` (the run's learned process reward model judges each one; "
+                          "the paper pre-trains Q on PRM labels, Appendix B). `prm` needs use_prm with a learned "
+                          "prm_model."},
+    )
     actor_states_per_iteration: int | None = field(
         default=None,
         metadata={"help": "Stored states sampled from the replay buffer for each actor update (Algorithm 1, line 24). "
@@ -147,8 +152,10 @@ class LoopArguments:
 
     def validate(self) -> None:
         """Check the values; raises ``ValueError`` naming the bad key."""
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
+        from coach_rl.algorithms import algorithm_names
+
+        if self.algorithm not in algorithm_names():
+            raise ValueError(f"algorithm must be one of {', '.join(algorithm_names())}, got {self.algorithm!r}")
         if self.policy_mode not in ("xml", "screenshot", "both"):
             raise ValueError(f"policy_mode must be xml, screenshot or both, got {self.policy_mode!r}")
         if self.action_format not in ("index", "uitars"):
@@ -175,6 +182,10 @@ class LoopArguments:
             raise ValueError(f"policy_max_label_chars must be >= 1 or null, got {self.policy_max_label_chars!r}")
         if not self.policy_action_space and self.action_format != "index":
             raise ValueError("policy_action_space=false is for the index format (UI-TARS prompts keep their list)")
+        from coach_rl.critic_data import CRITIC_LABELS
+
+        if self.critic_pretrain_labels not in CRITIC_LABELS:
+            raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
         if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
             raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 

@@ -1,0 +1,531 @@
+"""``RayCollector``: device workers as Ray actors, with the API of :class:`coach_rl.rollout.RolloutCollector`.
+
+``collect(n_episodes, seeds=, task_options=, greedy=) -> RolloutBatch``; ``publish_policy(model, version)``;
+``close()``. Two modes:
+
+- synchronous (``async_collection=False``): rounds; each round gives one episode to every live worker and waits
+  for the slowest, as the in-process collector does;
+- asynchronous (default): every worker always has an episode in flight, between and during ``collect`` calls;
+  ``collect(n)`` returns as soon as ``n`` finished episodes are there. The episodes still running carry on with
+  the policy they started with, so each trajectory records its ``policy_version``; the learner's version minus
+  that is its staleness. Trajectories staler than ``max_staleness`` are dropped or down-weighted
+  (``trajectory.info["sample_weight"]``), and the batch reports the staleness distribution.
+
+Faults: a device failure inside an episode is the env's business (truncated step, reboot/reconnect at the next
+reset); a reset that keeps failing makes the worker replace its device; a worker process that dies is restarted
+by Ray (``max_restarts``) and its in-flight episode comes back as a truncated trajectory with the error. Every
+trajectory is written to the spool folder the moment it reaches the driver (see
+:class:`coach_rl.distributed.spool.TrajectorySpool`) and removed from it by :meth:`RayCollector.acknowledge`.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from android_gym.trajectory import Trajectory
+from coach_rl.distributed.arguments import (
+    INFERENCE_MODES,
+    STALE_POLICIES,
+    WEIGHT_TRANSPORTS,
+    DistributedArguments,
+)
+from coach_rl.distributed.spool import TrajectorySpool
+from coach_rl.distributed.weights import cpu_state_dict, write_shared_weights
+from coach_rl.distributed.worker import DeviceWorker, InferenceServer
+from coach_rl.rewards import step_records
+from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats
+
+__all__ = ["DistributedRolloutBatch", "RayCollector", "ensure_ray"]
+
+_RECOVERY_TIMEOUT_S = 300.0
+"""How long a worker Ray is restarting may stay unreachable before it counts as dead."""
+_RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}}
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError('collector="ray" needs Ray: pip install "coach-rl[ray]"') from exc
+    return ray
+
+
+def ensure_ray(address: str | None = None, num_cpus: int | None = None,
+               resources: Mapping[str, float] | None = None) -> bool:
+    """Connect this process to Ray: a new local cluster (``address=None``) or an existing one; True if started here.
+
+    A process already connected keeps its cluster. Workers get ``OMP_NUM_THREADS=1``.
+    """
+    ray = _ray()
+    if ray.is_initialized():
+        return False
+    if address is None:
+        ray.init(num_cpus=num_cpus, resources=dict(resources or {}), include_dashboard=False,
+                 runtime_env=_RUNTIME_ENV, log_to_driver=False)
+    else:
+        ray.init(address=address, runtime_env=_RUNTIME_ENV, log_to_driver=False)
+    return True
+
+
+@dataclass
+class DistributedRolloutBatch(RolloutBatch):
+    """A :class:`RolloutBatch` plus what distributed collection adds: ids, staleness, metrics."""
+
+    uids: list[str] = field(default_factory=list)
+    """Spool id of each trajectory (pass the batch to :meth:`RayCollector.acknowledge`)."""
+    staleness: list[int] = field(default_factory=list)
+    """Learner version minus the acting version, per returned trajectory."""
+    dropped_stale: int = 0
+    """Trajectories dropped for being staler than ``max_staleness``."""
+    metrics: dict[str, float] = field(default_factory=dict)
+    """Flat metrics: ``collector/staleness_mean``, ``..._max``, ``collector/staleness_<k>`` counts, drops, faults."""
+
+
+@dataclass
+class _Episode:
+    uid: str
+    worker: int
+    seed: int | None
+    options: dict[str, Any] | None
+    greedy: bool
+    version: int
+    number: int
+
+
+def _per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
+    if value is None:
+        return [None] * n
+    if base_int and isinstance(value, int) and not isinstance(value, bool):
+        return [value + i for i in range(n)]
+    if isinstance(value, Mapping):
+        return [dict(value) for _ in range(n)]
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be {'an int, ' if base_int else 'a dict, '}a sequence (one per episode) or None")
+    if len(value) != n:
+        raise ValueError(f"{name} has {len(value)} entries for {n} episodes")
+    return list(value)
+
+
+class RayCollector:
+    """Collect episodes on device workers (Ray actors); see the module docstring.
+
+    Args:
+        device: a device description (:class:`~coach_rl.distributed.devices.SimDeviceSpec`, ``AdbDeviceSpec``,
+            ``EmulatorDeviceSpec``): worker ``i`` opens its own device from it.
+        policy: the policy the workers copy (``inference="worker"``) or the inference actor holds
+            (``"actor"``); an :class:`~coach_rl.policy.HFPolicy` on CPU, or any picklable Policy.
+        collector_kwargs: passed to each worker's :class:`~coach_rl.rollout.RolloutCollector` (``prm``,
+            ``verifier``, ``w_p``, ``w_o``, ``gamma``, ``keep_xml``...).
+        base_seed: seed of the first episode a worker starts on its own (async mode, nothing queued).
+        The other arguments are the fields of :class:`~coach_rl.distributed.arguments.DistributedArguments`.
+    """
+
+    def __init__(
+        self,
+        device: Any,
+        policy: Any,
+        *,
+        num_workers: int = 4,
+        ray_address: str | None = None,
+        ray_num_cpus: int | None = None,
+        device_resource: str = "android_device",
+        worker_num_cpus: float = 0.0,
+        worker_max_restarts: int = 3,
+        max_env_replacements: int = 2,
+        async_collection: bool = True,
+        spool_dir: str | None = None,
+        inference: str = "worker",
+        inference_num_gpus: float = 0.0,
+        inference_batch_wait_s: float = 0.005,
+        weight_transport: str = "object_store",
+        weights_dir: str | None = None,
+        max_staleness: int = 4,
+        stale_policy: str = "drop",
+        stale_weight_decay: float = 0.5,
+        collector_kwargs: dict[str, Any] | None = None,
+        base_seed: int = 0,
+        task_options: dict[str, Any] | None = None,
+    ) -> None:
+        """Start (or join) Ray, place the workers and, in actor mode, the inference server."""
+        args = DistributedArguments(
+            collector="ray", num_workers=num_workers, ray_address=ray_address, ray_num_cpus=ray_num_cpus,
+            device_resource=device_resource, worker_num_cpus=worker_num_cpus, worker_max_restarts=worker_max_restarts,
+            max_env_replacements=max_env_replacements, async_collection=async_collection, spool_dir=spool_dir,
+            inference=inference, inference_num_gpus=inference_num_gpus, inference_batch_wait_s=inference_batch_wait_s,
+            weight_transport=weight_transport, weights_dir=weights_dir, max_staleness=max_staleness,
+            stale_policy=stale_policy, stale_weight_decay=stale_weight_decay)
+        args.validate_distributed_arguments()
+        assert inference in INFERENCE_MODES and stale_policy in STALE_POLICIES and weight_transport in WEIGHT_TRANSPORTS
+        if not callable(getattr(device, "open", None)):
+            raise TypeError(f"device must be a device spec with open(index) (SimDeviceSpec...), got {type(device).__name__}")
+        if not callable(getattr(policy, "act", None)):
+            raise TypeError(f"policy must have act(requests, greedy=...), got {type(policy).__name__}")
+        ray = _ray()
+        self.args = args
+        self.started_ray = ensure_ray(ray_address, ray_num_cpus,
+                                      {device_resource: float(num_workers)} if device_resource else None)
+        if device_resource and ray.cluster_resources().get(device_resource, 0) <= 0:
+            raise ValueError(f"the Ray cluster declares no {device_resource!r} resource, so no worker could be placed: "
+                             f"start nodes with --resources '{{\"{device_resource}\": N}}' or set device_resource=''")
+        self.version = int(getattr(policy, "version", 0))
+        self._weights: Any = None
+        self.spool = TrajectorySpool(spool_dir) if spool_dir else None
+        self.run_id = uuid.uuid4().hex[:8]
+        self.base_seed = int(base_seed)
+        self.default_options = dict(task_options) if task_options else None
+        self._next_seed = self.base_seed
+        self._counter = 0
+        self._queue: deque[tuple[int | None, dict[str, Any] | None, bool]] = deque()
+        self._ready: deque[tuple[str, Trajectory]] = deque()
+        self._failures: list[EpisodeFailure] = []
+        self._stats: list[dict[str, Any]] = []
+        self._inflight: dict[Any, _Episode] = {}
+        self._probes: dict[Any, tuple[int, float]] = {}
+        self._recovering: set[int] = set()
+        self._dead: set[int] = set()
+        self._errors_in_row = [0] * num_workers
+        self._probe_later: list[tuple[int, float, float]] = []
+        self.worker_failures = 0
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._streaming = False  # async mode: set by the first collect(); from then on workers never stop
+        self._pump_error: BaseException | None = None
+        self.server = None
+        policy_ref = self._policy_ref = ray.put(policy)  # kept: Ray re-reads it to restart a worker
+        if inference == "actor":
+            self.server = ray.remote(InferenceServer).options(
+                num_gpus=inference_num_gpus, num_cpus=0, max_concurrency=max(16, 4 * num_workers),
+                max_restarts=worker_max_restarts, runtime_env=_RUNTIME_ENV).remote(policy_ref, inference_batch_wait_s)
+            policy_ref = None
+        options: dict[str, Any] = {"num_cpus": worker_num_cpus, "max_restarts": worker_max_restarts,
+                                   "max_task_retries": 0, "max_concurrency": 1, "runtime_env": _RUNTIME_ENV}
+        if device_resource:
+            options["resources"] = {device_resource: 1}
+        actor = ray.remote(DeviceWorker).options(**options)
+        self.workers = [actor.remote(i, device, policy_ref, self.server, dict(collector_kwargs or {}),
+                                     max_env_replacements) for i in range(num_workers)]
+        if self.spool is not None:
+            self._ready.extend(self.spool.pending())  # a restarted driver delivers what the last one spooled
+        self._pump = threading.Thread(target=self._pump_loop, name="ray-collector-pump", daemon=True)
+        self._pump.start()
+
+    @classmethod
+    def from_config(cls, device: Any, policy: Any, config: Any, **overrides: Any) -> RayCollector:
+        """A collector with the :class:`DistributedArguments` fields of ``config`` (e.g. ``config.coach``)."""
+        if config.collector != "ray":
+            raise ValueError(f"RayCollector.from_config needs collector='ray', got {config.collector!r}")
+        kwargs: dict[str, Any] = {
+            "num_workers": config.num_workers, "ray_address": config.ray_address, "ray_num_cpus": config.ray_num_cpus,
+            "device_resource": config.device_resource, "worker_num_cpus": config.worker_num_cpus,
+            "worker_max_restarts": config.worker_max_restarts, "max_env_replacements": config.max_env_replacements,
+            "async_collection": config.async_collection, "spool_dir": config.spool_dir, "inference": config.inference,
+            "inference_num_gpus": config.inference_num_gpus, "inference_batch_wait_s": config.inference_batch_wait_s,
+            "weight_transport": config.weight_transport, "weights_dir": config.weights_dir,
+            "max_staleness": config.max_staleness, "stale_policy": config.stale_policy,
+            "stale_weight_decay": config.stale_weight_decay,
+        }
+        kwargs.update(overrides)
+        return cls(device, policy, **kwargs)
+
+    # -- public -----------------------------------------------------------------------------------------
+
+    @property
+    def num_workers(self) -> int:
+        """Workers started (dead ones included)."""
+        return len(self.workers)
+
+    def publish_policy(self, model: Any, version: int) -> None:
+        """Make ``version`` the policy of every episode started from now on (``model=None``: version only)."""
+        ray = _ray()
+        if isinstance(version, bool) or not isinstance(version, int) or version < self.version:
+            raise ValueError(f"version must be an integer >= the current {self.version}, got {version!r}")
+        if model is None:
+            weights = None
+        elif self.args.weight_transport == "shared_dir":
+            weights = write_shared_weights(model, self.args.weights_dir, version)  # type: ignore[arg-type]
+        else:
+            weights = ray.put(cpu_state_dict(model))
+        with self._cond:
+            self.version, self._weights = int(version), weights
+            targets = [self.server] if self.server is not None else [w for i, w in enumerate(self.workers)
+                                                                     if i not in self._dead]
+            for target in targets:
+                target.set_policy.remote(self.version, weights)  # queued behind the worker's running episode
+
+    def collect(self, n_episodes: int, *, seeds: int | Sequence[int | None] | None = None,
+                task_options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+                greedy: bool = False, timeout: float | None = None) -> DistributedRolloutBatch:
+        """``n_episodes`` finished episodes (see the module docstring for the two modes and what seeds mean)."""
+        if isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 0:
+            raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
+        seed_list = _per_episode(seeds, n_episodes, "seeds", base_int=True)
+        option_list = _per_episode(task_options, n_episodes, "task_options")
+        started = time.perf_counter()
+        deadline = None if timeout is None else started + timeout
+        with self._cond:
+            if isinstance(task_options, Mapping):
+                self.default_options = dict(task_options)
+            self._queue.extend((s, o, bool(greedy)) for s, o in zip(seed_list, option_list))
+            batch = DistributedRolloutBatch(policy_version=self.version)
+            while len(batch.trajectories) < n_episodes:
+                if self.args.async_collection:
+                    self._streaming = True
+                    self._fill_all()
+                    self._take(batch, n_episodes)
+                    if len(batch.trajectories) < n_episodes:
+                        self._wait(deadline)
+                else:
+                    self._sync_round(batch, n_episodes, deadline)
+            self._finish_batch(batch, time.perf_counter() - started)
+        return batch
+
+    def acknowledge(self, batch_or_uids: Any) -> int:
+        """The learner holds these trajectories for good (checkpointed): drop them from the spool."""
+        uids = batch_or_uids.uids if isinstance(batch_or_uids, DistributedRolloutBatch) else list(batch_or_uids)
+        return self.spool.acknowledge(uids) if self.spool is not None else 0
+
+    def worker_info(self, timeout: float = _RECOVERY_TIMEOUT_S) -> list[dict[str, Any]]:
+        """Each live worker's counters (episodes, device replacements, restarted, pid, host), once workers Ray is
+        restarting are back (up to ``timeout`` seconds)."""
+        ray = _ray()
+        with self._cond:
+            self._cond.wait_for(lambda: not (self._recovering or self._probe_later) or self._pump_error is not None,
+                                timeout=timeout)
+            workers = [w for i, w in enumerate(self.workers) if i not in self._dead]
+        return ray.get([w.info.remote() for w in workers])
+
+    def inference_batch_sizes(self) -> list[int]:
+        """Requests per generation call of the inference actor (empty in worker mode)."""
+        return [] if self.server is None else _ray().get(self.server.batch_sizes.remote())
+
+    def close(self) -> None:
+        """Stop the workers (episodes in flight are abandoned, spooled ones stay) and a Ray cluster started here."""
+        ray = _ray()
+        self._stop.set()
+        if self._pump.is_alive():
+            self._pump.join(timeout=10)
+        if not ray.is_initialized() or not self.workers:
+            return
+        try:
+            ray.get([w.close.remote() for i, w in enumerate(self.workers) if i not in self._dead], timeout=10)
+        except Exception:  # noqa: BLE001 - a worker that cannot close is killed below
+            pass
+        for w in self.workers + ([self.server] if self.server is not None else []):
+            ray.kill(w, no_restart=True)
+        self.workers, self._inflight, self._probes = [], {}, {}
+        if self.started_ray:
+            ray.shutdown()
+
+    def __enter__(self) -> RayCollector:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- internals (called with self._cond held) ----------------------------------------------------------
+
+    def _alive(self) -> list[int]:
+        return [i for i in range(len(self.workers)) if i not in self._dead]
+
+    def _busy(self) -> set[int]:
+        return {e.worker for e in self._inflight.values()} | self._recovering
+
+    def _free(self) -> list[int]:
+        busy = self._busy()
+        return [i for i in self._alive() if i not in busy]
+
+    def _next_spec(self) -> tuple[int | None, dict[str, Any] | None, bool]:
+        if self._queue:
+            return self._queue.popleft()
+        seed = self._next_seed
+        self._next_seed += 1
+        return seed, self.default_options, False
+
+    def _submit(self, worker: int, spec: tuple[int | None, dict[str, Any] | None, bool]) -> Any:
+        seed, options, greedy = spec
+        self._counter += 1
+        uid = f"{self.run_id}-w{worker}-e{self._counter}"
+        ref = self.workers[worker].run_episode.remote(seed, options, greedy)
+        self._inflight[ref] = _Episode(uid, worker, seed, options, greedy, self.version, self._counter)
+        self._cond.notify_all()  # wakes an idle result thread at once
+        return ref
+
+    def _fill_all(self) -> None:
+        for i in self._free():
+            self._submit(i, self._next_spec())
+
+    def _wait(self, deadline: float | None) -> None:
+        """Sleep until the pump thread reports something (or a deadline, a pump failure, every worker dead)."""
+        if self._pump_error is not None:
+            raise RuntimeError("the collector's result thread failed") from self._pump_error
+        if not (self._inflight or self._probes or self._probe_later or self._ready):
+            raise RuntimeError("every device worker is dead (Ray gave up restarting them)")
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError("collect() timed out waiting for the device workers")
+        self._cond.wait(timeout=1.0 if remaining is None else min(1.0, remaining))
+
+    def _sync_round(self, batch: DistributedRolloutBatch, n: int, deadline: float | None) -> None:
+        """One round: an episode on every free live worker (as many as still needed), then wait for all of them."""
+        self._take(batch, n)  # spooled ones from a previous driver come first
+        need = n - len(batch.trajectories)
+        if need <= 0:
+            return
+        free = self._free()
+        while not free:  # workers Ray is restarting come back first
+            self._wait(deadline)
+            free = self._free()
+        round_refs = [self._submit(i, self._next_spec()) for i in free[:need]]
+        while any(ref in self._inflight for ref in round_refs):  # a synchronous round waits for its slowest episode
+            self._wait(deadline)
+        self._take(batch, n)
+
+    def _take(self, batch: DistributedRolloutBatch, n: int) -> None:
+        """Move ready trajectories into ``batch``, applying the staleness bound."""
+        while self._ready and len(batch.trajectories) < n:
+            uid, trajectory = self._ready.popleft()
+            staleness = self.version - int(trajectory.info.get("policy_version", self.version))
+            if staleness > self.args.max_staleness and self.args.stale_policy == "drop":
+                batch.dropped_stale += 1
+                batch.staleness.append(staleness)
+                if self.spool is not None:
+                    self.spool.acknowledge([uid])
+                continue
+            excess = max(0, staleness - self.args.max_staleness)
+            trajectory.info["staleness"] = staleness
+            trajectory.info["sample_weight"] = self.args.stale_weight_decay ** excess
+            batch.trajectories.append(trajectory)
+            batch.records.extend(step_records(trajectory, uid))
+            batch.uids.append(uid)
+            batch.staleness.append(staleness)
+
+    def _pump_loop(self) -> None:
+        """Background thread: receive every finished episode the moment it is done, spool it, keep workers busy."""
+        ray = _ray()
+        while not self._stop.is_set():
+            with self._cond:
+                now = time.monotonic()
+                due = [p for p in self._probe_later if p[2] <= now]
+                self._probe_later = [p for p in self._probe_later if p[2] > now]
+                for worker, since, _ in due:
+                    self._start_probe(worker, since)
+                refs = list(self._inflight) + list(self._probes)
+                if not refs:
+                    self._cond.wait(0.05)  # _submit() notifies
+                    continue
+            try:
+                done, _ = ray.wait(refs, num_returns=1, timeout=0.05)
+                if not done:
+                    continue
+                done, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+                with self._cond:
+                    for ref in done:
+                        if ref in self._probes:
+                            self._probe_done(ref)
+                        elif ref in self._inflight:
+                            self._episode_done(ref, self._inflight.pop(ref))
+                    if self.args.async_collection and self._streaming and not self._stop.is_set():
+                        self._fill_all()
+                    self._cond.notify_all()
+            except BaseException as exc:  # noqa: BLE001 - surfaced by the next collect()
+                with self._cond:
+                    self._pump_error = exc
+                    self._cond.notify_all()
+                return
+
+    def _episode_done(self, ref: Any, episode: _Episode) -> None:
+        ray = _ray()
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.RayError as exc:
+            self.worker_failures += 1
+            self._errors_in_row[episode.worker] += 1
+            error = f"worker {episode.worker} died during the episode: {type(exc).__name__}: {str(exc)[:500]}"
+            trajectory = Trajectory(task=str((episode.options or {}).get("task", "")), instruction="", steps=[],
+                                    seed=episode.seed, truncated=True, error=error,
+                                    info={"policy_version": episode.version, "worker": episode.worker,
+                                          "worker_error": error, "options": episode.options})
+            self._deliver(episode, trajectory)
+            self._start_probe(episode.worker)
+            return
+        self._errors_in_row[episode.worker] = 0
+        if result["stats"]:
+            self._stats.append(result["stats"])
+        if result["trajectory"] is None:
+            self._failures.append(EpisodeFailure(episode=episode.number, seed=episode.seed, options=episode.options,
+                                                 env_index=episode.worker, error=result["error"]))
+            return
+        trajectory = result["trajectory"]
+        trajectory.info.setdefault("policy_version", episode.version)
+        self._deliver(episode, trajectory)
+
+    def _deliver(self, episode: _Episode, trajectory: Trajectory) -> None:
+        trajectory.info["episode_uid"] = episode.uid
+        if self.spool is not None:
+            self.spool.put(episode.uid, trajectory)  # durable before anything else looks at it
+        self._ready.append((episode.uid, trajectory))
+
+    def _start_probe(self, worker: int, since: float | None = None) -> None:
+        """A worker failed: wait (without blocking) until Ray has it back, then re-send the policy."""
+        limit = self.args.worker_max_restarts
+        if limit >= 0 and self._errors_in_row[worker] > limit + 1:  # Ray has given up on it too
+            self._dead.add(worker)
+            self._recovering.discard(worker)
+            return
+        self._recovering.add(worker)
+        self._probes[self.workers[worker].pid.remote()] = (worker, time.monotonic() if since is None else since)
+
+    def _probe_done(self, ref: Any) -> None:
+        ray = _ray()
+        worker, since = self._probes.pop(ref)
+        try:
+            ray.get(ref)
+        except ray.exceptions.ActorDiedError:
+            self._dead.add(worker)
+            self._recovering.discard(worker)
+            return
+        except ray.exceptions.RayError:  # still restarting (ActorUnavailableError): ask again shortly
+            if time.monotonic() - since > _RECOVERY_TIMEOUT_S:
+                self._dead.add(worker)
+                self._recovering.discard(worker)
+            else:
+                self._probe_later.append((worker, since, time.monotonic() + 0.2))
+            return
+        self._recovering.discard(worker)
+        self.workers[worker].set_policy.remote(self.version, self._weights)
+
+    def _finish_batch(self, batch: DistributedRolloutBatch, seconds: float) -> None:
+        stats = RolloutStats()
+        names = {f.name for f in fields(RolloutStats)} - {"wall_seconds"}
+        for s in self._stats:
+            for name in names:
+                if name in s and isinstance(s[name], (int, float)):
+                    setattr(stats, name, getattr(stats, name) + s[name])
+        self._stats = []
+        stats.wall_seconds = seconds
+        stats.episodes = len(batch.trajectories)
+        stats.successes = float(sum(t.success for t in batch.trajectories))
+        stats.truncated = sum(1 for t in batch.trajectories if t.truncated)
+        stats.reset_failures += len(self._failures)
+        batch.stats = stats
+        batch.failures, self._failures = self._failures, []
+        counts = collections.Counter(batch.staleness)
+        metrics: dict[str, float] = {
+            "collector/staleness_mean": float(sum(batch.staleness) / len(batch.staleness)) if batch.staleness else 0.0,
+            "collector/staleness_max": float(max(batch.staleness, default=0)),
+            "collector/dropped_stale": float(batch.dropped_stale),
+            "collector/worker_failures": float(self.worker_failures),
+            "collector/workers_alive": float(len(self._alive())),
+            "collector/trajectories_per_minute": (60.0 * len(batch.trajectories) / seconds if seconds > 0 else math.nan),
+        }
+        for k, c in sorted(counts.items()):
+            metrics[f"collector/staleness_{k}"] = float(c)
+        batch.metrics = metrics

@@ -1,0 +1,181 @@
+"""The Ray actors: :class:`DeviceWorker` (one device, whole episodes) and :class:`InferenceServer` (batched generation).
+
+Both are plain classes; :mod:`coach_rl.distributed.collector` wraps them with ``ray.remote`` and its options, so
+this module imports without Ray. A worker plays each episode with a :class:`coach_rl.rollout.RolloutCollector`
+over its one env (the same episode, fault and reward logic as the in-process collector) and returns the finished
+trajectory; its policy is either its own CPU copy (weights loaded between episodes, so one trajectory has one
+policy version) or a :class:`RemotePolicy` that asks the inference server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from coach_rl.distributed.weights import apply_weights
+
+__all__ = ["DeviceWorker", "InferenceServer", "RemotePolicy"]
+
+
+def _one_thread() -> None:
+    """Workers share the host's cores: one BLAS/torch thread each (OMP_NUM_THREADS=1)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - torch is a dependency of coach-rl
+        pass
+
+
+class RemotePolicy:
+    """A :class:`coach_rl.policy.Policy` whose ``act`` is answered by an :class:`InferenceServer` actor."""
+
+    def __init__(self, server: Any) -> None:
+        """``server``: the inference actor's handle."""
+        self.server = server
+        self.version = 0
+
+    def act(self, requests: Sequence[Any], *, greedy: bool = False) -> list[Any]:
+        """Send the requests, wait for the replies (the server batches them with other workers')."""
+        import ray
+
+        version, outputs = ray.get(self.server.act.remote(list(requests), greedy))
+        self.version = int(version)
+        return outputs
+
+
+class InferenceServer:
+    """One policy answering every worker: requests arriving within ``batch_wait_s`` are generated in one batch."""
+
+    def __init__(self, policy: Any, batch_wait_s: float = 0.005) -> None:
+        """``policy``: any Policy (an HFPolicy on the GPU, a VLLMPolicy...)."""
+        _one_thread()
+        self.policy = policy
+        self.batch_wait_s = float(batch_wait_s)
+        self._pending: list[tuple[list[Any], bool, asyncio.Future]] = []
+        self._flush: asyncio.Task | None = None
+        self.batches: list[int] = []
+
+    async def act(self, requests: list[Any], greedy: bool = False) -> tuple[int, list[Any]]:
+        """Queue ``requests``; answered with the others of this batching window as ``(version, outputs)``."""
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((requests, bool(greedy), future))
+        if self._flush is None or self._flush.done():
+            self._flush = asyncio.create_task(self._run_batch())
+        return await future
+
+    async def _run_batch(self) -> None:
+        await asyncio.sleep(self.batch_wait_s)
+        pending, self._pending = self._pending, []
+        for greedy in (False, True):
+            group = [p for p in pending if p[1] == greedy]
+            if not group:
+                continue
+            flat = [r for reqs, _, _ in group for r in reqs]
+            try:
+                outputs = await asyncio.get_running_loop().run_in_executor(
+                    None, lambda flat=flat, greedy=greedy: self.policy.act(flat, greedy=greedy))
+            except Exception as exc:  # noqa: BLE001 - every waiting worker gets the error
+                for _, _, future in group:
+                    future.set_exception(exc)
+                continue
+            self.batches.append(len(flat))
+            start = 0
+            for reqs, _, future in group:
+                future.set_result((int(getattr(self.policy, "version", 0)), outputs[start:start + len(reqs)]))
+                start += len(reqs)
+
+    def set_policy(self, version: int, weights: Any) -> int:
+        """Load a published version; returns it."""
+        apply_weights(self.policy, weights)
+        self.policy.version = int(version)
+        return int(version)
+
+    def batch_sizes(self) -> list[int]:
+        """Requests per generation call so far (to check that batching across workers happens)."""
+        return list(self.batches)
+
+
+class DeviceWorker:
+    """One device and its episodes (see the module docstring)."""
+
+    def __init__(self, index: int, device: Any, policy: Any, inference: Any = None,
+                 collector_kwargs: dict[str, Any] | None = None, max_env_replacements: int = 2) -> None:
+        """Open the device's env; ``policy`` is this worker's copy (None with an ``inference`` server handle)."""
+        _one_thread()
+        from coach_rl.rollout import RolloutCollector
+
+        self.index = int(index)
+        self.device = device
+        self.policy = policy if inference is None else RemotePolicy(inference)
+        self.max_env_replacements = int(max_env_replacements)
+        self.env = device.open(self.index)
+        self.collector = RolloutCollector([self.env], self.policy, **dict(collector_kwargs or {}))
+        self.env_replacements = 0
+        self.episodes = 0
+        try:
+            import warnings
+
+            import ray
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        except Exception:  # noqa: BLE001 - outside Ray (tests of the class itself)
+            self.restarted = False
+
+    def pid(self) -> int:
+        """The worker process id (tests kill it)."""
+        return os.getpid()
+
+    def info(self) -> dict[str, Any]:
+        """Counters: episodes played, devices replaced, whether Ray restarted this worker, the node."""
+        import socket
+
+        return {"index": self.index, "pid": os.getpid(), "episodes": self.episodes,
+                "env_replacements": self.env_replacements, "restarted": self.restarted,
+                "host": socket.gethostname(), "policy_version": int(getattr(self.policy, "version", 0))}
+
+    def weights_digest(self) -> float:
+        """Sum of every weight of this worker's policy copy (NaN without one): shows which weights arrived."""
+        model = getattr(self.policy, "model", None)
+        if model is None:
+            return float("nan")
+        return float(sum(float(p.double().sum()) for p in model.state_dict().values()))
+
+    def set_policy(self, version: int, weights: Any) -> int:
+        """Load a published version into this worker's copy (no-op for weights in inference mode)."""
+        if not isinstance(self.policy, RemotePolicy):
+            apply_weights(self.policy, weights)
+        self.policy.version = int(version)
+        return int(version)
+
+    def run_episode(self, seed: int | None, options: dict[str, Any] | None, greedy: bool = False) -> dict[str, Any]:
+        """Play one whole episode; a reset that fails makes the worker replace its device and try again."""
+        started = time.perf_counter()
+        errors: list[str] = []
+        for _ in range(self.max_env_replacements + 1):
+            batch = self.collector.collect(1, seeds=[seed], task_options=[options], greedy=greedy)
+            if batch.trajectories:
+                trajectory = batch.trajectories[0]
+                self.episodes += 1
+                trajectory.info.update(worker=self.index, worker_pid=os.getpid(),
+                                       env_replacements=self.env_replacements, reset_errors=list(errors))
+                return {"trajectory": trajectory, "stats": batch.stats.as_dict(), "error": None,
+                        "seconds": time.perf_counter() - started}
+            errors.append(batch.failures[0].error if batch.failures else "the episode did not start")
+            self.env = self.device.replace(self.index, self.env)
+            self.collector.envs = [self.env]
+            self.env_replacements += 1
+        return {"trajectory": None, "stats": None, "error": "; ".join(errors), "seconds": time.perf_counter() - started}
+
+    def close(self) -> None:
+        """Close the env and release the device."""
+        try:
+            self.env.close()
+        finally:
+            self.device.close()

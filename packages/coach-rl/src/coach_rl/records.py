@@ -1,0 +1,107 @@
+r"""The one training record: :class:`StepRecord`, what every learner reads of one environment step.
+
+The collector builds a record per step exactly once, after the episode ended and its rewards are known:
+the prompt the policy saw, its reply with token ids and log-probs, the acting policy version, the process
+reward ``r_p`` (NaN when the reward model could not score the step), the outcome reward ``r_o`` of the
+episode and the return target ``R_t`` (:func:`coach_rl.returns.coach_returns`, the only place returns are
+computed). The replay buffer stores these fields as its columns; the critic, Android Coach, GRPO, PPO and every
+other :class:`coach_rl.algorithms.Algorithm` take batches of records and nothing else.
+
+Records of one episode share ``episode_id``; records of one task instance share ``group`` (GRPO-style
+algorithms normalise within it). :func:`episodes` regroups a flat batch into per-episode lists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["StepRecord", "check_records", "episodes"]
+
+
+@dataclass
+class StepRecord:
+    """One step of one episode as the learners see it (see the module docstring)."""
+
+    episode_id: str
+    """Id of the episode (the replay buffer's trajectory id): records of one episode share it."""
+    step_index: int
+    """Position of the step in its episode (0-based)."""
+    num_steps: int
+    """Length of the episode."""
+    task: str
+    """Task name."""
+    group: str
+    """Task instance the episode played (``"<task>:<seed>"``): GRPO-style groups share it."""
+    prompt: list[dict[str, Any]]
+    """The chat messages the policy was given (JSON-safe; images as placeholders)."""
+    prompt_text: str
+    """The templated prompt string the policy generated from: the state text the critic reads."""
+    response: str
+    """The policy's reply (thought and action)."""
+    token_ids: list[int] | None = None
+    """Generated token ids of ``response`` (None when the policy did not record them)."""
+    token_logprobs: list[float] | None = None
+    """Their log-probs under the acting policy, one per id (None when not recorded)."""
+    policy_version: int = 0
+    """Version of the policy that acted (``Policy.version``): staleness = learner version - this."""
+    process_reward: float = 0.0
+    """r_p of the step; NaN when the process reward model was asked and gave no usable answer."""
+    outcome_reward: float = 0.0
+    """r_o of the episode (the verifier's score, or the task's own check)."""
+    return_t: float = 0.0
+    """R_t = w_p * sum_{tau>=t} gamma^(T-tau) r_p^tau + w_o * r_o (missing r_p handled by ``coach_returns``)."""
+    success: float = 0.0
+    """The task's own check at the end of the episode (recorded by the env; 0 for truncated episodes)."""
+    env_reward: float = 0.0
+    """The env's reward for this step (parse penalties, the terminal success reward)."""
+    parse_error: str | None = None
+    """Why the reply could not be parsed or performed (None when it was)."""
+    truncated: bool = False
+    """Whether the episode ended without the agent finishing (step budget, device error)."""
+    instruction: str = ""
+    """The task's goal text."""
+    ui: str = ""
+    """The compressed UI text of the screen the policy acted on."""
+    action: str | None = None
+    """The parsed action as JSON (``Action.to_dict``), None when the reply did not parse."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """Free-form extras for reports (never read by a learner)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt_text, str):
+            raise TypeError(f"prompt_text must be a str, got {type(self.prompt_text).__name__}")
+        if not isinstance(self.response, str):
+            raise TypeError(f"response must be a str, got {type(self.response).__name__}")
+        for name in ("outcome_reward", "return_t"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if self.token_ids is not None and self.token_logprobs is not None and len(self.token_ids) != len(self.token_logprobs):
+            raise ValueError(f"token_ids ({len(self.token_ids)}) and token_logprobs ({len(self.token_logprobs)}) "
+                             "must have one entry per generated token")
+
+    @property
+    def process_reward_missing(self) -> bool:
+        """Whether r_p is missing (the reward model failed on this step)."""
+        return isinstance(self.process_reward, float) and math.isnan(self.process_reward)
+
+
+def episodes(records: Iterable[StepRecord]) -> list[list[StepRecord]]:
+    """The records grouped by episode (first-seen order), each list sorted by ``step_index``."""
+    grouped: dict[str, list[StepRecord]] = {}
+    for record in records:
+        grouped.setdefault(record.episode_id, []).append(record)
+    return [sorted(steps, key=lambda r: r.step_index) for steps in grouped.values()]
+
+
+def check_records(records: Sequence[StepRecord], name: str = "records") -> list[StepRecord]:
+    """``records`` as a list, or a TypeError naming the first entry that is not a :class:`StepRecord`."""
+    if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
+        raise TypeError(f"{name} must be a list of StepRecord, got {type(records).__name__}")
+    for i, record in enumerate(records):
+        if not isinstance(record, StepRecord):
+            raise TypeError(f"{name}[{i}] must be a coach_rl.records.StepRecord, got {type(record).__name__}")
+    return list(records)
