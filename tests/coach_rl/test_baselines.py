@@ -207,3 +207,14 @@ def test_baselines_learn_from_the_collectors_rollout_batch(tiny):
     metrics = ppo.update(batch.records)
     assert metrics["ppo/outcome_reward_mean"] == pytest.approx(
         sum(t.info["outcome_reward"] for t in batch.trajectories) / 8)
+
+
+def test_a_down_weighted_stale_step_counts_less_in_the_update(tiny):
+    """stale_policy=downweight: a record's sample_weight scales its advantage (and so its clipped surrogate term)."""
+    model, tok = tiny
+    grpo = GRPOBaseline(ActorUpdater(copy.deepcopy(model), tok), group_size=4)
+    records = _group_batch()
+    full = [s.advantage for s in grpo.samples(records)]
+    for record in records:
+        record.sample_weight = 0.25
+    assert [s.advantage for s in grpo.samples(records)] == pytest.approx([0.25 * a for a in full])

@@ -135,6 +135,7 @@ def test_async_staleness_drop_and_downweight(ray_cluster) -> None:
         batch = collector.collect(2)
         assert batch.dropped_stale == 0
         assert [(t.info["staleness"], t.info["sample_weight"]) for t in batch.trajectories] == [(2, 0.5), (2, 0.5)]
+        assert batch.records and {r.sample_weight for r in batch.records} == {0.5}  # what learners read
 
 
 def test_device_crash_is_recovered_and_failing_resets_replace_the_device(ray_cluster) -> None:

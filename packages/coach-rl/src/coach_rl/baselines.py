@@ -87,7 +87,8 @@ def _actor_sample(step: StepRecord, advantage: float, use_recorded_logprobs: boo
             raise ValueError("use_recorded_logprobs needs token_ids and token_logprobs on every step "
                              "(HFPolicy(record_logprobs=True))")
         old = step.token_logprobs
-    return ActorSample(step.prompt_text, step.response, float(advantage), old_logps=old,
+    # a down-weighted (stale) step counts less: scaling A scales its clipped surrogate term linearly
+    return ActorSample(step.prompt_text, step.response, float(advantage) * step.sample_weight, old_logps=old,
                        completion_ids=step.token_ids)
 
 

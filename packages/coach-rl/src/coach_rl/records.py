@@ -67,6 +67,9 @@ class StepRecord:
     """The compressed UI text of the screen the policy acted on."""
     action: str | None = None
     """The parsed action as JSON (``Action.to_dict``), None when the reply did not parse."""
+    sample_weight: float = 1.0
+    """How much the step counts in a policy update (1; less for stale data that ``stale_policy=downweight``
+    keeps): learners scale the step's advantage by it."""
     info: dict[str, Any] = field(default_factory=dict)
     """Free-form extras for reports (never read by a learner)."""
 

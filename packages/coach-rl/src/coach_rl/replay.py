@@ -90,6 +90,7 @@ def replay_features() -> Any:
         "info": v("string"),
         "screenshot": datasets.Image(),
         "policy_version": v("int64"),
+        "sample_weight": v("float64"),
         "timestamp": v("float64"),
     })
 
@@ -138,6 +139,7 @@ class ReplayStep:
     token_ids: list[int] | None = None
     token_logprobs: list[float] | None = None
     truncated: bool = False
+    sample_weight: float = 1.0
     screenshot: bytes | None = None
     xml: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -166,7 +168,7 @@ class ReplayStep:
             token_ids=self.token_ids, token_logprobs=self.token_logprobs, policy_version=self.policy_version,
             process_reward=self.process_reward, outcome_reward=self.outcome_reward, return_t=self.return_t,
             success=self.success, env_reward=self.env_reward, parse_error=self.parse_error, truncated=self.truncated,
-            instruction=self.instruction, ui=self.ui,
+            instruction=self.instruction, ui=self.ui, sample_weight=self.sample_weight,
             action=json.dumps(self.action.to_dict(), ensure_ascii=False) if self.action is not None else None)
 
     def screenshot_array(self) -> np.ndarray | None:
@@ -381,7 +383,7 @@ class ReplayBuffer:
                 "truncated": record.truncated, "seed": traj.seed, "xml": step.xml,
                 "info": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
                 "screenshot": {"bytes": png, "path": None} if png is not None else None,
-                "policy_version": record.policy_version, "timestamp": now,
+                "policy_version": record.policy_version, "sample_weight": record.sample_weight, "timestamp": now,
             }
             for key, value in values.items():
                 rows[key].append(value)
@@ -447,6 +449,7 @@ class ReplayBuffer:
                 group=light["group"][r], prompt=json.loads(light["prompt"][r]) if light["prompt"][r] else [],
                 prompt_text=light["prompt_text"][r] or "", token_ids=light["token_ids"][r],
                 token_logprobs=light["token_logprobs"][r], truncated=bool(light["truncated"][r]),
+                sample_weight=float(light["sample_weight"][r]),
                 screenshot=shot["bytes"] if shot else None,
                 xml=heavy["xml"][k] if with_xml else None,
                 info=json.loads(light["info"][r]) if light["info"][r] else {},

@@ -189,6 +189,7 @@ def step_records(trajectory: Trajectory, episode_id: str) -> list[StepRecord]:
             success=float(trajectory.success), env_reward=float(step.reward), parse_error=step.parse_error,
             truncated=bool(trajectory.truncated), instruction=str(trajectory.instruction), ui=step.ui or "",
             action=json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
+            sample_weight=float(info.get("sample_weight", 1.0)),
         ))
     return out
 

@@ -281,7 +281,8 @@ class DistRLLearner:
             adv = aride_advantages(rewards, v, self.gamma).tolist()
             td = aride_advantages(rewards, v, self.gamma).abs().mean().item()
             stats = TrajectoryStats(abs_td=td, rho=float(np.mean(rho)), entropy=float(np.mean([-x for x in log_pi])))
-            out.append({"values": v, "behaviour": behaviour, "targets": targets, "advantages": adv, "stats": stats})
+            out.append({"values": v, "behaviour": behaviour, "targets": targets, "advantages": adv, "stats": stats,
+                        "records": steps})
         return out
 
     def refresh_priorities(self) -> None:
@@ -302,7 +303,8 @@ class DistRLLearner:
         flat = [r for steps in trajectories for r in steps]
         values = [x for ev in evaluated for x in ev["values"]]
         targets = [x for ev in evaluated for x in ev["targets"]]
-        advantages = [x for ev in evaluated for x in ev["advantages"]]
+        # a down-weighted (stale) step counts less in the actor loss: its advantage is scaled by its weight
+        advantages = [x * r.sample_weight for ev in evaluated for x, r in zip(ev["advantages"], ev["records"])]
         behaviour = [x for ev in evaluated for x in ev["behaviour"]]
         critic = self.value_trainer.update([r.prompt_text for r in flat], [""] * len(flat), targets, q_old=values)
         actor = self._actor_step(flat, behaviour, advantages)

@@ -73,8 +73,9 @@ class DistributedArguments:
                                      "(DistRL learns off-policy from slightly stale data)."})
     stale_policy: str = field(
         default="drop", metadata={"help": "drop: trajectories staler than max_staleness are discarded (and counted); "
-                                          "downweight: kept with trajectory.info['sample_weight'] = "
-                                          "stale_weight_decay ** (staleness - max_staleness)."})
+                                          "downweight: kept with weight stale_weight_decay ** (staleness - max_staleness) "
+                                          "(StepRecord.sample_weight), which scales the steps' advantages in "
+                                          "GRPO, PPO and DistRL updates."})
     stale_weight_decay: float = field(
         default=0.5, metadata={"help": "Per-version weight decay beyond max_staleness (stale_policy=downweight)."})
 
