@@ -170,7 +170,8 @@ class _Slot:
     """Whether the env records the episode itself (``env.unwrapped.trajectory``): its steps are annotated."""
 
 
-def _per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
+def per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
+    """One value per episode from None, an int base seed (``base + i``), one dict for all, or a sequence."""
     if value is None:
         return [None] * n
     if base_int and isinstance(value, int) and not isinstance(value, bool):
@@ -268,8 +269,8 @@ class RolloutCollector:
         """
         if isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 0:
             raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
-        seed_list = _per_episode(seeds, n_episodes, "seeds", base_int=True)
-        option_list = _per_episode(task_options, n_episodes, "task_options")
+        seed_list = per_episode(seeds, n_episodes, "seeds", base_int=True)
+        option_list = per_episode(task_options, n_episodes, "task_options")
         batch = RolloutBatch(policy_version=int(getattr(self.policy, "version", 0)))
         stats = batch.stats
         started = time.perf_counter()

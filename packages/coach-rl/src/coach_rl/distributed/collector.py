@@ -41,7 +41,7 @@ from coach_rl.distributed.spool import TrajectorySpool
 from coach_rl.distributed.weights import cpu_state_dict, write_shared_weights
 from coach_rl.distributed.worker import DeviceWorker, InferenceServer
 from coach_rl.rewards import step_records
-from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats
+from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats, per_episode
 
 __all__ = ["DistributedRolloutBatch", "RayCollector", "ensure_ray"]
 
@@ -98,20 +98,6 @@ class _Episode:
     greedy: bool
     version: int
     number: int
-
-
-def _per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
-    if value is None:
-        return [None] * n
-    if base_int and isinstance(value, int) and not isinstance(value, bool):
-        return [value + i for i in range(n)]
-    if isinstance(value, Mapping):
-        return [dict(value) for _ in range(n)]
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"{name} must be {'an int, ' if base_int else 'a dict, '}a sequence (one per episode) or None")
-    if len(value) != n:
-        raise ValueError(f"{name} has {len(value)} entries for {n} episodes")
-    return list(value)
 
 
 class RayCollector:
@@ -266,8 +252,8 @@ class RayCollector:
         """``n_episodes`` finished episodes (see the module docstring for the two modes and what seeds mean)."""
         if isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 0:
             raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
-        seed_list = _per_episode(seeds, n_episodes, "seeds", base_int=True)
-        option_list = _per_episode(task_options, n_episodes, "task_options")
+        seed_list = per_episode(seeds, n_episodes, "seeds", base_int=True)
+        option_list = per_episode(task_options, n_episodes, "task_options")
         started = time.perf_counter()
         deadline = None if timeout is None else started + timeout
         with self._cond:
