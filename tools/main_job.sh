@@ -43,7 +43,8 @@ if [ "$PRM" != "none" ]; then
   REWARDS="use_prm=true prm_model=$PRM prm_max_new_tokens=20 critic_pretrain_labels=prm"
 fi
 # 1. the warm-up, shared by every seed (one core): tiny policy, SFT, critic pre-training, evaluation before
-echo "warm-up: policy, SFT, critic pre-training on the PRM's labels, evaluation before (log: $OUT/warmup.log)"
+labels=$([ -n "$REWARDS" ] && echo "the PRM's labels" || echo "action-match labels")
+echo "warm-up: policy, SFT, critic pre-training on $labels, evaluation before (log: $OUT/warmup.log)"
 # shellcheck disable=SC2086
 .venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $REWARDS $EXTRA > "$OUT/warmup.log" 2>&1 || {
   echo "the warm-up failed; the end of its log:" >&2; tail -n 30 "$OUT/warmup.log" >&2; exit 1; }
