@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import io
 import json
-import math
 import os
 import random
 import re
@@ -218,22 +217,6 @@ def _png_bytes(image: Any, compress_level: int) -> bytes | None:
     buf = io.BytesIO()
     image.save(buf, format="PNG", compress_level=compress_level)
     return buf.getvalue()
-
-
-def _finite_list(values: Any, name: str, n: int) -> list[float]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
-    out = values.tolist() if hasattr(values, "tolist") else list(values)
-    if len(out) != n:
-        raise ValueError(f"{name} must have one value per step ({n}), got {len(out)}")
-    result = []
-    for i, v in enumerate(out):
-        if hasattr(v, "item"):
-            v = v.item()
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"{name}[{i}] must be a finite number, got {v!r}")
-        result.append(float(v))
-    return result
 
 
 def _fsync_dir(path: Path) -> None:
