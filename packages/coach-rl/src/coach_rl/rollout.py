@@ -323,9 +323,9 @@ class RolloutCollector:
         t0 = time.perf_counter()
         before = self.rewards.stats.seconds
         ids = [uuid.uuid4().hex[:12] for _ in batch.trajectories]
-        per_episode = self.rewards.finish(batch.trajectories, ids)
+        episode_records = self.rewards.finish(batch.trajectories, ids)
         stats.reward_seconds += self.rewards.stats.seconds - before
-        for trajectory, records in zip(batch.trajectories, per_episode):
+        for trajectory, records in zip(batch.trajectories, episode_records):
             trajectory.info["replay_id"] = None
             if self.replay is not None:
                 t1 = time.perf_counter()
