@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(
 
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
-        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend"]
+        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate"]
 
 
 @pytest.fixture(autouse=True)
