@@ -115,15 +115,16 @@ def parse_due(text: str) -> dt.date | None:
     return dt.datetime.strptime(" ".join(m.groups()), "%b %d %Y").date()
 
 
-def _visible_rows(ui: Any, at_end: bool) -> list[tuple[str, dt.date | None, str, bool]]:
-    """(title, due day, priority, completed) of each fully shown row (clipped rows too at the list's end)."""
+def _visible_rows(ui: Any, first_page: bool, at_end: bool) -> list[tuple[str, dt.date | None, str, bool]]:
+    """(title, due day, priority, completed) of each row on screen, leaving out those the list's edges may cut:
+    at its top once it has scrolled (they were read lower down before), at its bottom until its end."""
     lists = [e for e in ui.elements if e.resource_id.endswith(":id/recycler_view")]
     if not lists:
         raise ExpertStuck("the task list is not on screen")
     top, bottom = lists[0].bounds[1], lists[0].bounds[3]
     rows = []
     for row in find_all(ui, id_is("task_row")):
-        if not at_end and (row.bounds[1] <= top or row.bounds[3] >= bottom):
+        if (row.bounds[1] <= top and not first_page) or (row.bounds[3] >= bottom and not at_end):
             continue
         parts = [e for e in ui.elements if e.parent_id == row.id or _inside(e.bounds, row.bounds)]
         title = next((e.text for e in parts if e.resource_id.endswith(":id/title")), None)
@@ -152,8 +153,8 @@ def read_task_list(ui: Any, show: tuple[str, ...] = ("Show hidden",)):
         else:
             ui = yield from tap_text(ui, option, scroll=False)
     seen: list[tuple[str, dt.date | None, str, bool]] = []
-    for _ in range(12):
-        for row in _visible_rows(ui, at_end=False):
+    for scrolls in range(12):
+        for row in _visible_rows(ui, first_page=scrolls == 0, at_end=False):
             if row not in seen:
                 seen.append(row)
         lists = find_all(ui, id_is("recycler_view"))
@@ -163,7 +164,7 @@ def read_task_list(ui: Any, show: tuple[str, ...] = ("Show hidden",)):
         ui = yield Scroll("down", *lists[0].center)
         after = [(e.text, e.bounds) for e in ui.elements if e.resource_id.endswith(":id/title")]
         if after == before:  # the list's end
-            for row in _visible_rows(ui, at_end=True):
+            for row in _visible_rows(ui, first_page=False, at_end=True):
                 if row not in seen:
                     seen.append(row)
             return ui, seen
