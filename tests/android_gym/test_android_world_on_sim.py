@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(
 
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
-        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend"]
+        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
+        "SportsTrackerTotalDistanceForCategoryOverInterval"]
 
 
 @pytest.fixture(autouse=True)
@@ -116,7 +117,8 @@ def host_adb(tmp_path_factory):
             host.kill_server()
 
 
-@pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn"])
+@pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
+                                  "TasksHighPriorityTasks"])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 

@@ -43,6 +43,11 @@ SIM_TASKS: tuple[str, ...] = (
     "SystemBrightnessMax", "SystemBrightnessMaxVerify", "SystemBrightnessMin", "SystemBrightnessMinVerify",
     "SystemWifiTurnOff", "SystemWifiTurnOffVerify", "SystemWifiTurnOn", "SystemWifiTurnOnVerify",
     "TurnOffWifiAndTurnOnBluetooth",
+    "TasksCompletedTasksForDate", "TasksDueNextWeek", "TasksDueOnDate", "TasksHighPriorityTasks",
+    "TasksHighPriorityTasksDueOnDate", "TasksIncompleteTasksOnDate",
+    "SportsTrackerActivitiesCountForWeek", "SportsTrackerActivitiesOnDate", "SportsTrackerActivityDuration",
+    "SportsTrackerLongestDistanceActivity", "SportsTrackerTotalDistanceForCategoryOverInterval",
+    "SportsTrackerTotalDurationForCategoryThisWeek",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
