@@ -40,10 +40,13 @@ from android_gym.sim.latency import PRESETS  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
 from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
 
-VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle", "grpo", "ppo")
+VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle", "grpo", "ppo",
+            "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
 """coach-kK: Android Coach with K actions per state and no PRM (r_p = 0); coach-q: K = 4 with the plain critic
 value as advantage instead of ACLOO; coach-prm: K = 4 with the learned PRM of ``--prm`` (w_p = 0.2); coach-oracle:
-K = 4 with the simulated phone's expert as the PRM (the upper bound); grpo / ppo: the SSSA baselines."""
+K = 4 with the simulated phone's expert as the PRM (the upper bound); grpo / ppo: the SSSA baselines; dgrpo:
+MobileRL's DGRPO (G = 4 episodes per instance) and its ablations without SPA, DAPR or FCF
+(tools/bench/mobilerl_study.py reads these runs for its tables)."""
 PRM_FOLDER: list[str] = []  # set from --prm
 
 
@@ -76,6 +79,12 @@ def _variant_overrides(variant: str) -> list[str]:
         if k == 1:  # critic-only SSSA: the stored action, advantage Q - mean Q (coach_rl.algorithms.coach_sssa)
             return ["algorithm=coach_sssa"]
         return ["algorithm=coach", f"num_generations={k}"]
+    if variant.startswith("dgrpo"):
+        dgrpo = ["algorithm=dgrpo", "dgrpo_group_size=4"]
+        ablation = {"dgrpo": [], "dgrpo-no-spa": ["dgrpo_spa=false"], "dgrpo-no-dapr": ["dgrpo_dapr=false"],
+                    "dgrpo-no-fcf": ["dgrpo_fcf=false"]}
+        if variant in ablation:
+            return dgrpo + ablation[variant]
     if variant == "grpo":
         return ["algorithm=grpo", "num_generations=4"]  # G = 4 rollouts per task instance (paper A.3)
     if variant == "ppo":
@@ -124,9 +133,12 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
         loop.setup(resume=False)
 
         def evaluate() -> None:
-            report = loop.evaluate(f"iter{loop.state.iteration:04d}")
+            report, trajectories = loop.evaluate_episodes(f"iter{loop.state.iteration:04d}")
+            wins = [len(t.steps) for t in trajectories if float(t.success) >= 1.0]
             curve.append({"iteration": loop.state.iteration, "env_steps": loop.state.env_steps,
-                          "train_seconds": loop.state.train_seconds, "success_rate": report.overall.success_rate})
+                          "train_seconds": loop.state.train_seconds, "success_rate": report.overall.success_rate,
+                          "steps_per_success": statistics.fmean(wins) if wins else None,
+                          "per_task": {name: task.success_rate for name, task in report.per_task.items()}})
 
         evaluate()
         while (loop.state.env_steps < args.env_steps and loop.state.train_seconds < args.time_budget
@@ -296,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
             result = run_variant(args.config, variant, seed, start, args, list(args.overrides))
             result["wall_seconds"] = time.perf_counter() - t0
             results.append(result)
+            (args.out / "results.partial.json").write_text(json.dumps({"settings": {
+                k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, "results": results}))
             print(f"{variant} seed {seed}: {result['iterations']} iterations, {result['env_steps']} env steps, "
                   f"{result['train_seconds']:.1f} s training, success {result['curve'][0]['success_rate']:.2f} -> "
                   f"{result['curve'][-1]['success_rate']:.2f}", file=sys.stderr, flush=True)

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -51,6 +51,9 @@ from coach_rl.configs import RunConfig, load_config
 from coach_rl.envs import make_envs
 from coach_rl.evaluation import EvalReport
 from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
+
+if TYPE_CHECKING:
+    from android_gym.trajectory import Trajectory
 
 __all__ = [
     "LOOP_STATE_NAME",
@@ -615,12 +618,16 @@ class TrainingLoop:
 
     def evaluate(self, label: str) -> EvalReport:
         """Greedy evaluation on the held-out instances; writes ``eval_<label>.json`` and a metrics record."""
+        return self.evaluate_episodes(label)[0]
+
+    def evaluate_episodes(self, label: str) -> tuple[EvalReport, list[Trajectory]]:
+        """:meth:`evaluate`, also giving the evaluation's episodes (e.g. to count steps of the successful ones)."""
         from coach_rl.evaluation import evaluate_policy
 
         t0 = time.perf_counter()
         env_kwargs = _env_kwargs(self.config)
         env_kwargs.pop("latency", None)  # evaluation is not what the latency study times
-        report, _ = evaluate_policy(
+        report, episodes = evaluate_policy(
             self.policy, self.eval_tasks, self.eval_seeds(), env_id=self.args.env_id, env_kwargs=env_kwargs,
             num_envs=max(1, int(self.args.num_envs)), greedy=True,
             meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps},
@@ -632,7 +639,7 @@ class TrainingLoop:
                               "ci_high": m.ci_high, "episodes": m.episodes, "seconds": time.perf_counter() - t0})
         self.echo(f"[coach-rl] eval {label}: success {100 * m.success_rate:.1f}% "
                   f"[{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}] over {m.episodes} episodes")
-        return report
+        return report, episodes
 
     # -- the whole run ------------------------------------------------------------------------------------
 
