@@ -65,8 +65,8 @@ def test_recreations_stay_available_and_unknown_tasks_say_why():
     env.reset(seed=0)
     assert not hasattr(env.task, "aw_task")
     env.close()
-    with pytest.raises(ValueError, match="RecipeAddSingleRecipe: the sim does not model Broccoli"):
-        sim_suite(["RecipeAddSingleRecipe"])
+    with pytest.raises(ValueError, match="RecipeAddMultipleRecipesFromImage: the sim does not model Simple Gallery"):
+        sim_suite(["RecipeAddMultipleRecipesFromImage"])
 
 
 @pytest.mark.parametrize("name", FAST)
