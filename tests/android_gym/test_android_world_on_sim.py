@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
         "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
-        "SportsTrackerTotalDistanceForCategoryOverInterval"]
+        "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2"]
 
 
 @pytest.fixture(autouse=True)
@@ -118,7 +118,7 @@ def host_adb(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
-                                  "TasksHighPriorityTasks"])
+                                  "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes"])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 
