@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
         "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
-        "SportsTrackerTotalDistanceForCategoryOverInterval"]
+        "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2"]
 
 
 @pytest.fixture(autouse=True)
@@ -65,8 +65,8 @@ def test_recreations_stay_available_and_unknown_tasks_say_why():
     env.reset(seed=0)
     assert not hasattr(env.task, "aw_task")
     env.close()
-    with pytest.raises(ValueError, match="RecipeAddSingleRecipe: the sim does not model Broccoli"):
-        sim_suite(["RecipeAddSingleRecipe"])
+    with pytest.raises(ValueError, match="RecipeAddMultipleRecipesFromImage: the sim does not model Simple Gallery"):
+        sim_suite(["RecipeAddMultipleRecipesFromImage"])
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -118,7 +118,7 @@ def host_adb(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
-                                  "TasksHighPriorityTasks"])
+                                  "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes"])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 

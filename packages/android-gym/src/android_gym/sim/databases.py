@@ -30,6 +30,9 @@ def _opened(data: bytes | None) -> Iterator[tuple[sqlite3.Connection, str]]:
             with open(path, "wb") as fh:
                 fh.write(data)
         conn = sqlite3.connect(path)
+        # A private scratch copy: no fsync per statement (a schema of a dozen statements took 0.1-0.2 s per
+        # build on a loaded disk; the bytes written are the same).
+        conn.execute("PRAGMA synchronous = OFF")
         try:
             yield conn, path
         finally:

@@ -33,6 +33,10 @@ SIM_TASKS: tuple[str, ...] = (
     "MarkorAddNoteHeader", "MarkorChangeNoteContent", "MarkorCreateFolder", "MarkorCreateNote",
     "MarkorCreateNoteAndSms", "MarkorCreateNoteFromClipboard", "MarkorDeleteAllNotes", "MarkorDeleteNewestNote",
     "MarkorDeleteNote", "MarkorEditNote", "MarkorMoveNote",
+    "RecipeAddMultipleRecipes", "RecipeAddMultipleRecipesFromMarkor", "RecipeAddMultipleRecipesFromMarkor2",
+    "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes", "RecipeDeleteDuplicateRecipes2",
+    "RecipeDeleteDuplicateRecipes3", "RecipeDeleteMultipleRecipes", "RecipeDeleteMultipleRecipesWithConstraint",
+    "RecipeDeleteMultipleRecipesWithNoise", "RecipeDeleteSingleRecipe", "RecipeDeleteSingleWithRecipeWithNoise",
     "SimpleCalendarAddOneEvent", "SimpleCalendarAddOneEventInTwoWeeks", "SimpleCalendarAddOneEventRelativeDay",
     "SimpleCalendarAddOneEventTomorrow", "SimpleCalendarAnyEventsOnDate", "SimpleCalendarDeleteEvents",
     "SimpleCalendarDeleteEventsOnRelativeDay", "SimpleCalendarDeleteOneEvent", "SimpleCalendarEventsOnDate",
@@ -71,6 +75,7 @@ NOT_ON_SIM: dict[str, str] = {
     "SimpleCalendarEventsInTimeRange": "no scripted expert yet",
     "SimpleCalendarFirstEventAfterStartTime": "no scripted expert yet",
     "SimpleCalendarNextMeetingWithPerson": "no scripted expert yet",
+    "RecipeAddMultipleRecipesFromImage": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
 }
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
@@ -114,6 +119,18 @@ def _expense_deleted(params: Mapping[str, Any]) -> dict[str, Any]:
             "noise": _expense_rows(params.get("noise_row_objects"))}
 
 
+_RECIPE_FIELDS = ("title", "description", "servings", "preparationTime", "source", "ingredients", "directions")
+
+
+def _recipe_rows(rows: Any) -> list[dict[str, Any]]:
+    """AndroidWorld's ``Recipe`` rows as our re-creations' recipe dicts (the text fields a person types)."""
+    return [{k: str(getattr(row, k) or "") for k in _RECIPE_FIELDS} for row in rows or ()]
+
+
+def _recipes(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"targets": _recipe_rows(params["row_objects"]), "noise": _recipe_rows(params.get("noise_row_objects"))}
+
+
 def _day_question(params: Mapping[str, Any]) -> dict[str, Any]:
     return {"date_iso": _dt.datetime.strptime(params["date"], "%B %d %Y").date().isoformat()}
 
@@ -137,6 +154,11 @@ _PARAMS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "ExpenseAddSingle": _expense_added, "ExpenseAddMultiple": _expense_added,
     "ExpenseDeleteSingle": _expense_deleted, "ExpenseDeleteMultiple": _expense_deleted,
     "SimpleCalendarAnyEventsOnDate": _day_question, "SimpleCalendarEventsOnDate": _day_question,
+    **{name: _recipes for name in (
+        "RecipeAddMultipleRecipes", "RecipeAddMultipleRecipesFromMarkor", "RecipeAddMultipleRecipesFromMarkor2",
+        "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes", "RecipeDeleteDuplicateRecipes2",
+        "RecipeDeleteDuplicateRecipes3", "RecipeDeleteMultipleRecipes", "RecipeDeleteMultipleRecipesWithConstraint",
+        "RecipeDeleteMultipleRecipesWithNoise", "RecipeDeleteSingleRecipe", "RecipeDeleteSingleWithRecipeWithNoise")},
 }
 """Parameters an expert reads that AndroidWorld names or encodes differently, derived from its instance's params."""
 
