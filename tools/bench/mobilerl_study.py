@@ -16,6 +16,13 @@ Output (``--out``): ``results.json`` and ``mobilerl_study.png``.
     .venv/bin/python tools/bench/mobilerl_study.py --seeds 0 1 2 --env-steps 2000 --eval-instances 10 \\
         --judge-model runs/judge --verifiers rule,judge,probing --best-of 1 4 8
 
+The README numbers come from one shared run: ``ssma_vs_sssa.py --config study --init-from <warm-up checkpoint>``
+trains every variant (its dgrpo* ones included) from the same start, and this script reads those runs and adds
+best-of-N from that start:
+
+    .venv/bin/python tools/bench/mobilerl_study.py --config study --from-study out/study/seed0 out/study/seed1 \
+        out/study/seed2 --init-from out/study/warmup/checkpoints/iter-000000 --seeds 0 1 2 --eval-instances 10
+
 ``dgrpo_*`` settings are passed as overrides like any config key (``dgrpo_group_size=4``); until they are part of
 CoachConfig this script sets them on the loaded config itself.
 """
@@ -138,6 +145,18 @@ def best_of_n(base: str, seed: int, start: Path, args: argparse.Namespace) -> li
     return out
 
 
+def _study_runs(folders: list[Path]) -> list[dict[str, Any]]:
+    """The per-run results of ssma_vs_sssa.py output folders, with its coach-k4 named coach."""
+    runs = []
+    for folder in folders:
+        path = next((p for p in (folder / "results.json", folder / "results.partial.json") if p.is_file()), None)
+        if path is None:
+            raise SystemExit(f"mobilerl_study: no results.json or results.partial.json in {folder}")
+        for run in json.loads(path.read_text())["results"]:
+            runs.append({**run, "variant": "coach" if run["variant"] == "coach-k4" else run["variant"]})
+    return runs
+
+
 def _stats(values: list[float]) -> dict[str, float | None]:
     values = [v for v in values if v is not None]
     if not values:
@@ -219,6 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verifiers", default="rule", help="comma-separated from rule, judge, probing")
     parser.add_argument("--judge-model", type=Path, default=None, help="judge model folder for judge/probing")
     parser.add_argument("--skip-training", action="store_true", help="only the best-of-N part")
+    parser.add_argument("--init-from", type=Path, default=None,
+                        help="a coach-rl checkpoint (e.g. `coach-rl warmup` output) whose policy is every seed's start, "
+                             "instead of an SFT per seed")
+    parser.add_argument("--from-study", type=Path, nargs="+", default=None, metavar="DIR",
+                        help="train nothing: take the training runs from tools/bench/ssma_vs_sssa.py output folders "
+                             "(results.json, or results.partial.json of an unfinished one), whose dgrpo* variants share "
+                             "the start, budget and evaluation of its Coach/GRPO/PPO runs; coach-k4 is reported as coach")
     parser.add_argument("--out", type=Path, default=Path("out/bench_mobilerl"))
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
     args = parser.parse_args(argv)
@@ -231,9 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
     bon: list[dict[str, Any]] = []
+    if args.from_study:
+        results = [r for r in _study_runs(args.from_study) if r["variant"] in variants]
+        print(f"{len(results)} training runs from {', '.join(map(str, args.from_study))}", file=sys.stderr)
     for seed in args.seeds:
-        start = warm_start(args.config, seed, args.out, list(args.overrides))
-        for variant in [] if args.skip_training else variants:
+        if args.init_from is not None:
+            start = args.init_from / "policy"
+            if not start.is_dir():
+                raise SystemExit(f"mobilerl_study: {args.init_from} holds no policy/ folder")
+        else:
+            start = warm_start(args.config, seed, args.out, list(args.overrides))
+        for variant in [] if args.skip_training or args.from_study else variants:
             result = run_variant(args.config, variant, seed, start, args)
             results.append(result)
             print(f"{variant} seed {seed}: {result['env_steps']} env steps, success "
