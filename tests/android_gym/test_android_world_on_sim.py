@@ -28,7 +28,8 @@ pytestmark = pytest.mark.skipif(
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
         "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
-        "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2"]
+        "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2",
+        "VlcCreatePlaylist"]
 
 
 @pytest.fixture(autouse=True)
