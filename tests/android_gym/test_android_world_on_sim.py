@@ -29,7 +29,7 @@ ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
         "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
         "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2",
-        "VlcCreatePlaylist"]
+        "VlcCreatePlaylist", "SimpleDrawProCreateDrawing"]
 
 
 @pytest.fixture(autouse=True)

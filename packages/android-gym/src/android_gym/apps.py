@@ -33,6 +33,8 @@ APP_PACKAGES: dict[str, str] = {
     "osmand": "net.osmand",
     "joplin": "net.cozic.joplin",
     "vlc": "org.videolan.vlc",
+    "simple draw pro": "com.simplemobiletools.draw.pro",
+    "simple draw": "com.simplemobiletools.draw.pro",
     "retro music": "code.name.monkey.retromusic",
     "audio recorder": "com.dimowner.audiorecorder",
     "bluecoins": "com.rammigsoftware.bluecoins",

@@ -574,6 +574,12 @@ class SimPhone:
             if bx1 <= x1 < bx2 and by1 <= y1 < by2:
                 if frame.dialog_area is not None and e.window == "app":
                     break
+                if e.view.on_stroke is not None:  # a drawing surface takes the finger's path
+                    w, h = max(1, bx2 - bx1), max(1, by2 - by1)
+                    e.view.on_stroke((x1 - bx1) / w, (y1 - by1) / h, min(max(x2 - bx1, 0), w) / w,
+                                     min(max(y2 - by1, 0), h) / h)
+                    self.invalidate()
+                    return
                 if e.view.on_seek is not None and abs(dx) >= abs(dy):
                     self.tap(min(max(x2, bx1), bx2 - 1), (by1 + by2) // 2)
                     return

@@ -203,6 +203,10 @@ def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
             if dark and e.window in ("app", "dialog") and sum(bg) > 600:
                 bg = (48, 48, 52)
             draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=bg)
+        for stroke_color, stroke_dp, points in v.drawing:  # a drawing surface's strokes
+            fw, fh = v.bounds[2] - v.bounds[0], v.bounds[3] - v.bounds[1]
+            draw.line([(v.bounds[0] + px * fw, v.bounds[1] + py * fh) for px, py in points], fill=_rgb(stroke_color),
+                      width=max(1, int(stroke_dp * s)), joint="curve")
         color = _rgb(v.color) if v.color != "#1f1f1f" else default_text
         if not v.enabled:
             color = _GREY
