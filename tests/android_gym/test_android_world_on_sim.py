@@ -119,7 +119,8 @@ def host_adb(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
-                                  "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes"])
+                                  "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes", "VlcCreatePlaylist",
+                                  "SimpleDrawProCreateDrawing"])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 

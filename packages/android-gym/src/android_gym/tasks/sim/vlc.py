@@ -130,16 +130,23 @@ def _titles(ui: Any) -> list[Any]:
     return find_all(ui, id_is("ml_item_title"))
 
 
-def find_video_row(ui: Any, title: str, max_scrolls: int = 12):
-    """Scroll the media list (down to its end, then up) until the row titled ``title`` shows; (ui, title element)."""
+def find_video_row(ui: Any, title: str, max_scrolls: int = 14):
+    """Scroll the media list (down to its end, then up) until the row titled ``title`` shows whole; (ui, its More
+    Actions button)."""
     direction = "down"
     for _ in range(max_scrolls):
-        element = find(ui, lambda e: id_is("ml_item_title")(e) and e.text == title)
-        if element is not None:
-            return ui, element
         lists = find_all(ui, id_is("media_list"))
         if not lists:
             raise ExpertStuck("no media list on screen")
+        element = find(ui, lambda e: id_is("ml_item_title")(e) and e.text == title)
+        if element is not None:
+            more = _row_more_button(ui, element)
+            if more is not None:
+                return ui, more
+            # the row is cut by the list's edge: scroll it into view
+            top, bottom = lists[0].bounds[1], lists[0].bounds[3]
+            ui = yield Scroll("down" if element.center[1] > (top + bottom) // 2 else "up", *lists[0].center)
+            continue
         before = [(e.text, e.bounds) for e in _titles(ui)]
         ui = yield Scroll(direction, *lists[0].center)
         if [(e.text, e.bounds) for e in _titles(ui)] == before:
@@ -149,20 +156,20 @@ def find_video_row(ui: Any, title: str, max_scrolls: int = 12):
     raise ExpertStuck(f"no video {title!r} in VLC's list")
 
 
-def _row_more_button(ui: Any, title_element: Any) -> Any:
-    """The "More Actions" button on the same row as a title."""
+def _row_more_button(ui: Any, title_element: Any) -> Any | None:
+    """The "More Actions" button on the same row as a title (None when the list's edge cuts it off)."""
     top, bottom = title_element.bounds[1], title_element.bounds[3]
     for e in find_all(ui, id_is("item_more")):
         if e.bounds[1] <= bottom and e.bounds[3] >= top:
             return e
-    raise ExpertStuck("the row has no More Actions button")
+    return None
 
 
 def add_to_playlist_expert(ui: Any, file_name: str, playlist: str, create: bool):
     """From the Video tab: the file's row, More Actions, Add to playlist, then create ``playlist`` or pick it."""
     title = file_name.rsplit(".", 1)[0]
-    ui, element = yield from find_video_row(ui, title)
-    ui = yield tap(_row_more_button(ui, element))
+    ui, more = yield from find_video_row(ui, title)
+    ui = yield tap(more)
     ui = yield from tap_text(ui, "Add to playlist", scroll=False)
     if create:
         # Enter in the name field creates the playlist, as "Create" does
