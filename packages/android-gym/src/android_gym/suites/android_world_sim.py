@@ -69,7 +69,8 @@ NOT_ON_SIM: dict[str, str] = {
     "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": "its words are drawn only into the video's frames; the sim's VLC plays the file but "
-                             "does not decode its pictures, so no screen-reading expert can transcribe them",
+                             "does not decode its pictures, and the scripted experts read the UI tree, not screenshots, so "
+                             "no expert can honestly transcribe them",
     "SystemCopyToClipboard": "no scripted expert yet",
     "SimpleCalendarAddRepeatingEvent": "no scripted expert yet",
     "SimpleCalendarEventOnDateAtTime": "no scripted expert yet (the day-question expert names every event of the "
