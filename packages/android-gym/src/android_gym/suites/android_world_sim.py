@@ -43,6 +43,8 @@ SIM_TASKS: tuple[str, ...] = (
     "SystemBrightnessMax", "SystemBrightnessMaxVerify", "SystemBrightnessMin", "SystemBrightnessMinVerify",
     "SystemWifiTurnOff", "SystemWifiTurnOffVerify", "SystemWifiTurnOn", "SystemWifiTurnOnVerify",
     "TurnOffWifiAndTurnOnBluetooth",
+    "SimpleCalendarAddRepeatingEvent", "SimpleCalendarEventOnDateAtTime", "SimpleCalendarEventsInNextWeek",
+    "SimpleCalendarEventsInTimeRange", "SimpleCalendarFirstEventAfterStartTime", "SimpleCalendarNextMeetingWithPerson",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -59,13 +61,6 @@ NOT_ON_SIM: dict[str, str] = {
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
     "SystemCopyToClipboard": "no scripted expert yet",
-    "SimpleCalendarAddRepeatingEvent": "no scripted expert yet",
-    "SimpleCalendarEventOnDateAtTime": "no scripted expert yet (the day-question expert names every event of the "
-                                       "day; this task asks for the one at a given time)",
-    "SimpleCalendarEventsInNextWeek": "no scripted expert yet",
-    "SimpleCalendarEventsInTimeRange": "no scripted expert yet",
-    "SimpleCalendarFirstEventAfterStartTime": "no scripted expert yet",
-    "SimpleCalendarNextMeetingWithPerson": "no scripted expert yet",
 }
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
