@@ -45,6 +45,7 @@ SIM_TASKS: tuple[str, ...] = (
     "TurnOffWifiAndTurnOnBluetooth",
     "SimpleCalendarAddRepeatingEvent", "SimpleCalendarEventOnDateAtTime", "SimpleCalendarEventsInNextWeek",
     "SimpleCalendarEventsInTimeRange", "SimpleCalendarFirstEventAfterStartTime", "SimpleCalendarNextMeetingWithPerson",
+    "MarkorMergeNotes", "SystemCopyToClipboard", "ExpenseAddMultipleFromMarkor",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -54,13 +55,10 @@ NOT_ON_SIM: dict[str, str] = {
     "ContactsNewContactDraft": "its check reads the accessibility forest (env.get_state().forest), which the sim's "
                                "uiautomator-based adapter does not provide",
     "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
-    "ExpenseAddMultipleFromMarkor": "no scripted expert yet (the re-creation's expert reads a different file set-up)",
-    "MarkorMergeNotes": "no scripted expert yet",
     "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
     "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
-    "SystemCopyToClipboard": "no scripted expert yet",
 }
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
