@@ -48,7 +48,8 @@ def build_database(schema: Sequence[str], rows: dict[str, Sequence[dict[str, Any
         for table, table_rows in rows.items():
             for row in table_rows:
                 cols = list(row)
-                conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                names = ", ".join(f'"{c}"' for c in cols)  # quoted: some real columns are SQL words ("order")
+                conn.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})",
                              [row[c] for c in cols])
         conn.commit()
         conn.close()

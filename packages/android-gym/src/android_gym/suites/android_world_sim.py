@@ -46,6 +46,7 @@ SIM_TASKS: tuple[str, ...] = (
     "SimpleCalendarAddRepeatingEvent", "SimpleCalendarEventOnDateAtTime", "SimpleCalendarEventsInNextWeek",
     "SimpleCalendarEventsInTimeRange", "SimpleCalendarFirstEventAfterStartTime", "SimpleCalendarNextMeetingWithPerson",
     "MarkorMergeNotes", "SystemCopyToClipboard", "ExpenseAddMultipleFromMarkor",
+    "NotesIsTodo", "NotesMeetingAttendeeCount", "NotesRecipeIngredientCount", "NotesTodoItemCount",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
