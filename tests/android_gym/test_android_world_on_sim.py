@@ -27,8 +27,8 @@ pytestmark = pytest.mark.skipif(
 
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
-        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend",
-        "SimpleCalendarEventsInNextWeek"]
+        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
+        "SportsTrackerTotalDistanceForCategoryOverInterval", "SimpleCalendarEventsInNextWeek"]
 
 
 @pytest.fixture(autouse=True)
@@ -118,6 +118,7 @@ def host_adb(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
+                                  "TasksHighPriorityTasks",
                                   pytest.param("NotesRecipeIngredientCount", marks=pytest.mark.slow)])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice

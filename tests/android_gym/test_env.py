@@ -112,11 +112,18 @@ def test_finished_terminates_with_zero_when_not_done():
     env.close()
 
 
-def test_info_carries_xml_and_elements():
+def test_observation_carries_the_elements_the_ui_lists_and_info_the_xml():
     env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff")
-    _, info = env.reset(seed=0)
+    obs, info = env.reset(seed=0)
     assert info["xml"].lstrip().startswith("<?xml") and "<hierarchy" in info["xml"]
-    assert info["elements"] and all(hasattr(e, "center") for e in info["elements"])
+    assert "elements" not in info  # one place for what the agent sees: the observation
+    elements = obs["elements"]
+    assert env.observation_space["elements"].contains(elements) and len(elements) > 3
+    # the elements are the ones the UI text lists, in that order
+    positions = [obs["ui"].index(f"[{e.id}]") for e in elements]
+    assert positions == sorted(positions)
+    sample = env.observation_space.sample()
+    assert env.observation_space.contains(sample)
     env.close()
 
 
@@ -134,9 +141,16 @@ def test_make_vec(mode):
     envs = gym.make_vec("AndroidSim-v0", num_envs=2, vectorization_mode=mode,
                         task="SystemWifiTurnOff")
     obs, infos = envs.reset(seed=[0, 1])
-    assert len(obs["ui"]) == 2 and all(isinstance(u, str) and u for u in obs["ui"])
-    obs, rewards, terminated, truncated, infos = envs.step(["Action: press_home()", "Action: press_back()"])
+    assert len(obs["ui"]) == 2 and all(isinstance(u, str) and "Settings" in u for u in obs["ui"])
+    assert all(len(e) > 3 and all(f"[{x.id}]" in u for x in e) for e, u in zip(obs["elements"], obs["ui"]))
+    launcher = obs["ui"][0]
+    obs, rewards, terminated, truncated, infos = envs.step(['Action: open_app(app_name="Settings")',
+                                                            "Action: press_home()"])
     assert rewards.shape == (2,)
+    # each env's current screen, not the first one (AsyncVectorEnv's shared memory hands back live values)
+    assert "Network & internet" in obs["ui"][0] and obs["ui"][1] == launcher
+    assert any(x.label == "Network & internet" for x in obs["elements"][0])
+    assert obs["instruction"][0] == infos["goal"][0]
     envs.close()
 
 

@@ -23,7 +23,7 @@ def test_env_reuses_compression_only_for_identical_dumps():
         fresh = compress_xml(info["xml"], screen_size=inner.device.screen_size)
         # Every observation is exactly what compressing this step's dump gives.
         assert obs["ui"] == fresh.text
-        assert [e.to_dict() for e in info["elements"]] == [e.to_dict() for e in fresh.elements]
+        assert [e.to_dict() for e in obs["elements"]] == [e.to_dict() for e in fresh.elements]
         if info["xml"] in seen:
             assert inner._ui is seen[info["xml"]]  # a revisited screen is not compressed again
             reused += 1

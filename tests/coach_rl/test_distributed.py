@@ -27,6 +27,7 @@ from coach_rl.critic import Critic, CriticTrainer  # noqa: E402
 from coach_rl.distributed import (  # noqa: E402
     AdbDeviceSpec,
     DistributedArguments,
+    EmulatorDeviceSpec,
     RayCollector,
     ScriptedPolicy,
     SimDeviceSpec,
@@ -293,6 +294,51 @@ def test_workers_drive_devices_behind_adb(ray_cluster, tmp_path_factory) -> None
     finally:
         for d in daemons:
             d.stop()
+        host.kill_server()
+
+
+def test_workers_boot_their_own_emulators_and_survive_one_crashing(ray_cluster, tmp_path_factory) -> None:
+    """EmulatorDeviceSpec: each worker boots an emulator (the stand-in binary: the sim behind adbd, registered with
+    a private adb server as emulator-C) from its own EmulatorPool; one crashes mid-episode and is relaunched."""
+    from pathlib import Path
+
+    from android_gym.adbd import HostAdb
+
+    adb = "/usr/bin/adb"
+    if not os.access(adb, os.X_OK):
+        pytest.skip(f"{adb} not installed (apt-get install adb)")
+    home = tmp_path_factory.mktemp("emu_home")
+    host = HostAdb(adb=adb, home=home)
+    host.start_server()
+    fake = Path(__file__).resolve().parents[1] / "android_gym" / "fake_emulator" / "emulator"
+    # an emulator dies at its 40th shell command, once per console port (the state dir remembers); port 5554's
+    # (worker 0's) is marked as fired already, so only worker 1's emulator (5556) crashes
+    (home / "fired").mkdir()
+    (home / "fired" / "fired-5554").write_text("crash")
+    env = {"FAKE_EMULATOR_PYTHON": sys.executable, "HOME": str(home), "FAKE_EMULATOR_STATE_DIR": str(home / "fired"),
+           "FAKE_EMULATOR_HOME": str(home / "avd"), "FAKE_EMULATOR_CRASH_AFTER": "40"}
+    spec = EmulatorDeviceSpec(
+        "Pixel_6_API_33", env_kwargs={"task": "SystemWifiTurnOff", "max_steps": 3}, env_id="AndroidSim-v0",
+        pool_kwargs={"emulator_path": str(fake), "adb_port": host.server_port, "adb_path": adb, "env": env,
+                     "boot_timeout": 30.0, "grace_period": 2.0, "log_dir": str(home / "logs"),
+                     "device_kwargs": {"timeout": 3.0, "console_token_path": str(home / ".emulator_console_auth_token"),
+                                       "recover_timeout": 30.0}})
+    try:
+        with RayCollector(spec, ScriptedPolicy(), num_workers=2, async_collection=False) as collector:
+            batch = collector.collect(8, seeds=0)
+            assert len(batch) == 8 and not batch.failures
+            assert {t.info["worker"] for t in batch.trajectories} == {0, 1}
+            errors = [t.error for t in batch.trajectories if t.error]
+            assert len(errors) == 1 and all(t.truncated for t in batch.trajectories if t.error), errors
+            assert all(len(t.steps) == 3 for t in batch.trajectories if not t.error)
+            assert [t.info["worker"] for t in batch.trajectories if t.error] == [1]
+            # the crashed emulator was relaunched: both workers play clean episodes again
+            again = collector.collect(4, seeds=1)
+            assert len(again) == 4 and not any(t.error for t in again.trajectories)
+            assert {t.info["worker"] for t in again.trajectories} == {0, 1}
+        listed = host.devices()
+        assert not [s for s, state in listed.items() if s.startswith("emulator-") and state == "device"], listed
+    finally:
         host.kill_server()
 
 

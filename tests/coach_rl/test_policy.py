@@ -43,15 +43,15 @@ def _requests(screenshot: bool = False) -> list[PolicyRequest]:
     out = []
     env = gym.make("AndroidSim-v0", task="SystemWifiTurnOn", screenshot=screenshot)
     obs, info = env.reset(seed=0)
-    out.append(PolicyRequest.from_observation(obs, info, screen_size=SCREEN))
+    out.append(PolicyRequest.from_observation(obs, screen_size=SCREEN))
     history = [Step(ui=obs["ui"], action=OpenApp("Settings"),
                     response='{"action_type": "open_app", "app_name": "Settings"}')]
     obs, _, _, _, info = env.step(OpenApp("Settings"))
-    out.append(PolicyRequest.from_observation(obs, info, history, screen_size=SCREEN))
-    target = next(e for e in info["elements"] if e.label == "Network & internet")
+    out.append(PolicyRequest.from_observation(obs, history, screen_size=SCREEN))
+    target = next(e for e in obs["elements"] if e.label == "Network & internet")
     history = history + [Step(ui=obs["ui"], action=Click(*target.center), response="x", info={"target": "TextView"})]
     obs, _, _, _, info = env.step(Click(*target.center))
-    out.append(PolicyRequest.from_observation(obs, info, history, screen_size=SCREEN))
+    out.append(PolicyRequest.from_observation(obs, history, screen_size=SCREEN))
     env.close()
     return out
 

@@ -24,7 +24,7 @@ from android_gym.actions import (
 )
 from android_gym.adbd import SimAdbd
 from android_gym.drivers import AdbDevice, EmulatorPool
-from android_gym.envs import AndroidEnv, UnicodeText, register_envs
+from android_gym.envs import AndroidEnv, UIElements, UnicodeText, register_envs
 from android_gym.screen import Screen
 from android_gym.sim import SimDevice, SimPhone
 from android_gym.suites import (
@@ -91,6 +91,7 @@ __all__ = [
     "Task",
     "Trajectory",
     "Type",
+    "UIElements",
     "UnicodeText",
     "Wait",
     "action_from_dict",

@@ -210,7 +210,7 @@ def _play_expert(env: gym.Env, fmt: PolicyFormat, task: str, seed: int, demos: D
         generator = base.task.expert(_compressed(info, base, screen_size))
         expert = next(generator)
         while True:
-            request = PolicyRequest.from_observation(obs, info, trajectory.steps, screen_size)
+            request = PolicyRequest.from_observation(obs, trajectory.steps, screen_size)
             try:
                 answer = fmt.answer_for(expert, request, type_presses_enter=True)
             except ActionFormatError as err:

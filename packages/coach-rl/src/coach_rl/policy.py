@@ -58,7 +58,7 @@ class PolicyRequest:
     """What the policy is asked about at one step.
 
     ``ui`` is the compressed UI text (``obs["ui"]``), ``elements`` the parsed UI elements
-    (``info["elements"]``; the index format needs them), ``screenshot`` an HxWx3 array or PIL image (or
+    (``obs["elements"]``; the index format needs them), ``screenshot`` an HxWx3 array or PIL image (or
     None), ``history`` the earlier steps of this episode (oldest first) and ``screen_size`` the device's
     (width, height) in pixels, used to read and clamp coordinates.
     """
@@ -74,15 +74,14 @@ class PolicyRequest:
     def from_observation(
         cls,
         observation: Mapping[str, Any],
-        info: Mapping[str, Any],
         history: Sequence[Step] = (),
         screen_size: tuple[int, int] | None = None,
     ) -> PolicyRequest:
-        """The request for an ``AndroidEnv`` observation and info dict (``reset``/``step`` return them)."""
+        """The request for an ``AndroidEnv`` observation (``reset``/``step`` return it): all a policy reads."""
         return cls(
             instruction=observation["instruction"],
             ui=observation.get("ui"),
-            elements=info.get("elements"),
+            elements=observation.get("elements"),
             screenshot=observation.get("screenshot"),
             history=list(history),
             screen_size=screen_size,
@@ -191,7 +190,7 @@ class PolicyFormat:
         if not isinstance(request, PolicyRequest):
             raise TypeError(f"requests must be PolicyRequest objects, got {type(request).__name__}")
         if self.action_format == "index" and request.elements is None:
-            raise ValueError("the index action format needs request.elements (the env's info['elements'])")
+            raise ValueError("the index action format needs request.elements (the env's obs['elements'])")
         if self.action_format == "uitars" and self.mode in ("xml", "both") and not isinstance(request.ui, str):
             raise ValueError(f"mode={self.mode!r} needs request.ui (the compressed UI text, obs['ui'])")
         if self.mode != "xml" and request.screenshot is None:

@@ -518,7 +518,7 @@ def render_indexed_elements(
     """The screen as numbered element lines, e.g. ``[3] Switch 'Wi-Fi' checked click``.
 
     The number is the element's position in ``elements`` (android_gym ``UIElement`` objects, e.g. the env's
-    ``info["elements"]``), so an answer's ``"index"`` resolves through ``parse_action(elements=elements)``.
+    ``obs["elements"]``), so an answer's ``"index"`` resolves through ``parse_action(elements=elements)``.
     Elements without a label, hint or action are left out (their numbers are skipped); labels are sanitised,
     put on one line and cut to ``max_label_chars``. ``max_elements`` caps the lines shown (a closing line
     says how many more there were).
@@ -630,7 +630,7 @@ def build_index_policy_messages(
 
     Args:
         instruction: the user's task (untrusted: sanitised).
-        elements: the current screen's UI elements (``info["elements"]``), listed by
+        elements: the current screen's UI elements (``obs["elements"]``), listed by
             :func:`render_indexed_elements`; an answer's ``"index"`` is a position in this sequence.
         history: earlier steps, oldest first: ``Step`` (its ``response`` JSON and ``info["target"]``),
             dicts with ``response``/``action`` and ``target``, or ``(thought, action)`` pairs.

@@ -400,7 +400,7 @@ class RolloutCollector:
         return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None, env_records)
 
     def _request(self, slot: _Slot) -> PolicyRequest:
-        return PolicyRequest.from_observation(slot.observation, slot.info, slot.trajectory.steps, slot.screen_size)
+        return PolicyRequest.from_observation(slot.observation, slot.trajectory.steps, slot.screen_size)
 
     def _step_env(self, index: int, output: PolicyOutput) -> tuple[Any, ...]:
         """``env.step`` with the parsed action; an exception comes back as ``("raised", message)``.

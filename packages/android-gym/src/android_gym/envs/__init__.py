@@ -3,7 +3,7 @@
 import gymnasium as gym
 
 from android_gym.envs.android_env import AndroidEnv
-from android_gym.envs.spaces import AgentAction, UnicodeText
+from android_gym.envs.spaces import AgentAction, UIElements, UnicodeText
 
 _ENTRY_POINT = "android_gym.envs.android_env:AndroidEnv"
 
@@ -24,4 +24,4 @@ def register_envs() -> None:
                      disable_env_checker=False)
 
 
-__all__ = ["ENV_IDS", "AgentAction", "AndroidEnv", "UnicodeText", "register_envs"]
+__all__ = ["ENV_IDS", "AgentAction", "AndroidEnv", "UIElements", "UnicodeText", "register_envs"]

@@ -13,13 +13,14 @@ from gymnasium import spaces
 
 from android_gym.actions import Action, ActionParseError, Finished, action_from_dict
 from android_gym.device import Device, DeviceError
-from android_gym.envs.spaces import AgentAction, UnicodeText
+from android_gym.envs.spaces import AgentAction, UIElements, UnicodeText
 from android_gym.suites.recording import EpisodeRecorder
 from android_gym.suites.sources import resolve_task_source
 from android_gym.tasks.base import Task, instance_seed
 
 MAX_INSTRUCTION_CHARS = 4_096
 MAX_ACTION_CHARS = 8_192
+MAX_ELEMENTS = 4_096
 
 
 class AndroidEnv(gym.Env):
@@ -40,8 +41,9 @@ class AndroidEnv(gym.Env):
 
     ## Observation Space
     ``Dict`` with ``instruction`` (``UnicodeText``), ``ui`` (``UnicodeText``: the compressed UI tree
-    in ``ui_style``) and, when ``screenshot=True``, ``screenshot`` (``Box(0, 255, (H, W, 3), uint8)``).
-    ``info`` carries the raw hierarchy XML (``xml``) and the parsed ``elements``.
+    in ``ui_style``), ``elements`` (``UIElements``: the tuple of parsed UI elements that ``ui`` lists, in
+    the order an index-format answer counts them) and, when ``screenshot=True``, ``screenshot``
+    (``Box(0, 255, (H, W, 3), uint8)``). ``info`` carries the raw hierarchy XML (``xml``).
 
     ## Rewards
     On ``finished`` the task scores the device state (and the answer, for question tasks) in [0, 1];
@@ -82,7 +84,8 @@ class AndroidEnv(gym.Env):
     AndroidLab trace folder, screenshots included).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release (the parsed UI elements are ``obs["elements"]``; earlier development versions put
+      them in ``info["elements"]``).
     """
 
     metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 2}
@@ -145,6 +148,7 @@ class AndroidEnv(gym.Env):
         observation = {
             "instruction": UnicodeText(MAX_INSTRUCTION_CHARS),
             "ui": UnicodeText(self.max_ui_chars),
+            "elements": UIElements(MAX_ELEMENTS, screen_size=(width, height)),
         }
         if self.screenshot:
             observation["screenshot"] = spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8)
@@ -433,7 +437,8 @@ class AndroidEnv(gym.Env):
         if len(ui_text) > self.max_ui_chars:
             marker = "\n...(truncated)"
             ui_text = ui_text[: self.max_ui_chars - len(marker)] + marker
-        obs: dict[str, Any] = {"instruction": self.task.goal[:MAX_INSTRUCTION_CHARS], "ui": ui_text}
+        obs: dict[str, Any] = {"instruction": self.task.goal[:MAX_INSTRUCTION_CHARS], "ui": ui_text,
+                               "elements": tuple(self._ui.elements[:MAX_ELEMENTS])}
         if self.screenshot:
             obs["screenshot"] = self._screen.screenshot
         return obs
@@ -448,7 +453,6 @@ class AndroidEnv(gym.Env):
             "max_steps": self._budget(),
             "success": success,
             "xml": self._screen.xml,
-            "elements": self._ui.elements,
             "activity": self._screen.activity,
         }
 

@@ -48,8 +48,8 @@ def build_database(schema: Sequence[str], rows: dict[str, Sequence[dict[str, Any
         for table, table_rows in rows.items():
             for row in table_rows:
                 cols = list(row)
-                names = ", ".join(f'"{c}"' for c in cols)  # quoted: some real columns are SQL words ("order")
-                conn.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})",
+                quoted = ", ".join(f'"{c}"' for c in cols)  # quoted: real schemas have columns named like keywords
+                conn.execute(f"INSERT INTO {table} ({quoted}) VALUES ({', '.join('?' * len(cols))})",
                              [row[c] for c in cols])
         conn.commit()
         conn.close()

@@ -104,7 +104,7 @@ def sim_expert_steps(
                 ui_before = obs["ui"]
                 step = ExpertStep(
                     instruction=obs["instruction"], ui=ui_before, expert=action, screen_size=(width, height),
-                    history=tuple(history), elements=tuple(info["elements"]),
+                    history=tuple(history), elements=tuple(obs["elements"]),
                     screenshot=obs.get("screenshot"), source="sim", episode_id=f"{name}#{i}@{seed}", task=name,
                     app=_app_of_task(task), step_index=len(history))
                 history.append(action_text(action))

@@ -125,12 +125,26 @@ class EmulatorDeviceSpec:
         self._pool = None
         self._device = None
 
+    def pool_kwargs_for(self, index: int) -> dict[str, Any]:
+        """``pool_kwargs``, with worker ``index``'s own first console port unless ``base_port`` is given.
+
+        Workers on one host boot their emulators at the same moment; searching the port range from the same
+        start, two would pick the same free pair before either binds it. Worker ``i`` starts at 5554 + 2i.
+        """
+        from android_gym.drivers.pool import FIRST_CONSOLE_PORT, LAST_CONSOLE_PORT
+
+        kwargs = dict(self.pool_kwargs)
+        if "base_port" not in kwargs:
+            slots = (int(kwargs.get("max_port", LAST_CONSOLE_PORT)) - FIRST_CONSOLE_PORT) // 2 + 1
+            kwargs["base_port"] = FIRST_CONSOLE_PORT + 2 * (index % slots)
+        return kwargs
+
     def open(self, index: int) -> Any:
         """Boot the emulator (first call) and give an env on it."""
         from android_gym.drivers import EmulatorPool
 
         if self._pool is None:
-            self._pool = EmulatorPool(self.avd, size=1, **self.pool_kwargs)
+            self._pool = EmulatorPool(self.avd, size=1, **self.pool_kwargs_for(index))
         self._device = self._pool.acquire()
         return _make_env(self.env_id, {**self.env_kwargs, "device": self._device})
 
