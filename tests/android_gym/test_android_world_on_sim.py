@@ -28,7 +28,8 @@ pytestmark = pytest.mark.skipif(
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
         "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
-        "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2"]
+        "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2",
+        "SimpleCalendarEventsInNextWeek"]
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +152,8 @@ def host_adb(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
-                                  "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes"])
+                                  "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes",
+                                  pytest.param("NotesRecipeIngredientCount", marks=pytest.mark.slow)])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 

@@ -52,6 +52,10 @@ SIM_TASKS: tuple[str, ...] = (
     "SportsTrackerActivitiesCountForWeek", "SportsTrackerActivitiesOnDate", "SportsTrackerActivityDuration",
     "SportsTrackerLongestDistanceActivity", "SportsTrackerTotalDistanceForCategoryOverInterval",
     "SportsTrackerTotalDurationForCategoryThisWeek",
+    "SimpleCalendarAddRepeatingEvent", "SimpleCalendarEventOnDateAtTime", "SimpleCalendarEventsInNextWeek",
+    "SimpleCalendarEventsInTimeRange", "SimpleCalendarFirstEventAfterStartTime", "SimpleCalendarNextMeetingWithPerson",
+    "MarkorMergeNotes", "SystemCopyToClipboard", "ExpenseAddMultipleFromMarkor",
+    "NotesIsTodo", "NotesMeetingAttendeeCount", "NotesRecipeIngredientCount", "NotesTodoItemCount",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -61,20 +65,10 @@ NOT_ON_SIM: dict[str, str] = {
     "ContactsNewContactDraft": "its check reads the accessibility forest (env.get_state().forest), which the sim's "
                                "uiautomator-based adapter does not provide",
     "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
-    "ExpenseAddMultipleFromMarkor": "no scripted expert yet (the re-creation's expert reads a different file set-up)",
-    "MarkorMergeNotes": "no scripted expert yet",
     "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
     "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
-    "SystemCopyToClipboard": "no scripted expert yet",
-    "SimpleCalendarAddRepeatingEvent": "no scripted expert yet",
-    "SimpleCalendarEventOnDateAtTime": "no scripted expert yet (the day-question expert names every event of the "
-                                       "day; this task asks for the one at a given time)",
-    "SimpleCalendarEventsInNextWeek": "no scripted expert yet",
-    "SimpleCalendarEventsInTimeRange": "no scripted expert yet",
-    "SimpleCalendarFirstEventAfterStartTime": "no scripted expert yet",
-    "SimpleCalendarNextMeetingWithPerson": "no scripted expert yet",
     "RecipeAddMultipleRecipesFromImage": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
 }
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
