@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(
 
 ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
-        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend"]
+        "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend",
+        "CameraTakeVideo"]
 
 
 @pytest.fixture(autouse=True)

@@ -43,6 +43,8 @@ SIM_TASKS: tuple[str, ...] = (
     "SystemBrightnessMax", "SystemBrightnessMaxVerify", "SystemBrightnessMin", "SystemBrightnessMinVerify",
     "SystemWifiTurnOff", "SystemWifiTurnOffVerify", "SystemWifiTurnOn", "SystemWifiTurnOnVerify",
     "TurnOffWifiAndTurnOnBluetooth",
+    "OpenAppTaskEval", "TurnOnWifiAndOpenApp",
+    "CameraTakePhoto", "CameraTakeVideo",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -54,8 +56,6 @@ NOT_ON_SIM: dict[str, str] = {
     "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "ExpenseAddMultipleFromMarkor": "no scripted expert yet (the re-creation's expert reads a different file set-up)",
     "MarkorMergeNotes": "no scripted expert yet",
-    "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
-    "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
     "SystemCopyToClipboard": "no scripted expert yet",
