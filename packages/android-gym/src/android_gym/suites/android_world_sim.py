@@ -45,6 +45,7 @@ SIM_TASKS: tuple[str, ...] = (
     "TurnOffWifiAndTurnOnBluetooth",
     "OpenAppTaskEval", "TurnOnWifiAndOpenApp",
     "CameraTakePhoto", "CameraTakeVideo",
+    "FilesDeleteFile", "FilesMoveFile",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
