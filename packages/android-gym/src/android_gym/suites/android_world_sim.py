@@ -46,6 +46,7 @@ SIM_TASKS: tuple[str, ...] = (
     "OpenAppTaskEval", "TurnOnWifiAndOpenApp",
     "CameraTakePhoto", "CameraTakeVideo",
     "FilesDeleteFile", "FilesMoveFile",
+    "AudioRecorderRecordAudio", "AudioRecorderRecordAudioWithFileName",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""

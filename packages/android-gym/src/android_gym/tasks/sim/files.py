@@ -41,7 +41,7 @@ WORDS = ("quick", "happy", "brave", "calm", "bright", "eager", "neat", "witty", 
 NOUNS = ("apple", "river", "tiger", "cloud", "forest", "rocket", "garden", "island", "candle", "bridge")
 
 
-def _variant(name: str, rng: random.Random) -> str:
+def variant_name(name: str, rng: random.Random) -> str:
     """``name`` with a date, a random or a meaningful word before or after its stem (extension kept)."""
     stem, ext = posixpath.splitext(name)
     kind = rng.choice(("date", "random", "word"))
@@ -60,7 +60,7 @@ def noise_names(target: str, candidates: tuple[str, ...] | list[str], rng: rando
     names: set[str] = set()
     while len(names) < want:
         base = rng.choice(list(candidates)) if rng.random() < 0.85 else target
-        name = _variant(base, rng)
+        name = variant_name(base, rng)
         if name != target:
             names.add(name)
     return sorted(names)
