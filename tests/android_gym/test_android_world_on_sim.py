@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 
 import gymnasium as gym
 import pytest
@@ -170,6 +171,8 @@ def test_every_sim_task_is_solved_by_its_expert_over_several_seeds():
     failures = []
     suite = sim_suite()
     for name in SIM_TASKS:
+        if name.startswith("Retro") and shutil.which("ffmpeg") is None:
+            continue  # AndroidWorld's set-up encodes MP3s through pydub, which needs ffmpeg (.ci/run installs it)
         for seed in range(2):
             device = SimDevice()
             suite.attach(device)

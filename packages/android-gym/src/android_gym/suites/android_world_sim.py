@@ -47,6 +47,7 @@ SIM_TASKS: tuple[str, ...] = (
     "CameraTakePhoto", "CameraTakeVideo",
     "FilesDeleteFile", "FilesMoveFile",
     "AudioRecorderRecordAudio", "AudioRecorderRecordAudioWithFileName",
+    "RetroCreatePlaylist", "RetroPlayingQueue", "RetroPlaylistDuration", "RetroSavePlaylist",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
