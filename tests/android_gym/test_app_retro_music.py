@@ -176,7 +176,8 @@ def test_androidworlds_retro_tasks_are_solved_and_not_free(name):
         task = suite.instance(name, seed, 0)
         result = run_expert(task, device)
         assert result.success == 1.0, (name, seed, task.goal)
-        assert task.is_successful(device) == 1.0
-        device.shell(f'sqlite3 {PLAYLIST_DB} "DELETE FROM SongEntity"')
-        device.shell(f'sqlite3 {PLAYBACK_DB} "DELETE FROM playing_queue"')
-        assert task.is_successful(device) < 1.0  # (the exported file alone is half of RetroSavePlaylist's score)
+    fresh = SimDevice()
+    suite.attach(fresh)
+    again = suite.instance(name, 0, 0)
+    again.initialize(fresh)
+    assert again.is_successful(fresh) == 0.0

@@ -190,7 +190,7 @@ class AudioRecorderApp(App):
             Spacer(weight=1),
             ImageButton("Stop recording" if recording else "Record", self.record_button,
                         resource_id="btn_record_stop" if recording else "btn_record", width=80, height=80,
-                        icon="\u25a0" if recording else "\u25cf"),
+                        icon="S" if recording else "R"),
             Spacer(weight=1),
             ImageButton("Settings", lambda: self.toast("Settings"), resource_id="btn_settings", icon="S"),
             resource_id="pnl_record_controls", height=112, padding=(24, 16),

@@ -154,11 +154,13 @@ class CameraApp(App):
                 resource_id="preview_overlay", weight=1, background="#000000",
             )
         modes = Row(
-            Button("Camera", lambda: self.set_mode("photo"), resource_id="mode_camera",
-                   background="#ffffff" if self.mode == "photo" else None, selected=self.mode == "photo"),
-            Button("Video", lambda: self.set_mode("video"), resource_id="mode_video",
-                   background="#ffffff" if self.mode == "video" else None, selected=self.mode == "video"),
-            resource_id="mode_options", padding=(120, 4), background="#000000",
+            Button("Camera", lambda: self.set_mode("photo"), resource_id="mode_camera", weight=1,
+                   background="#ffffff" if self.mode == "photo" else None, selected=self.mode == "photo",
+                   color="#1f1f1f" if self.mode == "photo" else "#ffffff"),
+            Button("Video", lambda: self.set_mode("video"), resource_id="mode_video", weight=1,
+                   background="#ffffff" if self.mode == "video" else None, selected=self.mode == "video",
+                   color="#1f1f1f" if self.mode == "video" else "#ffffff"),
+            resource_id="mode_options", padding=(80, 4), background="#000000",
         )
         if self.mode == "photo":
             shutter_desc = "Shutter"
@@ -170,10 +172,11 @@ class CameraApp(App):
             View(cls="android.widget.FrameLayout", width=96, children=[thumb]),
             Spacer(weight=1),
             ImageButton(shutter_desc, self.shutter, resource_id="shutter_button", width=80, height=80,
-                        icon="\u25cf" if self.mode == "video" else "O"),
+                        icon="R" if self.mode == "video" else "O", background="#ffffff",
+                        color="#d93025" if self.mode == "video" else "#1f1f1f"),
             Spacer(weight=1),
             ImageButton("Switch to front camera", lambda: self.toast("Front camera"), resource_id="camera_toggle",
-                        icon="S", width=56, height=56),
+                        icon="S", width=56, height=56, color="#ffffff"),
             resource_id="bottom_bar", height=120, padding=(16, 20), background="#000000",
         )
         return Column(preview, modes, bottom, cls="android.widget.FrameLayout", resource_id="camera_app_root",

@@ -294,7 +294,7 @@ class RetroMusicApp(MultiSelect, App):
         if self.selection and selectable:
             on_click = lambda p=path: self._toggle(p)  # noqa: E731
         row = ListItem(s["title"], f"{s['artist']} \u2022 {_clock(s['duration'])}", on_click,
-                       resource_id="songItem", title_id="title", subtitle_id="text", icon="\u266a",
+                       resource_id="songItem", title_id="title", subtitle_id="text", icon="M",
                        on_long_click=(lambda p=path: self._toggle(p)) if selectable else None,
                        trailing=ImageButton("More options", menu, resource_id="menu", icon=":"))
         if self.selection and selectable:
