@@ -118,7 +118,8 @@ def host_adb(tmp_path_factory):
             host.kill_server()
 
 
-@pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn"])
+@pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
+                                  "FilesMoveFile", "AudioRecorderRecordAudioWithFileName"])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 
