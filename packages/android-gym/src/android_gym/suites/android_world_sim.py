@@ -56,6 +56,11 @@ SIM_TASKS: tuple[str, ...] = (
     "SimpleCalendarEventsInTimeRange", "SimpleCalendarFirstEventAfterStartTime", "SimpleCalendarNextMeetingWithPerson",
     "MarkorMergeNotes", "SystemCopyToClipboard", "ExpenseAddMultipleFromMarkor",
     "NotesIsTodo", "NotesMeetingAttendeeCount", "NotesRecipeIngredientCount", "NotesTodoItemCount",
+    "OpenAppTaskEval", "TurnOnWifiAndOpenApp",
+    "CameraTakePhoto", "CameraTakeVideo",
+    "FilesDeleteFile", "FilesMoveFile",
+    "AudioRecorderRecordAudio", "AudioRecorderRecordAudioWithFileName",
+    "RetroCreatePlaylist", "RetroPlayingQueue", "RetroPlaylistDuration", "RetroSavePlaylist",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -65,8 +70,6 @@ NOT_ON_SIM: dict[str, str] = {
     "ContactsNewContactDraft": "its check reads the accessibility forest (env.get_state().forest), which the sim's "
                                "uiautomator-based adapter does not provide",
     "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
-    "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
-    "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": _APP_NOT_MODELLED.format(app="VLC"),
     "RecipeAddMultipleRecipesFromImage": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
@@ -74,10 +77,8 @@ NOT_ON_SIM: dict[str, str] = {
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
 APP_OF_PREFIX: tuple[tuple[str, str], ...] = (
-    ("AudioRecorder", "Audio Recorder"), ("Browser", "Chrome"), ("Camera", "Camera"), ("Files", "Files"),
-    ("Notes", "Joplin"), ("OsmAnd", "OsmAnd"), ("Recipe", "Broccoli"), ("Retro", "Retro Music"),
-    ("SaveCopyOfReceipt", "Simple Gallery Pro"), ("SimpleDrawPro", "Simple Draw Pro"),
-    ("SportsTracker", "OpenTracks"), ("Tasks", "Tasks"), ("Vlc", "VLC"),
+    ("Browser", "Chrome"), ("OsmAnd", "OsmAnd"), ("SaveCopyOfReceipt", "Simple Gallery Pro"),
+    ("SimpleDrawPro", "Simple Draw Pro"), ("Vlc", "VLC"),
 )
 """The app of each AndroidWorld task family the sim does not model (by task-name prefix)."""
 
