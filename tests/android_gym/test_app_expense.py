@@ -10,7 +10,7 @@ from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY
 from android_gym.tasks.device_state import parse_rows
 from android_gym.tasks.sim import expense as expense_tasks
-from android_gym.tasks.sim.crossapp import expenses_csv, parse_expenses_csv
+from android_gym.tasks.sim.crossapp import expenses_csv, parse_expenses_csv, without_reimbursable
 from android_gym.tasks.sim.expense import read_expenses, row_key
 
 from .sim_ui import tap_on, texts, type_in, ui_of
@@ -131,11 +131,13 @@ def test_provider_insert_update_delete_and_errors():
     assert rows(phone) == []
 
 
-def test_csv_note_round_trip():
-    data = [{"name": "Taxi Fare", "cents": 1234, "category": "Transportation", "note": "Late night. Reimbursable."}]
+def test_csv_note_round_trip_in_androidworlds_format():
+    data = [{"name": "Taxi Fare", "cents": 1230, "category": "Transportation", "note": "Late night. Reimbursable."}]
     text = expenses_csv(data)
-    assert text.splitlines()[0] == "name, amount, category, note"
+    assert text.splitlines() == ["name|amount_dollars|category_name|note",
+                                 "Taxi Fare|$12.3|Transportation|Late night. Reimbursable."]
     assert parse_expenses_csv(text) == data
+    assert without_reimbursable(data[0]["note"]) == "Late night"
 
 
 # --- tasks -----------------------------------------------------------------------------------------------

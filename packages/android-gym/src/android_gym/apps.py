@@ -25,6 +25,8 @@ APP_PACKAGES: dict[str, str] = {
     "files": "com.google.android.documentsui",
     "chrome": "com.android.chrome",
     "camera": "com.android.camera2",
+    "dialer": "com.google.android.dialer",
+    "phone": "com.google.android.dialer",
     "simple gallery pro": "com.simplemobiletools.gallery.pro",
     "gallery": "com.simplemobiletools.gallery.pro",
     "broccoli": "com.flauschcode.broccoli",

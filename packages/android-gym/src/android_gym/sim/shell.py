@@ -661,6 +661,9 @@ class Shell:
                 except ValueError:  # a system package no simulated app stands for: nothing to clear
                     pass
                 return b"Success\n"
+            app = self.phone.apps.get(words[0])
+            if app is not None and len(words) > 1 and hasattr(app, "set_permission"):
+                app.set_permission(words[1], args[0] == "grant")
             return b""
         if args[:2] != ["list", "packages"]:
             if args[:1] == ["path"] and len(args) > 1:

@@ -27,7 +27,9 @@ import dataclasses
 import os
 import random
 import shutil
+import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
@@ -632,6 +634,56 @@ def android_world_params(task_class: type, seed: int | None, env: Any = None) ->
     return params
 
 
+class _NoWaitClock:
+    """The ``time`` module as AndroidWorld's modules see it while they drive the simulated phone: ``sleep`` yields
+    at once. AndroidWorld waits for a real device to apply a change (SMS set-up sleeps 5-10 s, database set-up 7 s);
+    the simulated phone applies every change before the command returns, so the waits only cost time."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(0)
+
+
+_NO_WAIT = _NoWaitClock()
+_no_wait_lock = threading.Lock()
+_no_wait_users = 0
+_no_wait_modules: list[Any] = []
+
+
+@contextlib.contextmanager
+def _sim_clock(device: Device) -> Iterator[None]:
+    """While AndroidWorld's task code drives an in-process simulated phone, its ``time.sleep`` calls return at once.
+
+    Other devices keep every wait. The swap is process-wide while any sim call is inside (counted, so threads
+    stepping several sim envs nest), so a real device driven by the same process at that moment skips its waits too.
+    """
+    from android_gym.sim import SimDevice
+
+    global _no_wait_users
+    if not isinstance(device, SimDevice):
+        yield
+        return
+    with _no_wait_lock:
+        if _no_wait_users == 0:
+            for name, module in list(sys.modules.items()):
+                if name.startswith("android_world.") and getattr(module, "time", None) is time:
+                    module.time = _NO_WAIT
+                    _no_wait_modules.append(module)
+        _no_wait_users += 1
+    try:
+        yield
+    finally:
+        with _no_wait_lock:
+            _no_wait_users -= 1
+            if _no_wait_users == 0:
+                for module in _no_wait_modules:
+                    module.time = time
+                _no_wait_modules.clear()
+
+
 class AndroidWorldTask(Task):
     """One AndroidWorld task class (``aw_class``) seen as an android-gym :class:`Task`.
 
@@ -676,7 +728,8 @@ class AndroidWorldTask(Task):
         env.interaction_cache = ""
         if getattr(self.aw_task, "initialized", False):  # a second reset of the same instance
             self.aw_task.initialized = False
-        self.aw_task.initialize_task(env)
+        with _sim_clock(device):
+            self.aw_task.initialize_task(env)
         self._initialized = True
         if getattr(self.aw_task, "start_on_home_screen", True):  # AndroidWorld's episode runner then goes home
             env.reset(go_home=True)
@@ -686,7 +739,8 @@ class AndroidWorldTask(Task):
         env = self._env(device)
         if answer is not None:
             env.interaction_cache = answer
-        return float(self.aw_task.is_successful(env))
+        with _sim_clock(device):
+            return float(self.aw_task.is_successful(env))
 
     def expert(self, ui: Any) -> ExpertGenerator:
         """Our re-creation's scripted expert for this instance, for the tasks it solves on the simulated phone.
@@ -705,7 +759,8 @@ class AndroidWorldTask(Task):
         if not self._initialized:
             return
         self._initialized = False
-        self.aw_task.tear_down(self._env(device))
+        with _sim_clock(device):
+            self.aw_task.tear_down(self._env(device))
 
 
 class AndroidWorldSuite:

@@ -52,6 +52,15 @@ SIM_TASKS: tuple[str, ...] = (
     "SportsTrackerActivitiesCountForWeek", "SportsTrackerActivitiesOnDate", "SportsTrackerActivityDuration",
     "SportsTrackerLongestDistanceActivity", "SportsTrackerTotalDistanceForCategoryOverInterval",
     "SportsTrackerTotalDurationForCategoryThisWeek",
+    "SimpleCalendarAddRepeatingEvent", "SimpleCalendarEventOnDateAtTime", "SimpleCalendarEventsInNextWeek",
+    "SimpleCalendarEventsInTimeRange", "SimpleCalendarFirstEventAfterStartTime", "SimpleCalendarNextMeetingWithPerson",
+    "MarkorMergeNotes", "SystemCopyToClipboard", "ExpenseAddMultipleFromMarkor",
+    "NotesIsTodo", "NotesMeetingAttendeeCount", "NotesRecipeIngredientCount", "NotesTodoItemCount",
+    "OpenAppTaskEval", "TurnOnWifiAndOpenApp",
+    "CameraTakePhoto", "CameraTakeVideo",
+    "FilesDeleteFile", "FilesMoveFile",
+    "AudioRecorderRecordAudio", "AudioRecorderRecordAudioWithFileName",
+    "RetroCreatePlaylist", "RetroPlayingQueue", "RetroPlaylistDuration", "RetroSavePlaylist",
     "VlcCreatePlaylist", "VlcCreateTwoPlaylists",
     "SimpleDrawProCreateDrawing",
 )
@@ -63,31 +72,16 @@ NOT_ON_SIM: dict[str, str] = {
     "ContactsNewContactDraft": "its check reads the accessibility forest (env.get_state().forest), which the sim's "
                                "uiautomator-based adapter does not provide",
     "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
-    "ExpenseAddMultipleFromMarkor": "no scripted expert yet (the re-creation's expert reads a different file set-up)",
-    "MarkorMergeNotes": "no scripted expert yet",
-    "OpenAppTaskEval": "some instances open the dialer or Camera, which the sim does not model",
-    "TurnOnWifiAndOpenApp": "some instances open the dialer or Camera, which the sim does not model",
     "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": "its words are drawn only into the video's frames; the sim's VLC plays the file but "
                              "does not decode its pictures, and the scripted experts read the UI tree, not screenshots, so "
                              "no expert can honestly transcribe them",
-    "SystemCopyToClipboard": "no scripted expert yet",
-    "SimpleCalendarAddRepeatingEvent": "no scripted expert yet",
-    "SimpleCalendarEventOnDateAtTime": "no scripted expert yet (the day-question expert names every event of the "
-                                       "day; this task asks for the one at a given time)",
-    "SimpleCalendarEventsInNextWeek": "no scripted expert yet",
-    "SimpleCalendarEventsInTimeRange": "no scripted expert yet",
-    "SimpleCalendarFirstEventAfterStartTime": "no scripted expert yet",
-    "SimpleCalendarNextMeetingWithPerson": "no scripted expert yet",
     "RecipeAddMultipleRecipesFromImage": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
 }
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
 APP_OF_PREFIX: tuple[tuple[str, str], ...] = (
-    ("AudioRecorder", "Audio Recorder"), ("Browser", "Chrome"), ("Camera", "Camera"), ("Files", "Files"),
-    ("Notes", "Joplin"), ("OsmAnd", "OsmAnd"), ("Recipe", "Broccoli"), ("Retro", "Retro Music"),
-    ("SaveCopyOfReceipt", "Simple Gallery Pro"), ("SimpleDrawPro", "Simple Draw Pro"),
-    ("SportsTracker", "OpenTracks"), ("Tasks", "Tasks"), ("Vlc", "VLC"),
+    ("Browser", "Chrome"), ("OsmAnd", "OsmAnd"), ("SaveCopyOfReceipt", "Simple Gallery Pro"),
 )
 """The app of each AndroidWorld task family the sim does not model (by task-name prefix)."""
 

@@ -142,3 +142,17 @@ def type_into(ui: Any, text: str, resource_id: str | None = None, predicate: Pre
 def finish(answer: str | None = None):
     """Yield the final ``Finished`` action (with the answer for question tasks)."""
     yield Finished(answer)
+
+
+PERMISSION_ALLOW = "While using the app"
+"""The button of Android's runtime-permission pop-up that grants the permission."""
+
+
+def grant_permission_popup(ui: Any):
+    """Tap "While using the app" while a runtime-permission pop-up shows (nothing otherwise); returns the ui."""
+    for _ in range(3):
+        element = find(ui, text_is(PERMISSION_ALLOW))
+        if element is None:
+            break
+        ui = yield tap(element)
+    return ui

@@ -1,7 +1,9 @@
 """Simple Calendar Pro (com.simplemobiletools.calendar.pro): month grid or event list, day pages,
-an event editor with date/time picker dialogs and repetition, deletion with confirmation.
+an event editor with date/time picker dialogs and repetition, deletion with confirmation, and a search over
+every event.
 
-Pages: ``main`` (the month grid of the shown month, or the "Event list" view chosen through
+Pages: ``search`` (the toolbar's Search: a query field and the matching events under day headers),
+``main`` (the month grid of the shown month, or the "Event list" view chosen through
 "Change view"), ``day`` (one date's events, previous/next day, long-press to select several and
 delete them), ``event`` (the editor for a new or existing event: Title, Location, Description,
 start and end date/time rows opening picker dialogs, All-day switch, Repeat; Save and Delete in
@@ -171,6 +173,7 @@ class SimpleCalendarApp(MultiSelect, App):
         self.selection: list[int] = []
         self.form: dict[str, Any] = {}
         self.picker: dict[str, Any] = {}
+        self.query = ""
 
     def on_open(self) -> None:
         self._reset_ui()
@@ -280,6 +283,7 @@ class SimpleCalendarApp(MultiSelect, App):
 
     def _main_toolbar(self, title: str) -> View:
         return Toolbar(title, actions=[
+            ImageButton("Search", self.open_search, resource_id="search", icon="Q"),
             ImageButton("Go to today", self._go_today, resource_id="go_to_today", icon="T"),
             ImageButton("Change view", lambda: self.show_dialog("change_view"), resource_id="change_view",
                         icon="V"),
@@ -382,6 +386,45 @@ class SimpleCalendarApp(MultiSelect, App):
         return Column(toolbar, nav, ScrollList(items, "day:events", resource_id="day_events"),
                       Fab("New Event", lambda: self.new_event(date), resource_id="calendar_fab"),
                       cls="android.widget.RelativeLayout", resource_id="day_holder", weight=1)
+
+    def open_search(self) -> None:
+        """The toolbar's Search: a query field over every event's title, location and description."""
+        self.query = ""
+        self.selection = []
+        self.push("search")
+        self.phone.set_focus("calendar_search")
+
+    def _set_query(self, value: str) -> None:
+        self.query = value
+        self.scroll.pop("search:results", None)
+
+    def build_search(self) -> View:
+        """Search results: matching events under their day's header, in time order (what the real app lists)."""
+        q = self.query.strip().lower()
+        items: list[View] = []
+        if q:
+            found = [e for e in self.events
+                     if q in e["title"].lower() or q in e["eventLocation"].lower() or q in e["description"].lower()]
+            by_day: dict[dt.date, list[dict[str, Any]]] = {}
+            for e in sorted(found, key=lambda e: (e["dtstart"], e["title"].lower(), e["_id"])):
+                by_day.setdefault(from_ms(e["dtstart"]).date(), []).append(e)
+            for day, events in by_day.items():
+                items.append(Text(f"{day.strftime('%A')}, {day.strftime('%B')} {day.day}, {day.year}", size=14,
+                                  bold=True, color="#f57c00", padding=(16, 12), resource_id="event_section_title"))
+                items.extend(self._event_row(e, selectable=False) for e in events)
+            if not items:
+                items = [Text("No items found", resource_id="search_placeholder", padding=(24, 48), align="center")]
+        else:
+            items = [Text("Start typing to search", resource_id="search_placeholder", padding=(24, 48),
+                          align="center", color="#5f6368")]
+        bar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(8.0, 4.0),
+                   resource_id="top_toolbar_search_holder", children=[
+                       ImageButton("Back", self.pop, resource_id="top_toolbar_search_icon", icon="<"),
+                       EditText(self.query, self._set_query, hint="Search", key="calendar_search",
+                                resource_id="top_toolbar_search", weight=1),
+                   ])
+        return Column(bar, ScrollList(items, "search:results", resource_id="search_results_list"),
+                      cls="android.widget.RelativeLayout", resource_id="search_holder", weight=1)
 
     def _move_day(self, day: dt.date, delta: int) -> None:
         self.selection = []

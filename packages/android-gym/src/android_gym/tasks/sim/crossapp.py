@@ -2,9 +2,10 @@
 
 ``MarkorCreateNoteAndSms`` scores as AndroidWorld does: half for the note (name and text) and half
 for the SMS (a message with the note's text sent to the number in the last five minutes of device
-time, read from ``content://sms/sent``). ``ExpenseAddMultipleFromMarkor`` puts a CSV of expenses in
-Markor's ``my_expenses.txt``; the rows whose note says "Reimbursable" must be added to Pro Expense
-(the typed note may keep or drop the " Reimbursable." suffix) and nothing else may change.
+time, read from ``content://sms/sent``). ``ExpenseAddMultipleFromMarkor`` puts expenses in Markor's
+``my_expenses.txt`` as AndroidWorld does (``name|amount_dollars|category_name|note`` lines, the targets'
+notes ending ". Reimbursable."); those rows must be added to Pro Expense (the typed note may keep or drop
+the suffix; the expert drops it, as AndroidWorld's check compares the original note) and nothing else may change.
 """
 
 from __future__ import annotations
@@ -87,25 +88,32 @@ class MarkorCreateNoteAndSms(Task):
 
 
 def expenses_csv(rows: list[dict[str, Any]]) -> str:
-    """The note's text: a header and one "name, amount, category, note" line per expense."""
-    lines = ["name, amount, category, note"]
-    lines += [f"{r['name']}, {r['cents'] / 100:.2f}, {r['category']}, {r['note']}" for r in rows]
+    """The note's text as AndroidWorld writes it: a ``name|amount_dollars|category_name|note`` header, then one
+    such line per expense with the amount as ``$`` and the dollars as a float (``$123.4``)."""
+    lines = ["name|amount_dollars|category_name|note"]
+    lines += [f"{r['name']}|${r['cents'] / 100}|{r['category']}|{r['note']}" for r in rows]
     return "\n".join(lines)
 
 
 def parse_expenses_csv(text: str) -> list[dict[str, Any]]:
-    """Expense dicts (name, cents, category, note) from the note's CSV lines; the header is skipped."""
+    """Expense dicts (name, cents, category, note) from the note's ``|``-separated lines; the header is skipped."""
     out = []
     for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
+        parts = [p.strip() for p in line.split("|")]
         if len(parts) < 4 or parts[0].lower() == "name":
             continue
         try:
-            cents = int(round(float(parts[1]) * 100))
+            cents = int(round(float(parts[1].lstrip("$").replace(",", "")) * 100))
         except ValueError:
             continue
-        out.append({"name": parts[0], "cents": cents, "category": parts[2], "note": ", ".join(parts[3:])})
+        out.append({"name": parts[0], "cents": cents, "category": parts[2], "note": "|".join(parts[3:])})
     return out
+
+
+def without_reimbursable(note: str) -> str:
+    """The note as it was before the file marked it: the trailing ". Reimbursable." dropped."""
+    marked = ". " + REIMBURSABLE
+    return note[: -len(marked)] if note.endswith(marked) else note
 
 
 @register_task
@@ -148,5 +156,5 @@ class ExpenseAddMultipleFromMarkor(Task):
         if not wanted:
             raise ExpertStuck(f"no reimbursable transactions in {EXPENSES_FILE}")
         for row in wanted:
-            ui = yield from add_expense_expert(ui, row)
+            ui = yield from add_expense_expert(ui, {**row, "note": without_reimbursable(row["note"])})
         yield Finished()

@@ -14,6 +14,7 @@ from android_gym.actions import Finished, OpenApp
 from android_gym.apps import resolve_package
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import foreground_package, go_home, read_setting, write_setting
+from android_gym.tasks.expert import grant_permission_popup
 from android_gym.tasks.sim.settings import SETTINGS_PACKAGE, toggle_wifi_expert
 from android_gym.tasks.suites import SUITES_AW
 
@@ -66,7 +67,8 @@ class OpenAppTaskEval(Task):
         return 1.0 if foreground_package(device) == _package_for(self.params["app_name"]) else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        yield OpenApp(self.params["app_name"])
+        ui = yield OpenApp(self.params["app_name"])
+        yield from grant_permission_popup(ui)
         yield Finished()
 
 
@@ -96,5 +98,6 @@ class TurnOnWifiAndOpenApp(Task):
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from toggle_wifi_expert(ui, True)
-        yield OpenApp(self.params["app_name"])
+        ui = yield OpenApp(self.params["app_name"])
+        yield from grant_permission_popup(ui)
         yield Finished()
