@@ -4,9 +4,7 @@ AndroidWorld's own Retro Music tasks on it (their set-up needs ffmpeg)."""
 
 from __future__ import annotations
 
-import logging
 import os
-import shutil
 
 import pytest
 
@@ -14,9 +12,7 @@ from android_gym.agents import RandomAgent
 from android_gym.sim import SimPhone
 from android_gym.sim.apps.mp3 import read_mp3, silent_mp3
 from android_gym.sim.device import SimDevice
-from android_gym.suites import android_world_available
 from android_gym.tasks.base import TASK_REGISTRY
-from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import retro_music as retro_tasks
 from android_gym.tasks.sim.retro_music import PLAYBACK_DB, PLAYLIST_DB, playing_queue, playlist_rows
 
@@ -154,30 +150,3 @@ def test_wrong_order_or_extra_songs_fail():
 
 def test_random_agent_rarely_succeeds():
     check_random_agent_rarely_succeeds(NAMES, lambda seed: RandomAgent(seed=seed), episodes=3)
-
-
-# --- AndroidWorld's own tasks --------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not android_world_available(), reason="the android_world package is not installed")
-@pytest.mark.skipif(shutil.which("ffmpeg") is None,
-                    reason="AndroidWorld's Retro Music set-up encodes MP3s with pydub, which needs ffmpeg")
-@pytest.mark.parametrize("name", ["RetroCreatePlaylist", "RetroPlayingQueue", "RetroPlaylistDuration",
-                                  "RetroSavePlaylist"])
-def test_androidworlds_retro_tasks_are_solved_and_not_free(name):
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    suite = AndroidWorldSimSuite([name])
-    for seed in range(2):
-        device = SimDevice()
-        suite.attach(device)
-        task = suite.instance(name, seed, 0)
-        result = run_expert(task, device)
-        assert result.success == 1.0, (name, seed, task.goal)
-    fresh = SimDevice()
-    suite.attach(fresh)
-    again = suite.instance(name, 0, 0)
-    again.initialize(fresh)
-    assert again.is_successful(fresh) == 0.0
