@@ -9,6 +9,7 @@ Shared by the ``test_app_*`` files and ``test_androidlab_tasks.py``; import it r
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -70,6 +71,29 @@ def check_expert_solves(name: str, seeds: int = 5) -> None:
         result = run_expert(task, SimDevice(seed=seed))
         assert result.success == 1.0, (name, seed, task.goal, result.answer, [a.to_dict() for a in result.actions])
         assert result.steps <= task.max_steps
+
+
+def check_android_world_expert_solves(name: str, seeds: int = 3, *, start_must_score_zero: bool = True) -> None:
+    """AndroidWorld's own instance of ``name`` on the sim, first ``seeds`` seeds: the expert solves it, and a fresh
+    set-up is not already a success (scores 0, or with ``start_must_score_zero=False`` only below 1)."""
+    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
+
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    suite = AndroidWorldSimSuite([name])
+    for seed in range(seeds):
+        device = SimDevice()
+        suite.attach(device)
+        task = suite.instance(name, seed, 0)
+        result = run_expert(task, device)
+        assert result.success == 1.0, (name, seed, task.goal)
+        fresh = SimDevice()
+        suite.attach(fresh)
+        again = suite.instance(name, seed, 0)
+        again.initialize(fresh)
+        if start_must_score_zero:
+            assert again.is_successful(fresh) == 0.0
+        else:
+            assert again.is_successful(fresh) < 1.0
 
 
 def check_start_state(task: Task, read_state: Callable[[SimDevice], Any],
