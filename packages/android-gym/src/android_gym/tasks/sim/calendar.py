@@ -337,14 +337,16 @@ class _AddEventTask(_CalendarTask):
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         added = added_events(device, self.start_events())
-        start, minutes = self._target()
         if added is None or len(added) != 1:
             return 0.0
-        new = added[0]
-        ok = (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
-              and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
-              and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes)))
-        return 1.0 if ok else 0.0
+        return 1.0 if self.is_target(added[0]) else 0.0
+
+    def is_target(self, new: dict[str, Any]) -> bool:
+        """Whether the one added event has the asked title, description, start and end (subclasses add more)."""
+        start, minutes = self._target()
+        return (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
+                and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
+                and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes)))
 
     def expert(self, ui: Any) -> ExpertGenerator:
         start, minutes = self._target()

@@ -14,13 +14,11 @@ from typing import Any
 
 from android_gym.actions import Finished, OpenApp
 from android_gym.tasks.base import ExpertGenerator, register_task
-from android_gym.tasks.device_state import normalize_answer, to_ms
 from android_gym.tasks.expert import tap_id, tap_text, type_into
 from android_gym.tasks.sim.calendar import (
     CALENDAR_APP,
     _AddEventTask,
     _shown_date,
-    added_events,
     pick_date,
     pick_time,
 )
@@ -67,17 +65,8 @@ class SimpleCalendarAddRepeatingEvent(_AddEventTask):
         params["repeat_rule"] = rng.choice(sorted(RRULE_OF))
         return params
 
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        added = added_events(device, self.start_events())
-        start, minutes = self._target()
-        if added is None or len(added) != 1:
-            return 0.0
-        new = added[0]
-        ok = (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
-              and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
-              and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes))
-              and (new.get("rrule") or "") == RRULE_OF[self.params["repeat_rule"]])
-        return 1.0 if ok else 0.0
+    def is_target(self, new: dict[str, Any]) -> bool:
+        return super().is_target(new) and (new.get("rrule") or "") == RRULE_OF[self.params["repeat_rule"]]
 
     def expert(self, ui: Any) -> ExpertGenerator:
         start, minutes = self._target()
