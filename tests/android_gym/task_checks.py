@@ -13,7 +13,7 @@ import logging
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -71,6 +71,25 @@ def check_expert_solves(name: str, seeds: int = 5) -> None:
         result = run_expert(task, SimDevice(seed=seed))
         assert result.success == 1.0, (name, seed, task.goal, result.answer, [a.to_dict() for a in result.actions])
         assert result.steps <= task.max_steps
+
+
+class AndroidWorldInstance(NamedTuple):
+    task: Any  # the suite's task: AndroidWorld's own set-up and check behind the Task interface
+    env: Any  # what AndroidWorld's utils take as ``env``
+    suite: Any
+
+
+def android_world_instance(name: str, seed: int, device: SimDevice) -> AndroidWorldInstance:
+    """AndroidWorld's own instance of ``name`` for ``seed`` (episode 0), set up on ``device`` through the sim
+    suite, absl's logging quieted."""
+    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
+
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    suite = AndroidWorldSimSuite([name])
+    env = suite.attach(device)
+    task = suite.instance(name, seed, 0)
+    task.initialize(device)
+    return AndroidWorldInstance(task, env, suite)
 
 
 def check_android_world_expert_solves(name: str, seeds: int = 3, *, start_must_score_zero: bool = True) -> None:
