@@ -9,10 +9,11 @@ Shared by the ``test_app_*`` files and ``test_androidlab_tasks.py``; import it r
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -70,6 +71,48 @@ def check_expert_solves(name: str, seeds: int = 5) -> None:
         result = run_expert(task, SimDevice(seed=seed))
         assert result.success == 1.0, (name, seed, task.goal, result.answer, [a.to_dict() for a in result.actions])
         assert result.steps <= task.max_steps
+
+
+class AndroidWorldInstance(NamedTuple):
+    task: Any  # the suite's task: AndroidWorld's own set-up and check behind the Task interface
+    env: Any  # what AndroidWorld's utils take as ``env``
+    suite: Any
+
+
+def android_world_instance(name: str, seed: int, device: SimDevice) -> AndroidWorldInstance:
+    """AndroidWorld's own instance of ``name`` for ``seed`` (episode 0), set up on ``device`` through the sim
+    suite, absl's logging quieted."""
+    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
+
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    suite = AndroidWorldSimSuite([name])
+    env = suite.attach(device)
+    task = suite.instance(name, seed, 0)
+    task.initialize(device)
+    return AndroidWorldInstance(task, env, suite)
+
+
+def check_android_world_expert_solves(name: str, seeds: int = 3, *, start_must_score_zero: bool = True) -> None:
+    """AndroidWorld's own instance of ``name`` on the sim, first ``seeds`` seeds: the expert solves it, and a fresh
+    set-up is not already a success (scores 0, or with ``start_must_score_zero=False`` only below 1)."""
+    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
+
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    suite = AndroidWorldSimSuite([name])
+    for seed in range(seeds):
+        device = SimDevice()
+        suite.attach(device)
+        task = suite.instance(name, seed, 0)
+        result = run_expert(task, device)
+        assert result.success == 1.0, (name, seed, task.goal)
+        fresh = SimDevice()
+        suite.attach(fresh)
+        again = suite.instance(name, seed, 0)
+        again.initialize(fresh)
+        if start_must_score_zero:
+            assert again.is_successful(fresh) == 0.0
+        else:
+            assert again.is_successful(fresh) < 1.0
 
 
 def check_start_state(task: Task, read_state: Callable[[SimDevice], Any],

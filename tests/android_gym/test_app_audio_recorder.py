@@ -3,8 +3,6 @@ on /sdcard, rename and delete, the experts, a random agent, and AndroidWorld's o
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from android_gym.agents import RandomAgent
@@ -12,12 +10,12 @@ from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
 from android_gym.suites import android_world_available
 from android_gym.tasks.base import TASK_REGISTRY
-from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import audio_recorder as recorder_tasks
 from android_gym.tasks.sim.audio_recorder import RECORDS_DIR, recordings
 
 from .sim_ui import descs, tap_on, texts
 from .task_checks import (
+    check_android_world_expert_solves,
     check_android_world_tasks,
     check_expert_solves,
     check_random_agent_rarely_succeeds,
@@ -131,18 +129,4 @@ def test_random_agent_rarely_succeeds():
 @pytest.mark.skipif(not android_world_available(), reason="the android_world package is not installed")
 @pytest.mark.parametrize("name", ["AudioRecorderRecordAudio", "AudioRecorderRecordAudioWithFileName"])
 def test_androidworlds_recorder_tasks_are_solved_and_not_free(name):
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    suite = AndroidWorldSimSuite([name])
-    for seed in range(3):
-        device = SimDevice()
-        suite.attach(device)
-        task = suite.instance(name, seed, 0)
-        result = run_expert(task, device)
-        assert result.success == 1.0, (name, seed, task.goal)
-        fresh = SimDevice()
-        suite.attach(fresh)
-        again = suite.instance(name, seed, 0)
-        again.initialize(fresh)
-        assert again.is_successful(fresh) == 0.0
+    check_android_world_expert_solves(name)

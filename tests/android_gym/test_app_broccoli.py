@@ -25,6 +25,7 @@ from android_gym.tasks.sim.broccoli import (
 
 from .sim_ui import tap_on, texts, type_in, ui_of
 from .task_checks import (
+    android_world_instance,
     android_world_metadata,
     check_android_world_tasks,
     check_expert_solves,
@@ -199,14 +200,8 @@ def test_androidworlds_sqlite_utils_read_and_write_the_recipes_table():
 @pytest.mark.parametrize("name", ["RecipeDeleteDuplicateRecipes", "RecipeAddSingleRecipe"])
 def test_androidworlds_check_rejects_near_misses(name):
     """AndroidWorld's own is_successful on states an agent could leave: only the right change scores."""
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    suite = AndroidWorldSimSuite([name])
     device = SimDevice()
-    suite.attach(device)
-    task = suite.instance(name, 1, 0)
-    task.initialize(device)
+    task = android_world_instance(name, 1, device).task
     phone = device.phone
     target = task.params["row_objects"][0]
     if name == "RecipeDeleteDuplicateRecipes":

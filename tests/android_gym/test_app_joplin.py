@@ -3,8 +3,6 @@ with the app both ways, AndroidWorld's own set-up and check on it, experts and r
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from android_gym.agents import RandomAgent
@@ -17,6 +15,7 @@ from android_gym.tasks.sim import joplin as joplin_tasks
 
 from .sim_ui import tap_on, texts, type_in, ui_of
 from .task_checks import (
+    android_world_instance,
     check_android_world_tasks,
     check_expert_solves,
     check_random_agent_rarely_succeeds,
@@ -106,14 +105,8 @@ def test_random_agent_rarely_succeeds():
 
 @pytest.mark.skipif(not android_world_available(), reason="the android_world package is not installed")
 def test_androidworlds_own_setup_fills_the_app_and_its_check_scores_the_expert():
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    suite = AndroidWorldSimSuite(["NotesTodoItemCount"])
     device = SimDevice()
-    suite.attach(device)
-    task = suite.instance("NotesTodoItemCount", 0, 0)
-    task.initialize(device)
+    task, _, suite = android_world_instance("NotesTodoItemCount", 0, device)
     app = device.phone.apps[PKG]
     folder = next(f["id"] for f in app.folders if f["title"] == task.params["folder"])
     assert len(app.notes) == 103 and sum(n["is_todo"] for n in app.notes if n["parent_id"] == folder) == 3

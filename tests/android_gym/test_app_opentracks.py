@@ -19,6 +19,7 @@ from android_gym.tasks.sim import opentracks as opentracks_tasks
 
 from .sim_ui import descs, tap_on, texts
 from .task_checks import (
+    android_world_instance,
     check_android_world_tasks,
     check_expert_solves,
     check_random_agent_rarely_succeeds,
@@ -78,14 +79,8 @@ def test_androidworlds_own_set_up_fills_the_app_and_its_check_scores_the_answer(
     logging.getLogger("absl").setLevel(logging.ERROR)
     from android_world.task_evals.information_retrieval import activity_app_utils, proto_utils
 
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
     device = SimDevice()
-    name = "SportsTrackerTotalDistanceForCategoryOverInterval"
-    suite = AndroidWorldSimSuite([name])
-    env = suite.attach(device)
-    task = suite.instance(name, 0, 0)
-    task.initialize(device)
+    task, env, _ = android_world_instance("SportsTrackerTotalDistanceForCategoryOverInterval", 0, device)
     app = device.phone.apps[OPENTRACKS_PKG]
     assert len(app.tracks) == 22
     rows = activity_app_utils.list_rows(env)  # AndroidWorld's own read of the pulled database

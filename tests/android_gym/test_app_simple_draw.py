@@ -4,7 +4,6 @@ picker writing real image files, AndroidWorld's own set-up and check on it, the 
 from __future__ import annotations
 
 import io
-import logging
 
 import pytest
 from PIL import Image
@@ -19,6 +18,7 @@ from android_gym.tasks.sim.simple_draw import file_under
 
 from .sim_ui import tap_on, texts, ui_of
 from .task_checks import (
+    android_world_instance,
     check_android_world_tasks,
     check_expert_solves,
     check_random_agent_rarely_succeeds,
@@ -122,14 +122,8 @@ def test_the_folder_picker_moves_the_save_to_pictures_as_svg_and_an_empty_name_i
 
 @needs_android_world
 def test_androidworlds_check_wants_the_exact_name_in_pictures():
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    suite = AndroidWorldSimSuite([NAME])
     device = SimDevice()
-    suite.attach(device)
-    task = suite.instance(NAME, 2, 0)
-    task.initialize(device)
+    task = android_world_instance(NAME, 2, device).task
     name = task.params["file_name"]
     stem, ext = name.rsplit(".", 1)
     assert task.is_successful(device) == 0.0

@@ -18,6 +18,7 @@ from android_gym.tasks.sim import tasks_app as tasks_tasks
 
 from .sim_ui import descs, tap_on, texts, type_in
 from .task_checks import (
+    android_world_instance,
     check_android_world_tasks,
     check_expert_solves,
     check_random_agent_rarely_succeeds,
@@ -104,13 +105,8 @@ def test_androidworlds_own_set_up_fills_the_app_and_its_check_scores_the_answer(
     logging.getLogger("absl").setLevel(logging.ERROR)
     from android_world.task_evals.information_retrieval import proto_utils, task_app_utils
 
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
     device = SimDevice()
-    suite = AndroidWorldSimSuite(["TasksDueOnDate"])
-    env = suite.attach(device)
-    task = suite.instance("TasksDueOnDate", 1, 0)
-    task.initialize(device)
+    task, env, _ = android_world_instance("TasksDueOnDate", 1, device)
     app = device.phone.apps[TASKS_PKG]
     assert len(app.tasks) == 23
     rows = task_app_utils.list_rows(env)  # AndroidWorld's own read of the pulled database

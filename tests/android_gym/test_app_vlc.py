@@ -3,7 +3,6 @@ medialibrary database both ways, AndroidWorld's own set-up and check on it, expe
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 
 import pytest
@@ -19,6 +18,7 @@ from android_gym.tasks.sim.vlc import read_playlists, reset_vlc
 
 from .sim_ui import tap_on, texts, ui_of
 from .task_checks import (
+    android_world_instance,
     check_android_world_tasks,
     check_expert_solves,
     check_random_agent_rarely_succeeds,
@@ -161,14 +161,8 @@ def test_the_database_file_is_a_real_sqlite_file_and_mp4_lengths_round_trip(tmp_
 
 @needs_android_world
 def test_androidworlds_setup_writes_real_videos_and_its_check_wants_the_exact_order():
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    suite = AndroidWorldSimSuite(["VlcCreatePlaylist"])
     device = SimDevice()
-    suite.attach(device)
-    task = suite.instance("VlcCreatePlaylist", 1, 0)
-    task.initialize(device)
+    task = android_world_instance("VlcCreatePlaylist", 1, device).task
     files = task.params["files"]
     on_disk = device.shell("ls /sdcard/VLCVideos").split()
     assert sorted(on_disk) == sorted(files + task.params["noise_files"])

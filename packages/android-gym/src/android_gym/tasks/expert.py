@@ -57,6 +57,23 @@ def find_all(ui: Any, predicate: Predicate) -> list[Any]:
     return [e for e in ui.elements if predicate(e)]
 
 
+def within(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+    """Whether the box ``inner`` lies inside the box ``outer`` (both as left, top, right, bottom)."""
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
+
+
+def rows_in_view(ui: Any, list_id: str, row_id: str, *, first_page: bool, at_end: bool, what: str) -> list[Any]:
+    """The row elements (``row_id``) of the scrolled list ``list_id`` on screen, leaving out those the list's
+    edges may cut: at its top once it has scrolled (they were read lower down before), at its bottom until its
+    end (they are read after the next scroll). Raises ExpertStuck naming ``what`` when the list is not shown."""
+    lists = find_all(ui, id_is(list_id))
+    if not lists:
+        raise ExpertStuck(f"the {what} is not on screen")
+    top, bottom = lists[0].bounds[1], lists[0].bounds[3]
+    return [row for row in find_all(ui, id_is(row_id))
+            if not (row.bounds[1] <= top and not first_page) and not (row.bounds[3] >= bottom and not at_end)]
+
+
 def scroll_to(ui: Any, predicate: Predicate, direction: str = "down", max_scrolls: int = 12,
               at: tuple[int, int] | None = None):
     """Scroll until an element matching ``predicate`` is visible; returns (ui, element)."""

@@ -277,8 +277,10 @@ def _shown_date(ui: Any, field_id: str) -> dt.date | None:
     return dt.datetime.strptime(element.text, "%a, %b %d, %Y").date()
 
 
-def add_event_expert(ui: Any, title: str, description: str, start: dt.datetime, minutes: int):
-    """Create an event through the New Event form: title, description, start/end date and time, Save."""
+def add_event_expert(ui: Any, title: str, description: str, start: dt.datetime, minutes: int,
+                     repeat: str | None = None):
+    """Create an event through the New Event form: title, description, start/end date and time, the Repeat
+    option shown as ``repeat`` ("Daily", "Weekly"; none: left as it is), Save."""
     end = start + dt.timedelta(minutes=minutes)
     ui = yield OpenApp(CALENDAR_APP)
     ui = yield from tap_text(ui, "New Event", scroll=False)
@@ -291,6 +293,9 @@ def add_event_expert(ui: Any, title: str, description: str, start: dt.datetime, 
     if _shown_date(ui, "event_end_date") != end.date():
         ui = yield from pick_date(ui, "event_end_date", end.date())
     ui = yield from pick_time(ui, "event_end_time", end.time())
+    if repeat is not None:
+        ui = yield from tap_id(ui, "event_repetition_holder")
+        ui = yield from tap_text(ui, repeat, scroll=False)
     return (yield from tap_id(ui, "save", scroll=False))
 
 
@@ -337,14 +342,16 @@ class _AddEventTask(_CalendarTask):
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         added = added_events(device, self.start_events())
-        start, minutes = self._target()
         if added is None or len(added) != 1:
             return 0.0
-        new = added[0]
-        ok = (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
-              and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
-              and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes)))
-        return 1.0 if ok else 0.0
+        return 1.0 if self.is_target(added[0]) else 0.0
+
+    def is_target(self, new: dict[str, Any]) -> bool:
+        """Whether the one added event has the asked title, description, start and end (subclasses add more)."""
+        start, minutes = self._target()
+        return (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
+                and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
+                and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes)))
 
     def expert(self, ui: Any) -> ExpertGenerator:
         start, minutes = self._target()

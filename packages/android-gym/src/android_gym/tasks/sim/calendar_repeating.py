@@ -12,17 +12,11 @@ import datetime as dt
 import random
 from typing import Any
 
-from android_gym.actions import Finished, OpenApp
+from android_gym.actions import Finished
 from android_gym.tasks.base import ExpertGenerator, register_task
-from android_gym.tasks.device_state import normalize_answer, to_ms
-from android_gym.tasks.expert import tap_id, tap_text, type_into
 from android_gym.tasks.sim.calendar import (
-    CALENDAR_APP,
     _AddEventTask,
-    _shown_date,
-    added_events,
-    pick_date,
-    pick_time,
+    add_event_expert,
 )
 
 RRULE_OF = {"daily": "FREQ=DAILY", "weekly": "FREQ=WEEKLY"}
@@ -34,20 +28,7 @@ LABEL_OF = {"daily": "Daily", "weekly": "Weekly"}
 def add_repeating_event_expert(ui: Any, title: str, description: str, start: dt.datetime, minutes: int,
                                repeat: str):
     """New Event: title, description, start and end, Repeat (Daily/Weekly), Save."""
-    end = start + dt.timedelta(minutes=minutes)
-    ui = yield OpenApp(CALENDAR_APP)
-    ui = yield from tap_text(ui, "New Event", scroll=False)
-    ui = yield from type_into(ui, title, resource_id="event_title")
-    ui = yield from type_into(ui, description, resource_id="event_description")
-    if _shown_date(ui, "event_start_date") != start.date():
-        ui = yield from pick_date(ui, "event_start_date", start.date())
-    ui = yield from pick_time(ui, "event_start_time", start.time())
-    if _shown_date(ui, "event_end_date") != end.date():
-        ui = yield from pick_date(ui, "event_end_date", end.date())
-    ui = yield from pick_time(ui, "event_end_time", end.time())
-    ui = yield from tap_id(ui, "event_repetition_holder")
-    ui = yield from tap_text(ui, LABEL_OF[repeat], scroll=False)
-    return (yield from tap_id(ui, "save", scroll=False))
+    return (yield from add_event_expert(ui, title, description, start, minutes, repeat=LABEL_OF[repeat]))
 
 
 @register_task
@@ -67,17 +48,8 @@ class SimpleCalendarAddRepeatingEvent(_AddEventTask):
         params["repeat_rule"] = rng.choice(sorted(RRULE_OF))
         return params
 
-    def is_successful(self, device: Any, answer: str | None = None) -> float:
-        added = added_events(device, self.start_events())
-        start, minutes = self._target()
-        if added is None or len(added) != 1:
-            return 0.0
-        new = added[0]
-        ok = (normalize_answer(new["title"]) == normalize_answer(self.params["event_title"])
-              and normalize_answer(new["description"]) == normalize_answer(self.params["event_description"])
-              and new["dtstart"] == to_ms(start) and new["dtend"] == to_ms(start + dt.timedelta(minutes=minutes))
-              and (new.get("rrule") or "") == RRULE_OF[self.params["repeat_rule"]])
-        return 1.0 if ok else 0.0
+    def is_target(self, new: dict[str, Any]) -> bool:
+        return super().is_target(new) and (new.get("rrule") or "") == RRULE_OF[self.params["repeat_rule"]]
 
     def expert(self, ui: Any) -> ExpertGenerator:
         start, minutes = self._target()

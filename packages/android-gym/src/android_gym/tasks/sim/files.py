@@ -41,14 +41,15 @@ WORDS = ("quick", "happy", "brave", "calm", "bright", "eager", "neat", "witty", 
 NOUNS = ("apple", "river", "tiger", "cloud", "forest", "rocket", "garden", "island", "candle", "bridge")
 
 
-def variant_name(name: str, rng: random.Random) -> str:
-    """``name`` with a date, a random or a meaningful word before or after its stem (extension kept)."""
+def variant_name(name: str, rng: random.Random, code_chars: str = "abcdefghijkmnpqrstuvwxyzABCDEFGH23456789") -> str:
+    """``name`` with a date, a random code (4 of ``code_chars``) or a meaningful word before or after its stem
+    (extension kept), as AndroidWorld's ``generate_modified_file_name`` varies file names."""
     stem, ext = posixpath.splitext(name)
     kind = rng.choice(("date", "random", "word"))
     if kind == "date":
         mod = f"2023_{rng.randint(1, 10):02d}_{rng.randint(1, 28):02d}"
     elif kind == "random":
-        mod = "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGH23456789") for _ in range(4))
+        mod = "".join(rng.choice(code_chars) for _ in range(4))
     else:
         mod = rng.choice(("backup", "copy", "final", "edited"))
     return f"{mod}_{stem}{ext}" if rng.random() < 0.5 else f"{stem}_{mod}{ext}"

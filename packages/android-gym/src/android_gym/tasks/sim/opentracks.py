@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from android_gym.actions import Finished, OpenApp, Scroll
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import answers_match, go_home, to_ms
-from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is
+from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is, rows_in_view, within
 from android_gym.tasks.sim.calendar import DEVICE_NOW
 from android_gym.tasks.suites import SUITES_AW
 
@@ -131,19 +131,12 @@ Track = tuple[str, str, dt.date, float, float]
 
 
 def _shown_tracks(ui: Any, first_page: bool, at_end: bool) -> list[Track]:
-    """The rows on screen, leaving out those the list's edges may cut: at its top once it has scrolled (they
-    were read lower down before), at its bottom until its end (they are read after the next scroll)."""
-    lists = find_all(ui, id_is("track_list"))
-    if not lists:
-        raise ExpertStuck("the track list is not on screen")
-    top, bottom = lists[0].bounds[1], lists[0].bounds[3]
+    """The rows on screen whole (``rows_in_view``: none the list's edges may cut)."""
     tracks = []
-    for row in find_all(ui, id_is("track_list_item")):
-        if (row.bounds[1] <= top and not first_page) or (row.bounds[3] >= bottom and not at_end):
-            continue
-        x1, y1, x2, y2 = row.bounds
+    for row in rows_in_view(ui, "track_list", "track_list_item", first_page=first_page, at_end=at_end,
+                            what="track list"):
         parts = {e.resource_id.rpartition("/")[2]: e.text for e in ui.elements
-                 if x1 <= e.bounds[0] and y1 <= e.bounds[1] and e.bounds[2] <= x2 and e.bounds[3] <= y2 and e.text}
+                 if within(e.bounds, row.bounds) and e.text}
         try:
             day = dt.datetime.strptime(parts["track_list_item_date"].split(", ")[0] + " " +
                                        parts["track_list_item_date"].split(", ")[1], "%b %d %Y").date()

@@ -18,6 +18,7 @@ from android_gym.actions import Drag, Finished, LongPress, OpenApp, Type
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
 from android_gym.tasks.device_state import force_stop, go_home
 from android_gym.tasks.expert import ExpertStuck, find, id_is, tap_id, tap_text
+from android_gym.tasks.sim.files import variant_name
 from android_gym.tasks.suites import SUITES_AW
 
 DRAW_PACKAGE = "com.simplemobiletools.draw.pro"
@@ -27,20 +28,12 @@ PICTURES = "/storage/emulated/0/Pictures"
 _WORDS = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit")
 _ADJECTIVES = ("quick", "lazy", "ready", "bright", "calm", "brave", "gentle", "happy", "silly", "clever")
 _NOUNS = ("penguin", "river", "mountain", "lantern", "garden", "rocket", "violin", "harbor", "meadow", "falcon")
-_MARKS = ("backup", "copy", "final", "edited")
 
 
 def drawing_file_name(rng: random.Random) -> str:
     """A file name as AndroidWorld draws them: ``elit_QIO1_ready_penguin.svg``."""
     base = f"{rng.choice(_ADJECTIVES)}_{rng.choice(_NOUNS)}"
-    kind = rng.choice(("date", "code", "word"))
-    if kind == "date":
-        mark = f"2023_{rng.randint(1, 10):02d}_{rng.randint(1, 28):02d}"
-    elif kind == "code":
-        mark = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(4))
-    else:
-        mark = rng.choice(_MARKS)
-    stem = f"{mark}_{base}" if rng.random() < 0.5 else f"{base}_{mark}"
+    stem = variant_name(base, rng, code_chars="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
     return f"{rng.choice(_WORDS)}_{stem}{rng.choice(('.png', '.svg', '.jpg'))}"
 
 

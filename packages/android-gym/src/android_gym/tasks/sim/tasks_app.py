@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from android_gym.actions import Finished, OpenApp, Scroll
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import answers_match, go_home, to_ms
-from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is, tap_text
+from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is, rows_in_view, tap_text, within
 from android_gym.tasks.sim.calendar import DEVICE_NOW
 from android_gym.tasks.suites import SUITES_AW
 
@@ -116,17 +116,12 @@ def parse_due(text: str) -> dt.date | None:
 
 
 def _visible_rows(ui: Any, first_page: bool, at_end: bool) -> list[tuple[str, dt.date | None, str, bool]]:
-    """(title, due day, priority, completed) of each row on screen, leaving out those the list's edges may cut:
-    at its top once it has scrolled (they were read lower down before), at its bottom until its end."""
-    lists = [e for e in ui.elements if e.resource_id.endswith(":id/recycler_view")]
-    if not lists:
-        raise ExpertStuck("the task list is not on screen")
-    top, bottom = lists[0].bounds[1], lists[0].bounds[3]
+    """(title, due day, priority, completed) of each row on screen whole (``rows_in_view``: none the list's
+    edges may cut)."""
     rows = []
-    for row in find_all(ui, id_is("task_row")):
-        if (row.bounds[1] <= top and not first_page) or (row.bounds[3] >= bottom and not at_end):
-            continue
-        parts = [e for e in ui.elements if e.parent_id == row.id or _inside(e.bounds, row.bounds)]
+    for row in rows_in_view(ui, "recycler_view", "task_row", first_page=first_page, at_end=at_end,
+                            what="task list"):
+        parts = [e for e in ui.elements if e.parent_id == row.id or within(e.bounds, row.bounds)]
         title = next((e.text for e in parts if e.resource_id.endswith(":id/title")), None)
         box = next((e for e in parts if e.resource_id.endswith(":id/completeBox")), None)
         if title is None or box is None:
@@ -134,10 +129,6 @@ def _visible_rows(ui: Any, first_page: bool, at_end: bool) -> list[tuple[str, dt
         due = next((parse_due(e.text) for e in parts if e.resource_id.endswith(":id/due_date")), None)
         rows.append((title, due, box.content_desc.replace(" priority", ""), box.checked))
     return rows
-
-
-def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
-    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
 
 
 def read_task_list(ui: Any, show: tuple[str, ...] = ("Show hidden",)):

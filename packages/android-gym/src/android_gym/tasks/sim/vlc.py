@@ -22,6 +22,7 @@ from android_gym.actions import Finished, OpenApp, Scroll
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import force_stop, go_home
 from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is, tap, tap_text, type_into
+from android_gym.tasks.sim.files import variant_name
 from android_gym.tasks.suites import SUITES_AW
 
 VLC_PACKAGE = "org.videolan.vlc"
@@ -39,7 +40,6 @@ PLAYLIST_QUERY = (
 
 _PREFIXES = ("clip", "footage", "scene", "recording", "highlight", "moment", "episode")
 _SUFFIXES = ("", "HD", "4K", "raw", "export")
-_MARKS = ("backup", "copy", "final", "edited")
 _THEMES = ("Adventure", "Comedy", "Daily Routines", "Documentary Insights", "Epic Moments", "Family Gatherings",
            "Fitness Challenges", "Gaming Sessions", "How To", "Mystery and Thrills", "Recipe Collection",
            "Road Trips", "Summer Highlights", "Tech Reviews", "Travel Guide", "Ultimate Fails")
@@ -49,14 +49,8 @@ _QUALIFIERS = ("Essentials", "Favorites", "Marathon", "Playlist", "Series", "Spe
 def video_file_name(rng: random.Random) -> str:
     """A video file name as AndroidWorld draws them: ``scene_15_raw.mp4`` with a date, code or word added."""
     base = f"{rng.choice(_PREFIXES)}_{rng.randint(1, 99)}_{rng.choice(_SUFFIXES)}"
-    kind = rng.choice(("date", "code", "word"))
-    if kind == "date":
-        mark = f"2023_{rng.randint(1, 10):02d}_{rng.randint(1, 28):02d}"
-    elif kind == "code":
-        mark = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(4))
-    else:
-        mark = rng.choice(_MARKS)
-    return f"{mark}_{base}.mp4" if rng.random() < 0.5 else f"{base}_{mark}.mp4"
+    return variant_name(base + ".mp4", rng,
+                        code_chars="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
 def playlist_name(rng: random.Random) -> str:
