@@ -16,7 +16,7 @@ lowercased title, as the app's search index does), writing it loads them back.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
+import random
 from typing import Any
 
 from android_gym.sim.app import App, register_app
@@ -92,9 +92,9 @@ DEFAULT_NOTES: tuple[tuple[str, str, str, int], ...] = (
 """The notebook and notes a fresh install shows: (notebook, title, body, is_todo)."""
 
 
-def new_id() -> str:
-    """A Joplin item id: 32 hex digits."""
-    return uuid.uuid4().hex
+def new_id(rng: random.Random) -> str:
+    """A Joplin item id: 32 hex digits, drawn from ``rng`` so that the same phone seed gives the same ids."""
+    return f"{rng.getrandbits(128):032x}"
 
 
 @register_app
@@ -109,6 +109,7 @@ class JoplinApp(App):
     databases = (JOPLIN_DB,)
 
     def setup(self) -> None:
+        self.ids = random.Random(f"joplin:{self.phone.seed}")
         self.folders: list[dict[str, Any]] = []
         self.notes: list[dict[str, Any]] = []
         for folder, title, body, todo in DEFAULT_NOTES:
@@ -134,7 +135,7 @@ class JoplinApp(App):
     def add_folder(self, title: str) -> str:
         """Create a notebook; returns its id."""
         now = to_ms(self.phone.now()) if self.folders else _INSTALLED
-        row = {**FOLDER_COLUMNS, "id": new_id(), "title": title, "created_time": now, "updated_time": now,
+        row = {**FOLDER_COLUMNS, "id": new_id(self.ids), "title": title, "created_time": now, "updated_time": now,
                "user_created_time": now, "user_updated_time": now}
         self.folders.append(row)
         return row["id"]
@@ -146,7 +147,7 @@ class JoplinApp(App):
     def add_note(self, parent_id: str, title: str, body: str, is_todo: int = 0) -> str:
         """Create a note (or to-do) in a notebook; returns its id."""
         now = to_ms(self.phone.now()) if self.notes else _INSTALLED
-        row = {**NOTE_COLUMNS, "id": new_id(), "parent_id": parent_id, "title": title, "body": body,
+        row = {**NOTE_COLUMNS, "id": new_id(self.ids), "parent_id": parent_id, "title": title, "body": body,
                "is_todo": int(is_todo), "created_time": now, "updated_time": now, "user_created_time": now,
                "user_updated_time": now}
         self.notes.append(row)

@@ -72,15 +72,16 @@ def reset_joplin(device: Any, notes: list[dict[str, Any]]) -> None:
     """Start state: Joplin stopped, the home screen, exactly ``notes`` (dicts with folder, title, body, is_todo,
     todo_completed) in notebooks named by their ``folder``."""
     folders: dict[str, str] = {}
+    ids = random.Random(repr(notes))  # ids follow from the notes: the same set-up on every device
     statements = ["DELETE FROM notes", "DELETE FROM notes_normalized", "DELETE FROM folders"]
     stamp = 1697296440000  # October 14 2023 15:14, a day before the phone's frozen now
     for note in notes:
         if note["folder"] not in folders:
-            folders[note["folder"]] = new_id()
+            folders[note["folder"]] = new_id(ids)
             statements.append("INSERT INTO folders (id, title, created_time, updated_time, user_created_time, "
                               f"user_updated_time) VALUES ('{folders[note['folder']]}', {_sql_text(note['folder'])}, "
                               f"{stamp}, {stamp}, {stamp}, {stamp})")
-        values = (f"'{new_id()}', '{folders[note['folder']]}', {_sql_text(note['title'])}, "
+        values = (f"'{new_id(ids)}', '{folders[note['folder']]}', {_sql_text(note['title'])}, "
                   f"{_sql_text(note['body'])}, {int(note.get('is_todo', 0))}, {int(note.get('todo_completed', 0))}")
         for table, title in (("notes", note["title"]), ("notes_normalized", note["title"].lower())):
             row = values.replace(_sql_text(note["title"]), _sql_text(title), 1)
