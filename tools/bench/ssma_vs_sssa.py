@@ -206,6 +206,12 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "update_seconds_per_iteration": mean_std([r["update_seconds_per_iteration"] for r in runs]),
             "train_seconds_per_env_step": mean_std([r["train_seconds"] / max(1, r["env_steps"]) for r in runs]),
         }
+        # the first evaluation above the run's own start: with a tiny greedy policy success moves in whole tasks
+        first_gain = [next((p["env_steps"] for p in r["curve"] if p["success_rate"] > r["curve"][0]["success_rate"]
+                            + 1e-9), None) for r in runs]
+        out["variants"][variant]["env_steps_to_first_gain"] = {
+            "per_seed": first_gain, "seeds_with_gain": sum(x is not None for x in first_gain),
+            "mean": statistics.fmean(x for x in first_gain if x is not None) if any(first_gain) else None}
         if out["target_success"] is not None:  # the paper's headline: env steps (and time) to reach the same success
             for key, name in (("env_steps", "env_steps_to_target"), ("train_seconds", "train_seconds_to_target")):
                 reached = [_first_reach(r["curve"], key, out["target_success"]) for r in runs]
@@ -300,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         return merge(args.merge, args.out)
     torch.set_num_threads(1)
     started = time.perf_counter()
+    machine = {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count()}
     results = []
     for seed in args.seeds:
         start = args.init_from or warm_start(args.config, seed, args.out, list(args.overrides))
@@ -309,14 +316,14 @@ def main(argv: list[str] | None = None) -> int:
             result["wall_seconds"] = time.perf_counter() - t0
             results.append(result)
             (args.out / "results.partial.json").write_text(json.dumps({"settings": {
-                k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, "results": results}))
+                k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+                "machine": machine, "seconds": time.perf_counter() - started, "results": results}))
             print(f"{variant} seed {seed}: {result['iterations']} iterations, {result['env_steps']} env steps, "
                   f"{result['train_seconds']:.1f} s training, success {result['curve'][0]['success_rate']:.2f} -> "
                   f"{result['curve'][-1]['success_rate']:.2f}", file=sys.stderr, flush=True)
     summary = summarize(results)
     out = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-           "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count()},
-           "seconds": time.perf_counter() - started, "summary": summary, "results": results}
+           "machine": machine, "seconds": time.perf_counter() - started, "summary": summary, "results": results}
     (args.out / "results.json").write_text(json.dumps(out, indent=2))
     plot(results, args.out / "ssma_vs_sssa.png")
     print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(args.out)}, indent=2))
@@ -326,15 +333,15 @@ def main(argv: list[str] | None = None) -> int:
 def merge(folders: list[Path], out_dir: Path) -> int:
     """Combine the ``results.json`` of several runs (their seeds) into one summary, JSON and plot."""
     parts = []
-    for folder in folders:
-        path = folder / "results.json"
-        if not path.is_file():
-            raise SystemExit(f"ssma_vs_sssa: no results.json in {folder}")
+    for folder in folders:  # a finished run's results.json, or the results.partial.json of one still running
+        path = next((p for p in (folder / "results.json", folder / "results.partial.json") if p.is_file()), None)
+        if path is None:
+            raise SystemExit(f"ssma_vs_sssa: no results.json or results.partial.json in {folder}")
         parts.append(json.loads(path.read_text()))
     results = [r for part in parts for r in part["results"]]
     summary = summarize(results)
     out = {"settings": {"merged_from": [str(f) for f in folders], "runs": [p["settings"] for p in parts]},
-           "machine": parts[0]["machine"], "seconds": sum(p["seconds"] for p in parts), "summary": summary,
+           "machine": parts[0].get("machine"), "seconds": sum(p.get("seconds", 0.0) for p in parts), "summary": summary,
            "results": results}
     (out_dir / "results.json").write_text(json.dumps(out, indent=2))
     plot(results, out_dir / "ssma_vs_sssa.png")
