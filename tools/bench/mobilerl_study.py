@@ -147,7 +147,9 @@ def best_of_n(base: str, seed: int, start: Path, args: argparse.Namespace) -> li
             report, _ = evaluate_best_of_n(policy, tasks, seeds, n, _verifier(name, backend, args),
                                            verifier_name=name, env_id=config.coach.env_id,
                                            num_envs=max(1, int(config.coach.num_envs or 1)))
+            episodes = [e for g in report.instances for e in g["episodes"]]
             out.append({"seed": seed, "verifier": name, "n": n, **report.overall.to_dict(),
+                        "abstained": sum(bool(e["abstained"]) for e in episodes) / max(1, len(episodes)),
                         "seconds": time.perf_counter() - started})
             print(f"best-of-N seed {seed} {name}@{n}: pass@1 {report.overall.pass_at_1:.3f}, best-of-N "
                   f"{report.overall.best_of_n:.3f}, pass@N {report.overall.pass_at_n:.3f}, verifier accuracy "
@@ -204,7 +206,7 @@ def summarize(results: list[dict[str, Any]], bon: list[dict[str, Any]], target: 
     for row in bon:
         key = f"{row['verifier']}@{row['n']}"
         out["best_of_n"].setdefault(key, []).append(row)
-    metrics = ("pass_at_1", "best_of_n", "pass_at_n", "verifier_accuracy", "verifier_failures", "seconds")
+    metrics = ("pass_at_1", "best_of_n", "pass_at_n", "verifier_accuracy", "verifier_failures", "abstained", "seconds")
     out["best_of_n"] = {k: {m: _stats([r.get(m) for r in rows]) for m in metrics}
                         for k, rows in out["best_of_n"].items()}
     return out
