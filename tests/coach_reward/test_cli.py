@@ -18,7 +18,7 @@ from coach_reward.cli import build_parser, main
 from coach_reward.prm_data import load_prm_dataset
 
 
-@pytest.mark.parametrize("command", ["build-prm-data", "train-prm", "eval", "judge", "serve", "demo"])
+@pytest.mark.parametrize("command", ["build-prm-data", "train-prm", "eval", "judge", "serve", "convert-gguf", "demo"])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"])

@@ -130,6 +130,11 @@ def best_of_n(base: str, seed: int, start: Path, args: argparse.Namespace) -> li
 
         backend = TransformersBackend.from_pretrained(str(args.judge_model), images="drop")
     tasks = list(config.loop.eval_tasks or config.coach.tasks)
+    if args.tasks:
+        unknown = sorted(set(args.tasks) - set(tasks))
+        if unknown:
+            raise SystemExit(f"mobilerl_study: --tasks not among the config's evaluation tasks: {', '.join(unknown)}")
+        tasks = [t for t in tasks if t in args.tasks]
     seeds = list(range(config.loop.eval_seed_offset, config.loop.eval_seed_offset + args.eval_instances))
     out = []
     for name in args.verifiers:
@@ -138,11 +143,32 @@ def best_of_n(base: str, seed: int, start: Path, args: argparse.Namespace) -> li
             continue
         for n in args.best_of:
             torch.manual_seed(seed)
-            report, _ = evaluate_best_of_n(policy, tasks, seeds, n, best_of_n_verifier(name, backend),
+            started = time.perf_counter()
+            report, _ = evaluate_best_of_n(policy, tasks, seeds, n, _verifier(name, backend, args),
                                            verifier_name=name, env_id=config.coach.env_id,
                                            num_envs=max(1, int(config.coach.num_envs or 1)))
-            out.append({"seed": seed, "verifier": name, "n": n, **report.overall.to_dict()})
+            episodes = [e for g in report.instances for e in g["episodes"]]
+            out.append({"seed": seed, "verifier": name, "n": n, **report.overall.to_dict(),
+                        "abstained": sum(bool(e["abstained"]) for e in episodes) / max(1, len(episodes)),
+                        "seconds": time.perf_counter() - started})
+            print(f"best-of-N seed {seed} {name}@{n}: pass@1 {report.overall.pass_at_1:.3f}, best-of-N "
+                  f"{report.overall.best_of_n:.3f}, pass@N {report.overall.pass_at_n:.3f}, verifier accuracy "
+                  f"{report.overall.verifier_accuracy:.3f} ({out[-1]['seconds']:.0f} s)", file=sys.stderr, flush=True)
     return out
+
+
+def _verifier(name: str, backend: Any, args: argparse.Namespace) -> Any:
+    """The best-of-N verifier ``name``, with the judge's output and prompt caps and the probing budget of ``args``."""
+    if name == "rule":
+        return best_of_n_verifier(name)
+    if name == "judge":
+        return best_of_n_verifier(name, backend, max_new_tokens=args.judge_max_new_tokens,
+                                  max_prompt_tokens=args.judge_max_prompt_tokens)
+    from coach_reward.probing import BackendProbeAgent
+
+    agent = BackendProbeAgent(backend, max_new_tokens=args.judge_max_new_tokens, max_ui_chars=args.probe_max_ui_chars)
+    return best_of_n_verifier(name, backend, max_new_tokens=args.judge_max_new_tokens, evaluator=agent,
+                              max_probes=args.probe_max_probes, probe_steps=args.probe_steps)
 
 
 def _study_runs(folders: list[Path]) -> list[dict[str, Any]]:
@@ -180,7 +206,8 @@ def summarize(results: list[dict[str, Any]], bon: list[dict[str, Any]], target: 
     for row in bon:
         key = f"{row['verifier']}@{row['n']}"
         out["best_of_n"].setdefault(key, []).append(row)
-    out["best_of_n"] = {k: {m: _stats([r[m] for r in rows]) for m in ("pass_at_1", "best_of_n", "pass_at_n")}
+    metrics = ("pass_at_1", "best_of_n", "pass_at_n", "verifier_accuracy", "verifier_failures", "abstained", "seconds")
+    out["best_of_n"] = {k: {m: _stats([r.get(m) for r in rows]) for m in metrics}
                         for k, rows in out["best_of_n"].items()}
     return out
 
@@ -237,6 +264,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--best-of", type=int, nargs="+", default=[1, 4, 8])
     parser.add_argument("--verifiers", default="rule", help="comma-separated from rule, judge, probing")
     parser.add_argument("--judge-model", type=Path, default=None, help="judge model folder for judge/probing")
+    parser.add_argument("--judge-max-new-tokens", type=int, default=256,
+                        help="judge/probing: output budget of each model call (default 256)")
+    parser.add_argument("--judge-max-prompt-tokens", type=int, default=None,
+                        help="judge: fit each episode into this many prompt tokens (default: the judge's char budget)")
+    parser.add_argument("--probe-max-probes", type=int, default=3, help="probing: probes per episode (default 3)")
+    parser.add_argument("--probe-steps", type=int, default=10, help="probing: actions per probe (default 10)")
+    parser.add_argument("--probe-max-ui-chars", type=int, default=6000,
+                        help="probing: cut each screen shown to the probe agent (default 6000)")
+    parser.add_argument("--tasks", default=None,
+                        help="best-of-N: comma-separated subset of the config's evaluation tasks (default all)")
     parser.add_argument("--skip-training", action="store_true", help="only the best-of-N part")
     parser.add_argument("--init-from", type=Path, default=None,
                         help="a coach-rl checkpoint (e.g. `coach-rl warmup` output) whose policy is every seed's start, "
@@ -249,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
     args = parser.parse_args(argv)
     args.verifiers = [v.strip() for v in args.verifiers.split(",") if v.strip()]
+    args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         variant_overrides(v, args.group)

@@ -13,6 +13,7 @@ from coach_reward.backends import (
     TransformersBackend,
     VLLMBackend,
 )
+from coach_reward.gguf_models import GGUFConversion, GGUFError, convert_gguf, packaged_gguf
 from coach_reward.judgment import (
     Judgment,
     parse_judgment,
@@ -120,4 +121,8 @@ __all__ = [
     "Selection",
     "score_candidates",
     "select_best",
+    "GGUFConversion",
+    "GGUFError",
+    "convert_gguf",
+    "packaged_gguf",
 ]

