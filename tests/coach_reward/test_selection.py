@@ -54,6 +54,10 @@ def test_judge_verdicts_and_abstentions(tiny_lm):
     # a decided "no" (0.0) still loses to nothing else, but an abstention loses to a decided verdict of equal score
     decided = CandidateScore(Verdict(0.5, False, "even odds", {"source": "logprobs"}))
     assert select_best([candidates[0], candidates[0]], scores=[abstained, decided]).index == 1
+    # every attempt undecided: the first is kept, not the shortest (a judge that cannot tell, such as a 135M model
+    # that never answers yes/no, must not turn best-of-N into "pick whichever gave up soonest")
+    undecided = select_best(candidates, scores=[abstained, abstained])
+    assert undecided.index == 0 and "kept the first" in undecided.reason
 
 
 def test_bad_calls_are_refused():

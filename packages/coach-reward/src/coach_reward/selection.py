@@ -6,9 +6,11 @@ verifier which attempt succeeded and keeps that one. :func:`score_candidates` ru
 failing verifier into a recorded failure instead of an exception; :func:`select_best` picks the candidate.
 
 Order of preference, fully deterministic: a verdict over no verdict (the verifier failed on it), a decided
-verdict over an abstention, the higher score, the shorter trajectory (fewer steps to the same outcome), then
-the earlier candidate. When the verifier failed on every candidate the first one is kept (what one attempt
-would have given) and the selection says so.
+verdict over an abstention, the higher score, among decided verdicts the shorter trajectory (fewer steps to the
+same outcome), then the earlier candidate. Abstentions do not prefer short attempts: a verifier that cannot tell
+says nothing about them, and a short attempt is as often one that gave up early, so undecided ties keep the
+earliest (what one attempt would have given). When the verifier failed on every candidate the first one is kept
+and the selection says so.
 
 Verifiers that look at the device (rule checks, probing) need each candidate's device in its end state:
 either pass ``devices`` aligned with the candidates, or score each attempt right after it ends (call
@@ -159,7 +161,8 @@ def select_best(
         s = scores[i]
         if s.verdict is None:
             return (1, 1, 0.0, len(trajectories[i].steps), i)
-        return (0, int(s.abstained), -float(s.verdict.score), len(trajectories[i].steps), i)
+        length = 0 if s.abstained else len(trajectories[i].steps)
+        return (0, int(s.abstained), -float(s.verdict.score), length, i)
 
     best = min(range(len(trajectories)), key=key)
     s = scores[best]
@@ -167,5 +170,5 @@ def select_best(
                if i != best and o.verdict is not None and o.abstained == s.abstained and o.score == s.score)
     reason = f"score {s.score:.3f}" + (" (abstained)" if s.abstained else "")
     if ties:
-        reason += f"; tied with {ties} other(s), kept the shortest, then the first"
+        reason += f"; tied with {ties} other(s), kept the " + ("first" if s.abstained else "shortest, then the first")
     return Selection(best, scores, reason)
