@@ -20,8 +20,8 @@ log-probs, policy version; the sim expert's action for the sim oracle) is kept t
 builds the records from trajectory + turns + rewards. None of it rides in ``step.info``.
 
 Device failures never stop collection: the env reports them as a truncated step with ``info["error"]``
-(that trajectory ends truncated with ``trajectory.error`` set, and is kept); an exception from ``env.step`` itself ends the episode the
-same way; a reset that fails is recorded in :attr:`RolloutBatch.failures` and the env moves on to the
+(that trajectory ends truncated with ``trajectory.error`` set, and is kept); an exception from ``env.step``
+itself ends the episode the same way; a reset that fails is recorded in :attr:`RolloutBatch.failures` and the env moves on to the
 next episode (after ``max_reset_failures`` failures in a row the env is taken out of this collection).
 
 The trajectories are android_gym ``Trajectory`` objects annotated in ``step.info`` (see :data:`STEP_INFO_KEYS`)
