@@ -194,9 +194,8 @@ def test_baselines_learn_from_the_collectors_rollout_batch(tiny):
     actor = ActorUpdater(policy_model, tok, lr=1e-4)
     grpo = GRPOBaseline(actor, group_size=4, use_recorded_logprobs=True)
     samples = grpo.samples(batch.records)
-    steps = [step for traj in batch.trajectories for step in traj.steps]
-    assert len(samples) == len(steps)
-    assert [s.completion_ids for s in samples] == [step.info["token_ids"] for step in steps]
+    assert len(samples) == sum(len(traj.steps) for traj in batch.trajectories) == len(batch.records)
+    assert [s.completion_ids for s in samples] == [r.token_ids for r in batch.records]
     recomputed = actor.token_logprobs([s.prompt_text for s in samples], [s.completion_text for s in samples],
                                       completion_ids=[s.completion_ids for s in samples])
     for sample, logps in zip(samples, recomputed):

@@ -18,7 +18,7 @@ from coach_rl.algorithms.dgrpo import DGRPO, DGRPOArguments
 from coach_rl.configs import load_config
 from coach_rl.demos import collect_demos
 from coach_rl.policy import HFPolicy, PolicyFormat
-from coach_rl.records import StepRecord
+from coach_rl.records import StepRecord, episodes
 from coach_rl.rollout import RolloutCollector
 
 TASK, SEED = "SystemWifiTurnOn", 3
@@ -51,13 +51,12 @@ def sim_records():
     torch.manual_seed(0)
     batch = RolloutCollector([env], policy).collect(2, seeds=[SEED, SEED])
     env.close()
-    for k, traj in enumerate(batch.trajectories):
-        for i, step in enumerate(traj.steps):
+    for k, episode in enumerate(episodes(batch.records)):  # the collector's records, renamed, rewards as before
+        for r in episode:
             records.append(StepRecord(
-                episode_id=f"policy{k}", step_index=i, num_steps=len(traj.steps), task=TASK, group=group,
-                prompt=step.info["prompt"], prompt_text=step.info["prompt_text"], response=step.response,
-                token_ids=step.info["token_ids"], token_logprobs=step.info["token_logprobs"],
-                outcome_reward=float(traj.info["outcome_reward"]), success=float(traj.success)))
+                episode_id=f"policy{k}", step_index=r.step_index, num_steps=r.num_steps, task=TASK, group=group,
+                prompt=r.prompt, prompt_text=r.prompt_text, response=r.response, token_ids=r.token_ids,
+                token_logprobs=r.token_logprobs, outcome_reward=r.outcome_reward, success=r.success))
     return (model, tok), records
 
 

@@ -98,9 +98,12 @@ def test_sync_rounds_policy_versions_and_published_weights(ray_cluster, lm, tmp_
         assert len(batch) == 4
         assert sorted(t.seed for t in batch.trajectories) == [100, 101, 102, 103]
         assert all(t.task == TASKS[0] and t.info["policy_version"] == 0 for t in batch.trajectories)
-        steps = [s for t in batch.trajectories for s in t.steps]
-        assert steps and all(s.info["token_logprobs"] and len(s.info["token_logprobs"]) == len(s.info["token_ids"])
-                             for s in steps)
+        # the workers built the records; the driver named them by episode uid and weighed their staleness
+        assert len(batch.records) == sum(len(t.steps) for t in batch.trajectories) > 0
+        assert all(r.token_logprobs and len(r.token_logprobs) == len(r.token_ids) for r in batch.records)
+        assert {r.episode_id for r in batch.records} == set(batch.uids)
+        assert {r.sample_weight for r in batch.records} == {1.0} and {r.policy_version for r in batch.records} == {0}
+        assert not any({"prompt", "token_ids", "return_t"} & set(s.info) for t in batch.trajectories for s in t.steps)
         assert batch.metrics["collector/staleness_0"] == 4.0
         assert len(collector.spool) == 4  # spooled until acknowledged
         assert collector.acknowledge(batch) == 4 and len(collector.spool) == 0
@@ -135,8 +138,8 @@ def test_async_staleness_drop_and_downweight(ray_cluster) -> None:
         collector.publish_policy(None, 4)  # the running ones started at version 2: staleness 2, weight 0.5
         batch = collector.collect(2)
         assert batch.dropped_stale == 0
-        assert [(t.info["staleness"], t.info["sample_weight"]) for t in batch.trajectories] == [(2, 0.5), (2, 0.5)]
-        assert batch.records and {r.sample_weight for r in batch.records} == {0.5}  # what learners read
+        assert [t.info["staleness"] for t in batch.trajectories] == [2, 2]
+        assert batch.records and {r.sample_weight for r in batch.records} == {0.5}  # the weight is the records' only
 
 
 def test_device_crash_is_recovered_and_failing_resets_replace_the_device(ray_cluster) -> None:
@@ -233,7 +236,7 @@ def test_inference_actor_batches_requests_across_workers(ray_cluster, lm) -> Non
                       inference_batch_wait_s=0.1, async_collection=False) as collector:
         batch = collector.collect(3, seeds=0)
         assert len(batch) == 3
-        assert all(s.info["token_ids"] for t in batch.trajectories for s in t.steps)
+        assert batch.records and all(r.token_ids for r in batch.records)
         sizes = collector.inference_batch_sizes()
         assert sum(sizes) == sum(len(t.steps) for t in batch.trajectories)
         assert max(sizes) > 1  # requests of several workers went through one generate call

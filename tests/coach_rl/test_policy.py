@@ -167,18 +167,16 @@ def test_vision_language_policy_batches_screenshots():
         assert [o.text for o in batched] == [o.text for o in single]
         assert {"type": "image"} in batched[0].prompt[0]["content"]  # JSON-safe: the image is a placeholder
         assert "<|vision_start|><|image_pad|><|vision_end|>" in batched[0].prompt_text
-        # a stored step gets its screenshot back into the prompt, and then templates to the same text
-        step = Step(ui=requests[0].ui, action=None, screenshot=requests[0].screenshot,
-                    info={"prompt": batched[0].prompt})
-        restored = stored_prompt(step)
+        # a stored prompt gets its step's screenshot back, and then templates to the same text
+        restored = stored_prompt(batched[0].prompt, requests[0].screenshot)
         assert restored[0]["content"][1]["image"].size == (1080, 2400)
         assert processor.apply_chat_template(restored, tokenize=False, add_generation_prompt=True) == batched[0].prompt_text
     with pytest.raises(ValueError, match="screenshot=True"):
         policy.act([_requests()[0]])  # a text-only observation for a policy that reads screenshots
     with pytest.raises(ValueError, match="screenshot"):
-        stored_prompt(Step(ui="", action=None, info={"prompt": batched[0].prompt}))
+        stored_prompt(batched[0].prompt)
     with pytest.raises(ValueError, match="no stored prompt"):
-        stored_prompt(Step(ui="", action=None))
+        stored_prompt([])
 
 
 def test_bad_settings_raise_clear_errors(sharp_lm, requests_xml):

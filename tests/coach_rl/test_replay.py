@@ -34,7 +34,7 @@ def make_trajectory(k: int, n: int = 3, *, shots: bool = True, success: float = 
             reward=0.0,
             screenshot=np.full((12, 8, 3), (k * 7 + i) % 256, dtype=np.uint8) if shots else None,
             xml=f"<hierarchy rotation='0'><node text='{k}.{i}'/></hierarchy>",
-            info={"process_reward": float(i % 2)},
+            info={"target": f"Button 'Item {k}.{i}'"},
         ))
     steps.append(Step(ui="done screen", action=Finished("answer"), response="Thought: done\nAction: finished(content='answer')",
                       parse_error=None))
@@ -45,7 +45,7 @@ def make_trajectory(k: int, n: int = 3, *, shots: bool = True, success: float = 
 def test_add_persists_rows_with_returns_from_process_and_outcome_rewards(tmp_path):
     buf = ReplayBuffer(tmp_path, capacity=100)
     traj = make_trajectory(1, n=4, success=1.0)
-    tid = store(buf, traj, policy_version=3)
+    tid = store(buf, traj, policy_version=3, process_rewards=[0.0, 1.0, 0.0, 0.0])
     assert len(buf) == 4 and buf.num_trajectories == 1 and buf.trajectory_ids() == [tid]
     files = list(tmp_path.glob("*.parquet"))
     assert [f.name for f in files] == [f"{tid}.parquet"]
@@ -92,6 +92,7 @@ def test_round_trip_back_to_an_android_gym_trajectory(tmp_path):
     original.steps[1].parse_error = "typed into nothing"
     tid = store(buf, original, policy_version=2)
     back = ReplayBuffer(tmp_path).load_trajectory(tid)
+    records = ReplayBuffer(tmp_path).load_records(tid)
     assert (back.task, back.instruction, back.success, back.answer, back.seed) == (
         original.task, original.instruction, original.success, original.answer, original.seed)
     for a, b in zip(original.steps, back.steps):
@@ -101,9 +102,13 @@ def test_round_trip_back_to_an_android_gym_trajectory(tmp_path):
             assert b.screenshot is None
         else:
             assert np.array_equal(a.screenshot, b.screenshot)
-        assert b.info["policy_version"] == 2 and "return_t" in b.info
+        assert b.info == a.info  # the step's own annotations, no training fields
+    assert [r.step_index for r in records] == [0, 1, 2] and {r.policy_version for r in records} == {2}
+    assert [r.response for r in records] == [s.response for s in original.steps]
     with pytest.raises(KeyError):
         buf.load_trajectory("nope")
+    with pytest.raises(KeyError):
+        buf.load_records("nope")
 
 
 def test_capacity_evicts_whole_oldest_trajectories(tmp_path):

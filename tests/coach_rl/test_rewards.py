@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import gymnasium as gym
 import pytest
@@ -137,7 +136,6 @@ def test_a_prm_server_that_fails_gives_missing_rewards_not_a_crash(lm, judge_ser
     with pytest.warns(RuntimeWarning, match="process reward model failed"):
         batch = RolloutCollector([env], ExpertPolicy(env), rewards=rewards).collect(1, seeds=[0])
     assert batch.records and all(r.process_reward_missing for r in batch.records)
-    assert all(math.isnan(v) for v in batch.trajectories[0].info["process_rewards"])
     assert rewards.stats.prm_retries == 2 and rewards.stats.prm_missing == len(batch.records)
     assert [r.return_t for r in batch.records] == [r.outcome_reward for r in batch.records]  # outcome alone
 

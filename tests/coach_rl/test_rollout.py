@@ -16,8 +16,9 @@ from coach_reward.prm import ProcessRewardModel
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_reward.verifiers import RuleVerifier
 from coach_rl.policy import HFPolicy, PolicyFormat, stored_prompt
+from coach_rl.records import episodes
 from coach_rl.replay import ReplayBuffer
-from coach_rl.rewards import RewardPipeline
+from coach_rl.rewards import RewardPipeline, SimOracle
 from coach_rl.rollout import STEP_INFO_KEYS, TRAJECTORY_INFO_KEYS, RolloutCollector
 
 TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
@@ -64,7 +65,7 @@ def _hand_returns(r_p, r_o, w_p, w_o, gamma):
 
 
 def test_lockstep_collection_writes_replay_with_the_paper_returns(lm, tmp_path):
-    policy = _policy(lm, RecordingPolicy)
+    policy = _policy(lm, RecordingPolicy, record_logprobs=True)
     replay = ReplayBuffer(tmp_path / "replay")
     rewards_by_step = [0.25, 1.0, 0.5]  # a deterministic PRM: r_p depends on the step index
 
@@ -83,7 +84,7 @@ def test_lockstep_collection_writes_replay_with_the_paper_returns(lm, tmp_path):
     # one batched generation per lockstep step, over every env with an episode running
     assert stats.generate_calls == len(policy.batch_sizes) == policy.generate_calls
     assert policy.batch_sizes[0] == 3 and max(policy.batch_sizes) == 3 and sum(policy.batch_sizes) == stats.env_steps
-    assert stats.generated_tokens == sum(s.info["num_tokens"] for _, s in batch.steps())
+    assert stats.generated_tokens == sum(len(r.token_ids) for r in batch.records)
     for name in ("wall_seconds", "env_seconds", "generation_seconds", "replay_seconds"):
         assert getattr(stats, name) > 0
     assert stats.env_seconds + stats.generation_seconds + stats.reward_seconds + stats.replay_seconds \
@@ -93,28 +94,49 @@ def test_lockstep_collection_writes_replay_with_the_paper_returns(lm, tmp_path):
     # returns follow the formula; the replay holds every trajectory with the same numbers
     assert replay.num_trajectories == 7 and len(replay) == stats.env_steps
     assert batch.replay_ids == replay.trajectory_ids()
-    for trajectory in batch.trajectories:
+    assert len(batch.records) == stats.env_steps
+    for trajectory, records in zip(batch.trajectories, episodes(batch.records), strict=True):
         assert set(TRAJECTORY_INFO_KEYS) <= set(trajectory.info)
-        r_p = trajectory.info["process_rewards"]
+        r_p = [r.process_reward for r in records]
         assert r_p == prm(trajectory)
         expected = _hand_returns(r_p, trajectory.info["outcome_reward"], 0.3, 2.0, 0.9)
-        assert trajectory.info["returns"] == pytest.approx(expected)
+        assert [r.return_t for r in records] == pytest.approx(expected)
+        assert records[0].episode_id == trajectory.info["replay_id"]
         stored = replay.load_trajectory(trajectory.info["replay_id"])
-        assert [s.info["return_t"] for s in stored.steps] == pytest.approx(expected)
         assert [s.response for s in stored.steps] == [s.response for s in trajectory.steps]
-        for step, stored_step in zip(trajectory.steps, stored.steps):
-            # the exact prompt of every state survives the replay round trip, for the trainers
-            assert stored_prompt(stored_step) == step.info["prompt"] == stored_step.info["prompt"]
-            assert stored_step.info["prompt_text"] == step.info["prompt_text"]
-            assert stored_step.info["token_ids"] == step.info["token_ids"]
+        assert [s.info for s in stored.steps] == [s.info for s in trajectory.steps]
+        # the exact prompt, tokens and return of every state survive the replay round trip, for the trainers
+        assert replay.load_records(trajectory.info["replay_id"]) == records
+        for record in records:
+            assert stored_prompt(record.prompt) == record.prompt
+            assert record.prompt_text.endswith("<|im_start|>assistant\n") and record.policy_version == 0
+            assert record.token_ids and len(record.token_ids) == len(record.token_logprobs)
         sampled = replay.sample_steps(3, rng=0)
         assert all(s.prompt_text.startswith("<|im_start|>user") for s in sampled)
         assert all(s.record().prompt_text == s.prompt_text for s in sampled)
-        for step, r_t in zip(trajectory.steps, expected):
+        for step in trajectory.steps:
             assert set(STEP_INFO_KEYS) <= set(step.info)
-            assert step.info["return_t"] == pytest.approx(r_t)
-            assert step.info["prompt_text"].endswith("<|im_start|>assistant\n")
-            assert step.info["policy_version"] == 0
+
+
+def test_collected_steps_carry_no_training_fields_in_info_only_their_records_do(lm):
+    """What the policy produced is typed (PolicyTurn -> StepRecord); ``step.info`` keeps only the env's annotations
+    and the index ``target`` the next prompts read."""
+    training = {"prompt", "prompt_text", "thought", "num_tokens", "token_ids", "token_logprobs", "policy_version",
+                "process_reward", "return_t", "env_error", "expert_action"}
+    policy = _policy(lm, record_logprobs=True)
+    policy.version = 4
+    batch = RolloutCollector(_envs(2), policy, prm=SimOracle()).collect(3, seeds=11)  # the oracle needs expert actions
+    assert batch.records and len(batch.records) == sum(len(t) for t in batch.trajectories)
+    assert all(r.process_reward in (0.0, 1.0) or r.process_reward_missing for r in batch.records)
+    for trajectory, records in zip(batch.trajectories, episodes(batch.records), strict=True):
+        assert not training & set(trajectory.info) - {"policy_version"}
+        assert not {"process_rewards", "returns", "sample_weight"} & set(trajectory.info)
+        for step, record in zip(trajectory.steps, records, strict=True):
+            assert not training & set(step.info), sorted(training & set(step.info))
+            assert record.prompt and record.prompt_text.endswith("<|im_start|>assistant\n")
+            assert record.token_ids and len(record.token_logprobs) == len(record.token_ids)
+            assert all(math.isfinite(lp) and lp <= 0 for lp in record.token_logprobs)
+            assert record.policy_version == 4 and record.response == step.response
 
 
 def test_unparseable_replies_take_the_env_invalid_action_path(lm):
@@ -140,7 +162,6 @@ def test_a_device_crash_truncates_only_its_own_trajectory(lm):
     crashed = [t for t in batch.trajectories if t.error]
     assert len(crashed) == 1 and crashed[0].info["env_index"] == 2
     assert crashed[0].truncated and "DeviceCrashed" in crashed[0].error and len(crashed[0]) == 2
-    assert crashed[0].steps[-1].info["env_error"] == crashed[0].error
     assert batch.stats.env_errors == 1
     others = [t for t in batch.trajectories if not t.error]
     assert all(len(t) == MAX_STEPS for t in others)
@@ -213,11 +234,10 @@ def test_a_real_prm_and_the_rule_verifier_give_the_rewards(lm):
                                   task_options=[{"task": "SystemWifiTurnOn"}, {"task": "SystemBluetoothTurnOff"}])
     steps = sum(len(t) for t in batch.trajectories)
     for trajectory in batch.trajectories:
-        assert all(math.isnan(r) for r in trajectory.info["process_rewards"])
         assert trajectory.info["outcome_reward"] == 0.0  # never finished: the rule check gives 0
         assert trajectory.info["verifier"]
-        assert trajectory.info["returns"] == pytest.approx([0.0] * len(trajectory))  # the outcome alone
     assert all(r.process_reward_missing for r in batch.records) and len(batch.records) == steps
+    assert [r.return_t for r in batch.records] == pytest.approx([0.0] * steps)  # the outcome alone
     # one batched call for all steps of the round, one more for the steps still unscored
     assert rewards.stats.prm_calls == 2 and rewards.stats.prm_retries == 1 and rewards.stats.prm_missing == steps
     assert batch.stats.reward_seconds > 0 and batch.stats.verifier_errors == 0
@@ -266,7 +286,7 @@ def test_the_collector_keeps_the_env_contract_and_annotates_the_envs_own_record(
     assert trajectory is env.unwrapped.trajectory  # the env's own record, annotated: no second copy
     assert env.actions and all(env.action_space.contains(a) for a in env.actions)
     for step, record in zip(trajectory.steps, batch.records):
-        assert "activity" in step.info and step.info["prompt_text"] == record.prompt_text  # env's + collector's
+        assert "activity" in step.info and "target" in step.info  # the env's annotations + the collector's one
         assert step.response == record.response
     assert trajectory.seed == 5 and "instance_seed" in trajectory.info
 

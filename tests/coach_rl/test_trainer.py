@@ -212,7 +212,7 @@ def test_rows_from_replay_steps_use_the_policy_template_as_state(tiny, tmp_path)
     assert row["state"].endswith("<|im_start|>assistant\n")
     # what the collector recorded wins: the exact prompt and templated text the policy acted on
     recorded = [{"role": "user", "content": "[3] Switch 'Wi-Fi' checked click"}]
-    step.info = {"prompt": recorded, "prompt_text": "the policy's own template"}
+    step.prompt, step.prompt_text = recorded, "the policy's own template"
     (row,) = trainer.rows_from_steps([step])
     assert row == {"prompt": recorded, "state": "the policy's own template"}
     with pytest.raises(ValueError, match="actor_update"):

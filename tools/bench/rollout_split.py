@@ -362,7 +362,7 @@ def coach_iteration(policy: Any, model: Any, tokenizer: Any, args: argparse.Name
     skip = _update_skip_reason(args, model)
     update: dict[str, Any] = {"skipped": skip}
     if skip is None:
-        steps = [step for _, step in batch.steps()]
+        records = batch.records
         on_cuda = next(model.parameters()).is_cuda
         micro = args.update_micro_batch or (1 if on_cuda else 4)
         trainer = CriticTrainer(critic, total_steps=1, micro_batch_size=micro)
@@ -374,14 +374,14 @@ def coach_iteration(policy: Any, model: Any, tokenizer: Any, args: argparse.Name
         try:
             _sync()
             t0 = time.perf_counter()
-            critic_metrics = trainer.update([s.info["prompt_text"] for s in steps], [s.response for s in steps],
-                                            [float(s.info["return_t"]) for s in steps])
+            critic_metrics = trainer.update([r.prompt_text for r in records], [r.response for r in records],
+                                            [r.return_t for r in records])
             _sync()
             t1 = time.perf_counter()
             actor_metrics = updater.update(samples) if samples else {}
             _sync()
             t2 = time.perf_counter()
-            update.update(critic_seconds=t1 - t0, actor_seconds=t2 - t1, critic_pairs=len(steps),
+            update.update(critic_seconds=t1 - t0, actor_seconds=t2 - t1, critic_pairs=len(records),
                           actor_samples=len(samples), micro_batch=micro, critic_loss=critic_metrics.get("loss"),
                           actor_loss=actor_metrics.get("loss"))
         except torch.cuda.OutOfMemoryError as err:  # report it and keep the generation numbers

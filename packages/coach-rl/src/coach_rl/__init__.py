@@ -71,7 +71,7 @@ from coach_rl.prompting import (
     sanitize_policy_text,
     split_thought_action,
 )
-from coach_rl.records import StepRecord, episodes
+from coach_rl.records import PolicyTurn, StepRecord, episodes
 from coach_rl.replay import ReplayBuffer, ReplayResumeReport, ReplayStep
 from coach_rl.returns import (
     coach_returns,
@@ -116,6 +116,7 @@ __all__ = [
     "EvalReport",
     "make_envs",
     "StepRecord",
+    "PolicyTurn",
     "episodes",
     "Algorithm",
     "UpdateContext",

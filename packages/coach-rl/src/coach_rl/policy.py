@@ -314,19 +314,19 @@ def json_safe_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
     return out
 
 
-def stored_prompt(step: Any, *, with_image: bool = True) -> list[dict[str, Any]]:
-    """The chat messages a policy was given for a collected step (``Step`` or replay ``ReplayStep``).
+def stored_prompt(prompt: Sequence[Mapping[str, Any]] | None, screenshot: Any = None, *,
+                  with_image: bool = True) -> list[dict[str, Any]]:
+    """The chat messages a policy was given for a collected step, from its recorded ``prompt``.
 
-    The collector keeps them in ``step.info["prompt"]`` (JSON-safe: images as bare placeholders). With
-    ``with_image`` the step's own screenshot (array or PNG bytes) is put back into the image parts, the
-    form a VLM processor and TRL's trainers read. Raises ``ValueError`` for a step stored without a prompt.
+    ``prompt`` is the JSON-safe form the collector keeps (images as bare placeholders): a
+    :class:`coach_rl.records.PolicyTurn`'s, a :class:`coach_rl.records.StepRecord`'s or a replay
+    ``ReplayStep``'s ``prompt``. With ``with_image`` the step's ``screenshot`` (array or PNG bytes) is put back
+    into the image parts, the form a VLM processor and TRL's trainers read. Raises ``ValueError`` for an empty
+    prompt (a step not collected by the collector).
     """
-    info = getattr(step, "info", None)
-    prompt = info.get("prompt") if isinstance(info, Mapping) else None
-    if not isinstance(prompt, list) or not prompt:
-        raise ValueError("this step has no stored prompt (step.info['prompt']): it was not collected by "
-                         "coach_rl.rollout.RolloutCollector")
-    shot = getattr(step, "screenshot", None)
+    if not isinstance(prompt, Sequence) or isinstance(prompt, (str, bytes)) or not prompt:
+        raise ValueError("this step has no stored prompt: it was not collected by coach_rl.rollout.RolloutCollector")
+    shot = screenshot
     messages = []
     for message in prompt:
         content = message["content"]

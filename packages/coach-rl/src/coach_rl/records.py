@@ -9,6 +9,10 @@ other :class:`coach_rl.algorithms.Algorithm` take batches of records and nothing
 
 Records of one episode share ``episode_id``; records of one task instance share ``group`` (GRPO-style
 algorithms normalise within it). :func:`episodes` regroups a flat batch into per-episode lists.
+
+While an episode runs, the collector keeps one :class:`PolicyTurn` per step beside the android_gym ``Trajectory``
+(what the policy was given and produced there, typed, instead of riding in ``step.info``); the reward pipeline
+(:func:`coach_rl.rewards.step_records`) turns trajectory + turns + rewards into the records.
 """
 
 from __future__ import annotations
@@ -18,7 +22,42 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["StepRecord", "check_records", "episodes"]
+__all__ = ["PolicyTurn", "StepRecord", "check_records", "episodes"]
+
+
+@dataclass
+class PolicyTurn:
+    """What the policy was given and produced at one step of a running episode (one per ``Trajectory`` step).
+
+    Built by :class:`coach_rl.rollout.RolloutCollector` from the step's ``PolicyOutput``; read by the reward
+    pipeline (the PRM sees ``thought``, the sim oracle ``expert_action``) and copied into the step's
+    :class:`StepRecord`. Never stored in ``step.info``.
+    """
+
+    prompt: list[dict[str, Any]]
+    """The chat messages the policy was given (JSON-safe; images as placeholders)."""
+    prompt_text: str
+    """The templated prompt string the policy generated from."""
+    thought: str = ""
+    """The reasoning part of the reply (what the process reward model is shown beside the action)."""
+    num_tokens: int = 0
+    """Generated tokens (EOS included)."""
+    token_ids: list[int] | None = None
+    """The generated token ids (None when the policy did not record them)."""
+    token_logprobs: list[float] | None = None
+    """Their log-probs under the acting policy (None when not recorded)."""
+    policy_version: int = 0
+    """Version of the policy that acted (``Policy.version``)."""
+    expert_action: Any = None
+    """The sim expert's action in the state acted in (an android_gym ``Action``; only when the process reward
+    model is :class:`coach_rl.rewards.SimOracle`, None otherwise or when the expert was stuck)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt_text, str):
+            raise TypeError(f"prompt_text must be a str, got {type(self.prompt_text).__name__}")
+        if self.token_ids is not None and self.token_logprobs is not None and len(self.token_ids) != len(self.token_logprobs):
+            raise ValueError(f"token_ids ({len(self.token_ids)}) and token_logprobs ({len(self.token_logprobs)}) "
+                             "must have one entry per generated token")
 
 
 @dataclass

@@ -353,7 +353,6 @@ class ReplayBuffer:
             if not isinstance(step, Step):
                 raise TypeError(f"trajectory.steps[{i}] must be an android_gym Step, got {type(step).__name__}")
             png = _png_bytes(step.screenshot, self.png_compress_level)
-            extra = {k: v for k, v in step.info.items() if k not in _RECORD_INFO_KEYS}
             values = {
                 "trajectory_id": record.episode_id, "step_index": i, "num_steps": record.num_steps,
                 "task": record.task, "group": record.group, "instruction": record.instruction,
@@ -364,7 +363,7 @@ class ReplayBuffer:
                 "process_reward": record.process_reward, "outcome_reward": record.outcome_reward,
                 "return_t": record.return_t, "success": record.success, "answer": traj.answer,
                 "truncated": record.truncated, "seed": traj.seed, "xml": step.xml,
-                "info": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
+                "info": json.dumps(step.info, ensure_ascii=False, default=str) if step.info else None,
                 "screenshot": {"bytes": png, "path": None} if png is not None else None,
                 "policy_version": record.policy_version, "sample_weight": record.sample_weight, "timestamp": now,
             }
@@ -481,7 +480,8 @@ class ReplayBuffer:
     def load_trajectory(self, trajectory_id: str) -> Trajectory:
         """Rebuild a stored trajectory as an android_gym ``Trajectory`` (screenshots decoded to arrays).
 
-        Each step's ``info`` also gets ``process_reward``, ``return_t`` and ``policy_version``.
+        Each step's ``info`` is what the step recorded (the env's annotations); the training fields are in
+        :meth:`load_records`.
         """
         for shard in self._shards:
             if shard.name == f"{trajectory_id}.parquet":
@@ -495,13 +495,17 @@ class ReplayBuffer:
                           answer=light.column("answer")[0].as_py(), seed=light.column("seed")[0].as_py(),
                           truncated=bool(light.column("truncated")[0].as_py()))
         for s in steps:
-            info = dict(s.info)
-            info.update(process_reward=s.process_reward, return_t=s.return_t, policy_version=s.policy_version,
-                        prompt=s.prompt, prompt_text=s.prompt_text, token_ids=s.token_ids,
-                        token_logprobs=s.token_logprobs)
             traj.steps.append(Step(ui=s.ui, action=s.action, response=s.response, reward=s.env_reward,
-                                   screenshot=s.screenshot_array(), xml=s.xml, parse_error=s.parse_error, info=info))
+                                   screenshot=s.screenshot_array(), xml=s.xml, parse_error=s.parse_error,
+                                   info=dict(s.info)))
         return traj
+
+    def load_records(self, trajectory_id: str) -> list[StepRecord]:
+        """The stored :class:`StepRecord` of every step of a trajectory, in step order."""
+        for shard in self._shards:
+            if shard.name == f"{trajectory_id}.parquet":
+                return [s.record() for s in self._steps_of(shard, list(range(shard.num_steps)), False, False)]
+        raise KeyError(f"no trajectory {trajectory_id!r} in the replay buffer")
 
     def to_dataset(self, *, with_screenshots: bool = True) -> Any:
         """All stored steps as a ``datasets.Dataset`` (``screenshot`` an ``Image`` feature), oldest first."""
@@ -560,10 +564,6 @@ class ReplayBuffer:
         self._evict()
         return ReplayResumeReport(dropped=dropped, missing=missing)
 
-
-# step.info keys stored in their own columns (the StepRecord's fields), not again in the ``info`` column.
-_RECORD_INFO_KEYS = frozenset({"prompt", "prompt_text", "token_ids", "token_logprobs", "policy_version",
-                               "process_reward", "return_t", "expert_action"})
 
 
 def _action(text: str | None) -> Action | None:

@@ -12,7 +12,9 @@ w_o = 1, gamma = 0.95). This module turns a run config into the two reward sourc
   (ProRe), the judges on ``verifier_backend``.
 * :class:`RewardPipeline`: the outcome at the end of each episode (the device still shows its end state), then
   for every round of finished episodes ONE batched PRM call over all their steps, the returns
-  (:func:`coach_rl.returns.coach_returns`) and the :class:`coach_rl.records.StepRecord` of every step.
+  (:func:`coach_rl.returns.coach_returns`) and the :class:`coach_rl.records.StepRecord` of every step, built
+  in one place (:func:`step_records`) from the trajectory, the collector's :class:`coach_rl.records.PolicyTurn`
+  of each step and the rewards.
 
 **Failures never stop training and are never a silent 0.** A PRM call that raises is retried
 ``retries`` times; steps the judge answered with no readable verdict are asked again; a step still without a
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from android_gym.trajectory import Trajectory
-from coach_rl.records import StepRecord
+from coach_rl.records import PolicyTurn, StepRecord
 from coach_rl.returns import coach_returns
 
 __all__ = [
@@ -73,8 +75,8 @@ class SimOracle:
     """The simulated phone's expert as a process reward model: r_p = 1 when the action is the expert's, else 0.
 
     At every step the collector asks the env's scripted expert for its next action in the state the policy
-    acted in (``env.unwrapped.expert_action()``, which re-plans when the policy left its plan) and stores it in
-    ``step.info["expert_action"]``; this scorer compares the policy's action with it by the PRM dataset's own
+    acted in (``env.unwrapped.expert_action()``, which re-plans when the policy left its plan) and keeps it in
+    the step's :attr:`coach_rl.records.PolicyTurn.expert_action`; this scorer compares the policy's action with it by the PRM dataset's own
     rule (:func:`coach_reward.prm_data.match_actions`: same type, points within ``tolerance`` x screen width,
     same text). A step where the expert had no answer (stuck) has no score (NaN).
     """
@@ -103,14 +105,15 @@ class SimOracle:
                 f"runs on {type(device).__name__}: use the sim (AndroidSim-v0, or device='sim'), or a learned PRM "
                 "(prm_model=<folder or server model>)")
 
-    def score(self, trajectory: Trajectory) -> list[float]:
-        """r_p of each step of ``trajectory`` (NaN where the expert gave no action)."""
+    def score(self, trajectory: Trajectory, turns: Sequence[PolicyTurn]) -> list[float]:
+        """r_p of each step of ``trajectory`` (NaN where the expert gave no action in that step's turn)."""
         from coach_reward.prm_data import match_actions
 
+        _check_turns(trajectory, turns)
         width = int(trajectory.info.get("screen_width") or 1080)
         out = []
-        for step in trajectory.steps:
-            expert = step.info.get("expert_action")
+        for step, turn in zip(trajectory.steps, turns):
+            expert = turn.expert_action
             if expert is None:
                 out.append(math.nan)
                 continue
@@ -171,45 +174,52 @@ def build_outcome_verifier(args: Any) -> Any:
     raise ValueError(f"outcome_verifier must be rule, llm_judge, last_screen, vote or probing, got {kind!r}")
 
 
-def step_records(trajectory: Trajectory, episode_id: str) -> list[StepRecord]:
-    """The :class:`StepRecord` of every step of a trajectory the collector scored (rewards and returns set)."""
-    info = trajectory.info
-    group = f"{trajectory.task}:{trajectory.seed}"
+def _check_turns(trajectory: Trajectory, turns: Sequence[PolicyTurn]) -> None:
+    """A ValueError unless ``turns`` are the trajectory's policy turns, one per step."""
+    if len(turns) != len(trajectory.steps):
+        raise ValueError(f"{len(turns)} policy turns for a trajectory of {len(trajectory.steps)} steps")
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, PolicyTurn):
+            raise TypeError(f"turns[{i}] must be a coach_rl.records.PolicyTurn, got {type(turn).__name__}")
+
+
+def step_records(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_rewards: Sequence[float],
+                 returns: Sequence[float], outcome_reward: float, episode_id: str) -> list[StepRecord]:
+    """The :class:`StepRecord` of every step: the env's step, the policy's turn there, its r_p and R_t.
+
+    The one place records are built; ``returns`` come from :func:`coach_rl.returns.coach_returns`.
+    """
+    _check_turns(trajectory, turns)
     n = len(trajectory.steps)
-    out = []
-    for i, step in enumerate(trajectory.steps):
-        s = step.info
-        out.append(StepRecord(
-            episode_id=episode_id, step_index=i, num_steps=n, task=str(trajectory.task), group=group,
-            prompt=list(s["prompt"] or []), prompt_text=s["prompt_text"] or "", response=step.response or "",
-            token_ids=list(s["token_ids"]) if s["token_ids"] is not None else None,
-            token_logprobs=list(s["token_logprobs"]) if s["token_logprobs"] is not None else None,
-            policy_version=int(s["policy_version"]), process_reward=float(s["process_reward"]),
-            outcome_reward=float(info["outcome_reward"]), return_t=float(s["return_t"]),
-            success=float(trajectory.success), env_reward=float(step.reward), parse_error=step.parse_error,
-            truncated=bool(trajectory.truncated), instruction=str(trajectory.instruction), ui=step.ui or "",
-            action=json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
-            sample_weight=float(info.get("sample_weight", 1.0)),
-        ))
-    return out
+    if len(process_rewards) != n or len(returns) != n:
+        raise ValueError(f"{len(process_rewards)} process rewards and {len(returns)} returns for a trajectory of "
+                         f"{n} steps")
+    group = f"{trajectory.task}:{trajectory.seed}"
+    return [StepRecord(
+        episode_id=episode_id, step_index=i, num_steps=n, task=str(trajectory.task), group=group,
+        prompt=list(turn.prompt), prompt_text=turn.prompt_text, response=step.response or "",
+        token_ids=list(turn.token_ids) if turn.token_ids is not None else None,
+        token_logprobs=list(turn.token_logprobs) if turn.token_logprobs is not None else None,
+        policy_version=int(turn.policy_version), process_reward=float(r_p), outcome_reward=float(outcome_reward),
+        return_t=float(r_t), success=float(trajectory.success), env_reward=float(step.reward),
+        parse_error=step.parse_error, truncated=bool(trajectory.truncated), instruction=str(trajectory.instruction),
+        ui=step.ui or "",
+        action=json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
+    ) for i, (step, turn, r_p, r_t) in enumerate(zip(trajectory.steps, turns, process_rewards, returns))]
 
 
-def score_trajectory(trajectory: Trajectory, process_rewards: Sequence[float], outcome_reward: float, episode_id: str,
-                     *, w_p: float = 0.2, w_o: float = 1.0, gamma: float = 0.95) -> list[StepRecord]:
-    """Returns of one ended trajectory from its rewards (NaN r_p: missing), written into it, and its records.
+def score_trajectory(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_rewards: Sequence[float],
+                     outcome_reward: float, episode_id: str, *, w_p: float = 0.2, w_o: float = 1.0,
+                     gamma: float = 0.95) -> list[StepRecord]:
+    """The records of one ended trajectory: its returns from its rewards (NaN r_p: missing), then :func:`step_records`.
 
-    The process rewards and returns also land in the steps' ``info`` (``process_reward``, ``return_t``) and the
-    trajectory's ``info`` (``outcome_reward``, ``process_rewards``, ``returns``) for reports and exports.
+    Nothing is written into the trajectory: r_p and R_t live in the records only (returns are computed here
+    and nowhere else).
     """
     if len(process_rewards) != len(trajectory.steps):
         raise ValueError(f"{len(process_rewards)} process rewards for a trajectory of {len(trajectory.steps)} steps")
     returns = coach_returns(list(process_rewards), outcome_reward, w_p=w_p, w_o=w_o, gamma=gamma)
-    for step, r_p, r_t in zip(trajectory.steps, process_rewards, returns):
-        step.info["process_reward"] = float(r_p)
-        step.info["return_t"] = r_t
-    trajectory.info.update(outcome_reward=float(outcome_reward), process_rewards=[float(r) for r in process_rewards],
-                           returns=list(returns))
-    return step_records(trajectory, episode_id)
+    return step_records(trajectory, turns, [float(r) for r in process_rewards], returns, outcome_reward, episode_id)
 
 
 @dataclass
@@ -307,17 +317,25 @@ class RewardPipeline:
 
     # -- process rewards ------------------------------------------------------------------------------
 
-    def process_rewards(self, trajectories: Sequence[Trajectory]) -> list[list[float]]:
-        """r_p of every step of every trajectory, with ONE batched PRM call for all of them (NaN: missing)."""
+    def process_rewards(self, trajectories: Sequence[Trajectory],
+                        turns: Sequence[Sequence[PolicyTurn]]) -> list[list[float]]:
+        """r_p of every step of every trajectory, with ONE batched PRM call for all of them (NaN: missing).
+
+        ``turns``: each trajectory's policy turns (the PRM is shown their thoughts; the sim oracle their
+        expert actions)."""
+        if len(turns) != len(trajectories):
+            raise ValueError(f"{len(turns)} lists of policy turns for {len(trajectories)} trajectories")
+        for trajectory, episode_turns in zip(trajectories, turns):
+            _check_turns(trajectory, episode_turns)
         sizes = [len(t.steps) for t in trajectories]
         if self.prm is None:
             return [[0.0] * n for n in sizes]
         t0 = time.perf_counter()
         try:
             if isinstance(self.prm, SimOracle):
-                values = [self.prm.score(t) for t in trajectories]
+                values = [self.prm.score(t, episode_turns) for t, episode_turns in zip(trajectories, turns)]
             elif callable(getattr(self.prm, "score_batch", None)):
-                flat = self._score_batched(trajectories)
+                flat = self._score_batched(trajectories, turns)
                 values, start = [], 0
                 for n in sizes:
                     values.append(flat[start:start + n])
@@ -348,17 +366,17 @@ class RewardPipeline:
             return [math.nan] * n
         return [v if math.isfinite(v) else math.nan for v in values]
 
-    def _score_batched(self, trajectories: Sequence[Trajectory]) -> list[float]:
+    def _score_batched(self, trajectories: Sequence[Trajectory], turns: Sequence[Sequence[PolicyTurn]]) -> list[float]:
         """One ``score_batch`` over all steps; unreadable verdicts asked again; NaN where none came."""
         from coach_reward.prm import StepInput
 
         inputs = []
-        for trajectory in trajectories:
-            for t, step in enumerate(trajectory.steps):
+        for trajectory, episode_turns in zip(trajectories, turns):
+            for t, (step, turn) in enumerate(zip(trajectory.steps, episode_turns)):
                 earlier = [s.action if s.action is not None else s.response for s in trajectory.steps[:t]]
                 inputs.append(StepInput(
                     instruction=trajectory.instruction, action=step.action if step.action is not None else step.response,
-                    screenshot=step.screenshot, ui=step.ui, history=earlier, thought=step.info.get("thought") or ""))
+                    screenshot=step.screenshot, ui=step.ui, history=earlier, thought=turn.thought))
         values = [math.nan] * len(inputs)
         todo = list(range(len(inputs)))
         wait = float(self.retry_wait)
@@ -390,19 +408,19 @@ class RewardPipeline:
 
     # -- records --------------------------------------------------------------------------------------
 
-    def finish(self, trajectories: Sequence[Trajectory], episode_ids: Sequence[str]) -> list[list[StepRecord]]:
+    def finish(self, trajectories: Sequence[Trajectory], turns: Sequence[Sequence[PolicyTurn]],
+               episode_ids: Sequence[str]) -> list[list[StepRecord]]:
         """Process rewards (one batch), returns and records of ended, outcome-scored trajectories.
 
-        Each trajectory must carry ``info["outcome_reward"]`` (set by :meth:`outcome`'s caller); the process
-        rewards and returns are also written into its steps' ``info`` (``process_reward``, ``return_t``) and its
-        ``info`` (``process_rewards``, ``returns``) for reports.
+        ``turns``: each trajectory's :class:`PolicyTurn` list (one per step). Each trajectory must carry
+        ``info["outcome_reward"]`` (set by :meth:`outcome`'s caller). r_p and R_t go into the records only.
         """
         if len(episode_ids) != len(trajectories):
             raise ValueError(f"{len(episode_ids)} episode ids for {len(trajectories)} trajectories")
-        process = self.process_rewards(trajectories)
-        return [score_trajectory(trajectory, rewards, float(trajectory.info["outcome_reward"]), episode_id,
-                                 w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)
-                for trajectory, rewards, episode_id in zip(trajectories, process, episode_ids)]
+        process = self.process_rewards(trajectories, turns)
+        return [score_trajectory(trajectory, episode_turns, rewards, float(trajectory.info["outcome_reward"]),
+                                 episode_id, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)
+                for trajectory, episode_turns, rewards, episode_id in zip(trajectories, turns, process, episode_ids)]
 
 
 def build_reward_pipeline(args: Any) -> RewardPipeline:

@@ -12,11 +12,16 @@ from its verifier (default: the task's own check, ``info["success"]``, recorded 
 still shows the end state; when the call's episodes are all done, the process rewards r_p of all their steps in
 ONE batched PRM call, the return targets ``R_t = w_p sum_{tau>=t} gamma^(T-tau) r_p^tau + w_o r_o`` and one
 :class:`coach_rl.records.StepRecord` per step (:attr:`RolloutBatch.records`). The trajectories then go to the
-replay buffer, each written atomically.
+replay buffer with their records, each written atomically.
+
+What the policy was given and produced at each step (prompt, templated prompt, thought, token ids and
+log-probs, policy version; the sim expert's action for the sim oracle) is kept typed, one
+:class:`coach_rl.records.PolicyTurn` per step beside the trajectory, and handed to the reward pipeline, which
+builds the records from trajectory + turns + rewards. None of it rides in ``step.info``.
 
 Device failures never stop collection: the env reports them as a truncated step with ``info["error"]``
-(that trajectory ends truncated, and is kept); an exception from ``env.step`` itself ends the episode the
-same way; a reset that fails is recorded in :attr:`RolloutBatch.failures` and the env moves on to the
+(that trajectory ends truncated with ``trajectory.error`` set, and is kept); an exception from ``env.step``
+itself ends the episode the same way; a reset that fails is recorded in :attr:`RolloutBatch.failures` and the env moves on to the
 next episode (after ``max_reset_failures`` failures in a row the env is taken out of this collection).
 
 The trajectories are android_gym ``Trajectory`` objects annotated in ``step.info`` (see :data:`STEP_INFO_KEYS`)
@@ -37,7 +42,7 @@ from typing import Any
 from android_gym.actions import Finished
 from android_gym.trajectory import Step, Trajectory
 from coach_rl.policy import Policy, PolicyOutput, PolicyRequest
-from coach_rl.records import StepRecord
+from coach_rl.records import PolicyTurn, StepRecord
 from coach_rl.rewards import RewardPipeline
 
 __all__ = [
@@ -49,26 +54,23 @@ __all__ = [
     "RolloutStats",
 ]
 
-STEP_INFO_KEYS: tuple[str, ...] = (
-    "prompt", "prompt_text", "thought", "target", "num_tokens", "token_ids", "token_logprobs", "policy_version",
-    "process_reward", "return_t", "env_error", "expert_action",
-)
-"""Keys the collector puts in each ``step.info``: the chat ``prompt`` (JSON-safe messages) and templated
-``prompt_text`` the policy saw, its ``thought``, the element ``target`` of an index answer, the generated
-``num_tokens``, their ``token_ids`` and ``token_logprobs`` (None unless the policy records them), the acting
-``policy_version``,
-the step's ``process_reward`` and return target ``return_t``, ``env_error`` when the device failed, and the sim
-expert's ``expert_action`` in that state (only when the process reward model is the sim oracle)."""
+STEP_INFO_KEYS: tuple[str, ...] = ("target",)
+"""The one key the collector puts in each ``step.info``: ``target``, what an index-format answer's element was
+(``TextView 'Display'``, None otherwise). It is part of the episode's history, not training data: the policy's
+next prompts read it from the earlier steps to say what an index pointed at (demonstrations record it the same
+way), and it is kept in the replay's ``info`` column for exported traces. Everything a learner or the reward
+pipeline needs is in the step's :class:`~coach_rl.records.PolicyTurn` and :class:`~coach_rl.records.StepRecord`;
+a device failure is ``trajectory.error`` (always the last step's)."""
 
 TRAJECTORY_INFO_KEYS: tuple[str, ...] = (
-    "episode", "env_index", "options", "success", "outcome_reward", "process_rewards", "returns",
-    "policy_version", "replay_id", "verifier", "screen_width",
+    "episode", "env_index", "options", "success", "outcome_reward", "policy_version", "replay_id", "verifier",
+    "screen_width",
 )
-"""Keys the collector puts in ``trajectory.info``: the ``episode`` number in the collect call, the
-``env_index`` it ran on, the reset ``options``, the env's recorded ``success``, ``outcome_reward`` (r_o),
-``process_rewards`` (r_p per step), ``returns`` (R_t per step), the ``policy_version`` at its start, the
-``replay_id`` it was stored under (None without a buffer), the ``verifier``'s reason (or None) and the
-device's ``screen_width`` (for coordinate tolerances)."""
+"""Keys the collector puts in ``trajectory.info`` (bookkeeping and reports; per-step r_p and R_t are in the
+records only): the ``episode`` number in the collect call, the ``env_index`` it ran on, the reset ``options``,
+the env's recorded ``success``, ``outcome_reward`` (r_o: the verifier's score, read by the reward pipeline and
+shown by evaluation), the ``policy_version`` at its start, the ``replay_id`` it was stored under (None without a
+buffer), the ``verifier``'s reason (or None) and the device's ``screen_width`` (for coordinate tolerances)."""
 
 # Text no action reader accepts (inside the env's text action space): stepping an env with it takes the env's
 # invalid-action path (penalty, no device input, info["parse_error"]), what a reply the policy could not parse
@@ -168,6 +170,8 @@ class _Slot:
     screen_size: tuple[int, int] | None
     env_records: bool = False
     """Whether the env records the episode itself (``env.unwrapped.trajectory``): its steps are annotated."""
+    turns: list[PolicyTurn] = field(default_factory=list)
+    """The policy's turn at each step of ``trajectory`` (same length, same order)."""
 
 
 def per_episode(value: Any, n: int, name: str, *, base_int: bool = False) -> list[Any]:
@@ -277,7 +281,7 @@ class RolloutCollector:
         pending = deque(range(n_episodes))
         slots: list[_Slot | None] = [None] * len(self.envs)
         enabled = [True] * len(self.envs)
-        finished: dict[int, Trajectory] = {}
+        finished: dict[int, tuple[Trajectory, list[PolicyTurn]]] = {}
         pool = ThreadPoolExecutor(max_workers=len(self.envs)) if self.threads and len(self.envs) > 1 else None
         try:
             for i, slot in self._start_many(list(range(len(self.envs))), pending, seed_list, option_list, batch,
@@ -304,7 +308,7 @@ class RolloutCollector:
                     assert slot is not None
                     done = self._record(slot, request, output, result, batch)
                     if done:
-                        finished[slot.episode] = self._finish(i, slot, result, batch)
+                        finished[slot.episode] = (self._finish(i, slot, result, batch), slot.turns)
                         ended.append(i)
                 for i, slot in self._start_many(ended, pending, seed_list, option_list, batch, enabled,
                                                 pool).items():
@@ -313,17 +317,17 @@ class RolloutCollector:
             if pool is not None:
                 pool.shutdown(wait=True)
             stats.wall_seconds = time.perf_counter() - started
-        batch.trajectories = [finished[k] for k in sorted(finished)]
-        self._score_and_store(batch)
+        batch.trajectories = [finished[k][0] for k in sorted(finished)]
+        self._score_and_store(batch, [finished[k][1] for k in sorted(finished)])
         return batch
 
-    def _score_and_store(self, batch: RolloutBatch) -> None:
+    def _score_and_store(self, batch: RolloutBatch, turns: list[list[PolicyTurn]]) -> None:
         """Process rewards (one batched call), returns and records of the finished episodes; replay writes."""
         stats = batch.stats
         t0 = time.perf_counter()
         before = self.rewards.stats.seconds
         ids = [uuid.uuid4().hex[:12] for _ in batch.trajectories]
-        episode_records = self.rewards.finish(batch.trajectories, ids)
+        episode_records = self.rewards.finish(batch.trajectories, turns, ids)
         stats.reward_seconds += self.rewards.stats.seconds - before
         for trajectory, records in zip(batch.trajectories, episode_records):
             trajectory.info["replay_id"] = None
@@ -439,15 +443,14 @@ class RolloutCollector:
         step.action, step.response, step.parse_error = output.action, output.text, output.error
         if not self.keep_xml:
             step.xml = None
-        step.info.update({"prompt": output.prompt, "prompt_text": output.prompt_text, "thought": output.thought,
-                          "target": output.target, "num_tokens": int(output.num_tokens),
-                          "token_ids": output.token_ids, "token_logprobs": output.token_logprobs,
-                          "policy_version": int(getattr(self.policy, "version", 0)), "env_error": None,
-                          "expert_action": result[-1]})
+        step.info["target"] = output.target  # the next prompts' history says what this index pointed at
+        slot.turns.append(PolicyTurn(
+            prompt=output.prompt, prompt_text=output.prompt_text, thought=output.thought or "",
+            num_tokens=int(output.num_tokens), token_ids=output.token_ids, token_logprobs=output.token_logprobs,
+            policy_version=int(getattr(self.policy, "version", 0)), expert_action=result[-1]))
         if output.error is not None:
             stats.parse_errors += 1
         if result[0] == "raised":
-            step.info["env_error"] = result[1]
             slot.trajectory.error = result[1]
             stats.env_errors += 1
             return True
@@ -456,7 +459,6 @@ class RolloutCollector:
         if output.error is None and info.get("parse_error"):  # parsed, but the device could not perform it
             step.parse_error = str(info["parse_error"])
         if info.get("error"):
-            step.info["env_error"] = str(info["error"])
             slot.trajectory.error = str(info["error"])
             stats.env_errors += 1
         slot.observation, slot.info = observation, info

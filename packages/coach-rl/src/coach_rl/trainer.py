@@ -57,6 +57,7 @@ from trl.data_utils import apply_chat_template
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
 from coach_rl.losses import ppo_clip_loss
+from coach_rl.replay import ReplayStep
 
 __all__ = [
     "ACTOR_STATE_NAME",
@@ -295,28 +296,28 @@ class CoachTrainer(GRPOTrainer):
     ) -> list[dict[str, Any]]:
         """Training rows from stored states (e.g. :class:`coach_rl.replay.ReplayStep` read back from the buffer).
 
-        ``prompt``: ``messages_fn(step)`` when given, else the messages the collector recorded in
-        ``step.info["prompt"]``, else ``step.policy_messages(mode)``. ``state``: ``state_fn(step, prompt)`` when
-        given, else ``step.info["prompt_text"]`` (the templated prompt the policy saw), else :meth:`state_text`
-        of the prompt. The critic must be trained on the same state strings (and the reply as the action).
+        ``prompt``: ``messages_fn(step)`` when given, else the messages the collector recorded (the
+        ``ReplayStep``'s ``prompt`` column), else ``step.policy_messages(mode)``. ``state``: ``state_fn(step,
+        prompt)`` when given, else the recorded ``prompt_text`` (the templated prompt the policy saw), else
+        :meth:`state_text` of the prompt. The critic must be trained on the same state strings (and the reply as
+        the action).
         """
         rows: list[dict[str, Any]] = []
         for i, step in enumerate(steps):
-            info = getattr(step, "info", None)
-            info = info if isinstance(info, Mapping) else {}
+            if messages_fn is None and not isinstance(step, ReplayStep):
+                raise TypeError(f"steps[{i}] must be a coach_rl.replay.ReplayStep, got {type(step).__name__}; or "
+                                "pass messages_fn")
+            recorded = isinstance(step, ReplayStep) and bool(step.prompt)
             if messages_fn is not None:
                 prompt = messages_fn(step)
-            elif info.get("prompt"):
-                prompt = info["prompt"]
-            elif hasattr(step, "policy_messages"):
-                prompt = step.policy_messages(mode)
+            elif recorded:
+                prompt = step.prompt
             else:
-                raise TypeError(f"steps[{i}] ({type(step).__name__}) has no recorded prompt (info['prompt']) and no "
-                                "policy_messages(); pass messages_fn")
+                prompt = step.policy_messages(mode)
             if state_fn is not None:
                 state = state_fn(step, prompt)
-            elif isinstance(info.get("prompt_text"), str) and info["prompt_text"]:
-                state = info["prompt_text"]
+            elif isinstance(step, ReplayStep) and step.prompt_text:
+                state = step.prompt_text
             else:
                 state = self.state_text(prompt)
             rows.append({"prompt": prompt, self.state_column: state})

@@ -9,12 +9,16 @@
   ``collect(n)`` returns as soon as ``n`` finished episodes are there. The episodes still running carry on with
   the policy they started with, so each trajectory records its ``policy_version``; the learner's version minus
   that is its staleness. Trajectories staler than ``max_staleness`` are dropped or down-weighted
-  (``trajectory.info["sample_weight"]``), and the batch reports the staleness distribution.
+  (each of their records' ``sample_weight``), and the batch reports the staleness distribution.
+
+Each worker runs the reward pipeline itself and sends back the trajectory with its
+:class:`coach_rl.records.StepRecord` list (built from the episode's typed policy turns); the driver only names
+the episode (``episode_id``) and sets the staleness weight.
 
 Faults: a device failure inside an episode is the env's business (truncated step, reboot/reconnect at the next
 reset); a reset that keeps failing makes the worker replace its device; a worker process that dies is restarted
 by Ray (``max_restarts``) and its in-flight episode comes back as a truncated trajectory with the error. Every
-trajectory is written to the spool folder the moment it reaches the driver (see
+trajectory (with its records) is written to the spool folder the moment it reaches the driver (see
 :class:`coach_rl.distributed.spool.TrajectorySpool`) and removed from it by :meth:`RayCollector.acknowledge`.
 """
 
@@ -40,7 +44,7 @@ from coach_rl.distributed.arguments import (
 from coach_rl.distributed.spool import TrajectorySpool
 from coach_rl.distributed.weights import cpu_state_dict, write_shared_weights
 from coach_rl.distributed.worker import DeviceWorker, InferenceServer
-from coach_rl.rewards import step_records
+from coach_rl.records import StepRecord
 from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats, per_episode
 
 __all__ = ["DistributedRolloutBatch", "RayCollector", "ensure_ray"]
@@ -170,7 +174,7 @@ class RayCollector:
         self._next_seed = self.base_seed
         self._counter = 0
         self._queue: deque[tuple[int | None, dict[str, Any] | None, bool]] = deque()
-        self._ready: deque[tuple[str, Trajectory]] = deque()
+        self._ready: deque[tuple[str, tuple[Trajectory, list[StepRecord]]]] = deque()
         self._failures: list[EpisodeFailure] = []
         self._stats: list[dict[str, Any]] = []
         self._inflight: dict[Any, _Episode] = {}
@@ -377,7 +381,7 @@ class RayCollector:
     def _take(self, batch: DistributedRolloutBatch, n: int) -> None:
         """Move ready trajectories into ``batch``, applying the staleness bound."""
         while self._ready and len(batch.trajectories) < n:
-            uid, trajectory = self._ready.popleft()
+            uid, (trajectory, records) = self._ready.popleft()
             staleness = self.version - int(trajectory.info.get("policy_version", self.version))
             if staleness > self.args.max_staleness and self.args.stale_policy == "drop":
                 batch.dropped_stale += 1
@@ -387,9 +391,11 @@ class RayCollector:
                 continue
             excess = max(0, staleness - self.args.max_staleness)
             trajectory.info["staleness"] = staleness
-            trajectory.info["sample_weight"] = self.args.stale_weight_decay ** excess
+            weight = self.args.stale_weight_decay ** excess
+            for record in records:  # the worker scored the episode; the driver names it and weighs its staleness
+                record.episode_id, record.sample_weight = uid, weight
             batch.trajectories.append(trajectory)
-            batch.records.extend(step_records(trajectory, uid))
+            batch.records.extend(records)
             batch.uids.append(uid)
             batch.staleness.append(staleness)
 
@@ -439,7 +445,7 @@ class RayCollector:
                                     seed=episode.seed, truncated=True, error=error,
                                     info={"policy_version": episode.version, "worker": episode.worker,
                                           "worker_error": error, "options": episode.options})
-            self._deliver(episode, trajectory)
+            self._deliver(episode, trajectory, [])
             self._start_probe(episode.worker)
             return
         self._errors_in_row[episode.worker] = 0
@@ -451,13 +457,14 @@ class RayCollector:
             return
         trajectory = result["trajectory"]
         trajectory.info.setdefault("policy_version", episode.version)
-        self._deliver(episode, trajectory)
+        self._deliver(episode, trajectory, list(result["records"]))
 
-    def _deliver(self, episode: _Episode, trajectory: Trajectory) -> None:
+    def _deliver(self, episode: _Episode, trajectory: Trajectory, records: list[StepRecord]) -> None:
+        """Spool the episode (its trajectory and the StepRecords the worker built) and queue it for collect()."""
         trajectory.info["episode_uid"] = episode.uid
         if self.spool is not None:
-            self.spool.put(episode.uid, trajectory)  # durable before anything else looks at it
-        self._ready.append((episode.uid, trajectory))
+            self.spool.put(episode.uid, (trajectory, records))  # durable before anything else looks at it
+        self._ready.append((episode.uid, (trajectory, records)))
 
     def _start_probe(self, worker: int, since: float | None = None) -> None:
         """A worker failed: wait (without blocking) until Ray has it back, then re-send the policy."""

@@ -1,4 +1,6 @@
-"""A folder of finished trajectories not yet acknowledged by the learner, written atomically one file each.
+"""A folder of finished episodes not yet acknowledged by the learner, written atomically one file each.
+
+The RayCollector spools each episode as its ``(trajectory, records)`` pair.
 
 The driver spools every trajectory the moment it arrives from a worker (temporary file, fsync, rename), before
 anything else looks at it; :meth:`TrajectorySpool.acknowledge` deletes the files once the learner has them for

@@ -3,7 +3,7 @@
 Both are plain classes; :mod:`coach_rl.distributed.collector` wraps them with ``ray.remote`` and its options, so
 this module imports without Ray. A worker plays each episode with a :class:`coach_rl.rollout.RolloutCollector`
 over its one env (the same episode, fault and reward logic as the in-process collector) and returns the finished
-trajectory; its policy is either its own CPU copy (weights loaded between episodes, so one trajectory has one
+trajectory with its :class:`coach_rl.records.StepRecord` list; its policy is either its own CPU copy (weights loaded between episodes, so one trajectory has one
 policy version) or a :class:`RemotePolicy` that asks the inference server.
 """
 
@@ -165,13 +165,13 @@ class DeviceWorker:
                 self.episodes += 1
                 trajectory.info.update(worker=self.index, worker_pid=os.getpid(),
                                        env_replacements=self.env_replacements, reset_errors=list(errors))
-                return {"trajectory": trajectory, "stats": batch.stats.as_dict(), "error": None,
-                        "seconds": time.perf_counter() - started}
+                return {"trajectory": trajectory, "records": batch.records, "stats": batch.stats.as_dict(),
+                        "error": None, "seconds": time.perf_counter() - started}
             errors.append(batch.failures[0].error if batch.failures else "the episode did not start")
             self.env = self.device.replace(self.index, self.env)
             self.collector.envs = [self.env]
             self.env_replacements += 1
-        return {"trajectory": None, "stats": None, "error": "; ".join(errors), "seconds": time.perf_counter() - started}
+        return {"trajectory": None, "records": [], "stats": None, "error": "; ".join(errors), "seconds": time.perf_counter() - started}
 
     def close(self) -> None:
         """Close the env and release the device."""
