@@ -470,7 +470,7 @@ def _load_vision(folder: Path) -> tuple[Any, Any]:
 # --------------------------------------------------------------------------------------------------
 
 DEMO_SIZES: dict[str, dict[str, Any]] = {
-    "ci": {"instances": 1, "max_steps": 120, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
+    "ci": {"instances": 1, "max_steps": 200, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
            "max_ui_chars": 150, "max_test_rows": 128, "learning_rate": 2e-3},
     "readme": {"instances": 1, "max_steps": 320, "hidden_size": 64, "num_layers": 2, "num_heads": 4,
                "max_ui_chars": 150, "max_test_rows": 400, "learning_rate": 2e-3},
