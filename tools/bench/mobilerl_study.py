@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
            "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count()},
            "seconds": time.perf_counter() - started, "summary": summary, "results": results, "best_of_n": bon}
-    (args.out / "results.json").write_text(json.dumps(out, indent=2))
+    (args.out / "results.json").write_text(json.dumps(out, indent=2, default=str))
     plot(results, bon, args.out / "mobilerl_study.png")
     print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(args.out)}, indent=2))
     return 0
