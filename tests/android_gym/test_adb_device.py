@@ -6,7 +6,6 @@ token), so nothing here touches an adb server or token of the machine.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -207,23 +206,6 @@ def test_app_data_snapshot_scripts_save_and_restore_app_data(tmp_path):
 
 
 # --- the simulated adbd behind a private adb server ---------------------------------------------
-@pytest.fixture(scope="module")
-def host_adb(tmp_path_factory):
-    if not os.access(ADB, os.X_OK):
-        pytest.skip(f"{ADB} not installed (apt-get install adb)")
-    from android_gym.adbd import HostAdb
-
-    home = tmp_path_factory.mktemp("adb_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ADBUTILS_ADB_PATH", ADB)
-        host = HostAdb(adb=ADB, home=home)
-        host.start_server()
-        host.token_path = str(home / ".emulator_console_auth_token")
-        try:
-            yield host
-        finally:
-            host.kill_server()
-
 
 def start_adbd(host_adb, phone: SimPhone | None = None, emulator: bool = True, **adbd_kwargs):
     from android_gym.adbd import SimAdbd

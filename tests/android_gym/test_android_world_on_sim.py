@@ -8,14 +8,13 @@ the slow test runs every task of ``SIM_TASKS`` over three seeds.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 
 import gymnasium as gym
 import pytest
 
 from android_gym import AndroidEnv
-from android_gym.adbd import HostAdb, SimAdbd
+from android_gym.adbd import SimAdbd
 from android_gym.agents import RandomAgent
 from android_gym.sim import SimDevice, SimPhone
 from android_gym.suites import AdbCommandError, android_world_available
@@ -136,21 +135,6 @@ def test_androidworlds_waits_are_skipped_on_the_in_process_sim_only():
 
 
 # --- through sim-adbd, with AndroidWorld's adb utilities going through the real adb binary ---------------------
-@pytest.fixture(scope="module")
-def host_adb(tmp_path_factory):
-    if not os.access(ADB, os.X_OK):
-        pytest.skip(f"{ADB} not installed (apt-get install adb)")
-    home = tmp_path_factory.mktemp("adb_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ADBUTILS_ADB_PATH", ADB)
-        host = HostAdb(adb=ADB, home=home)
-        host.start_server()
-        host.token_path = str(home / ".emulator_console_auth_token")
-        try:
-            yield host
-        finally:
-            host.kill_server()
-
 
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
                                   "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes", "FilesMoveFile",

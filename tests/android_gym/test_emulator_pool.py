@@ -7,7 +7,6 @@ The stand-in takes the real emulator's flags, registers with the (private) adb s
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import sys
@@ -57,23 +56,6 @@ def test_pool_arguments_are_checked():
     with pytest.raises(EmulatorError, match="emulator binary not found"):
         EmulatorPool(AVD, emulator_path="/nonexistent/emulator")
 
-
-@pytest.fixture(scope="module")
-def host_adb(tmp_path_factory):
-    if not os.access(ADB, os.X_OK):
-        pytest.skip(f"{ADB} not installed (apt-get install adb)")
-    from android_gym.adbd import HostAdb
-
-    home = tmp_path_factory.mktemp("adb_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ADBUTILS_ADB_PATH", ADB)
-        host = HostAdb(adb=ADB, home=home)
-        host.start_server()
-        host.home = home
-        try:
-            yield host
-        finally:
-            host.kill_server()
 
 
 def make_pool(host_adb, tmp_path, size=1, env=None, start=True, **kwargs) -> EmulatorPool:

@@ -12,7 +12,6 @@ task code when ``android_world`` is installed and are skipped with the reason ot
 from __future__ import annotations
 
 import json
-import os
 import random
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 import pytest
 
 from android_gym import AndroidEnv, Finished, OpenApp, Wait
-from android_gym.adbd import HostAdb, SimAdbd
+from android_gym.adbd import SimAdbd
 from android_gym.drivers import AdbDevice
 from android_gym.sim import SimDevice, SimPhone
 from android_gym.suites import (
@@ -163,21 +162,6 @@ REGISTRY = {cls.__name__: cls for cls in (WifiSwitch, FileAnswer, OpenSettings)}
 
 
 # --- the sim behind sim-adbd, driven through a private adb server -------------------------------------------
-@pytest.fixture(scope="module")
-def host_adb(tmp_path_factory):
-    if not os.access(ADB, os.X_OK):
-        pytest.skip(f"{ADB} not installed (apt-get install adb)")
-    home = tmp_path_factory.mktemp("adb_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ADBUTILS_ADB_PATH", ADB)
-        host = HostAdb(adb=ADB, home=home)
-        host.start_server()
-        host.token_path = str(home / ".emulator_console_auth_token")
-        try:
-            yield host
-        finally:
-            host.kill_server()
-
 
 @pytest.fixture()
 def sim_over_adb(host_adb):
