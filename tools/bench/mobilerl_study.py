@@ -23,8 +23,7 @@ best-of-N from that start:
     .venv/bin/python tools/bench/mobilerl_study.py --config study --from-study out/study/seed0 out/study/seed1 \
         out/study/seed2 --init-from out/study/warmup/checkpoints/iter-000000 --seeds 0 1 2 --eval-instances 10
 
-``dgrpo_*`` settings are passed as overrides like any config key (``dgrpo_group_size=4``); until they are part of
-CoachConfig this script sets them on the loaded config itself.
+``dgrpo_*`` settings are passed as overrides like any config key (``dgrpo_group_size=4``).
 """
 
 from __future__ import annotations
@@ -65,24 +64,6 @@ def variant_overrides(variant: str, group: int) -> list[str]:
     return table[variant]
 
 
-def _load(base: str, overrides: list[str]) -> Any:
-    """load_config, with ``dgrpo_*`` keys set on ``config.coach`` when CoachConfig does not declare them yet."""
-    plain = [o for o in overrides if not o.startswith("dgrpo_")]
-    extra = [o for o in overrides if o.startswith("dgrpo_")]
-    try:
-        return load_config(base, overrides)
-    except KeyError:
-        config = load_config(base, plain)
-    from coach_rl.algorithms.dgrpo import DGRPOArguments
-
-    defaults = DGRPOArguments()
-    for item in extra:
-        key, value = item.split("=", 1)
-        kind = type(getattr(defaults, key))
-        setattr(config.coach, key, value.lower() == "true" if kind is bool else kind(value))
-    return config
-
-
 def _evaluate(loop: Any, curve: list[dict[str, Any]]) -> None:
     report, trajectories = evaluate_policy(loop.policy, loop.eval_tasks, loop.eval_seeds(), env_id=loop.args.env_id,
                                            num_envs=max(1, int(loop.args.num_envs)), with_reference=False)
@@ -94,7 +75,7 @@ def _evaluate(loop: Any, curve: list[dict[str, Any]]) -> None:
 
 def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Train one variant from ``start`` until the env-step budget; its evaluation curve."""
-    config = _load(base, [
+    config = load_config(base, [
         *args.overrides, *variant_overrides(variant, args.group), f"seed={seed}", f"policy_model={start}",
         "sft_max_steps=0", f"output_dir={args.out / 'runs' / f'{variant}-seed{seed}'}",
         f"total_iterations={args.max_iterations}", f"eval_instances_per_task={args.eval_instances}",
@@ -121,7 +102,7 @@ def best_of_n(base: str, seed: int, start: Path, args: argparse.Namespace) -> li
     """ProRe best-of-N of the starting policy for every N and verifier."""
     from coach_rl.loop import build_policy_model, make_policy
 
-    config = _load(base, [*args.overrides, f"seed={seed}", f"policy_model={start}"])
+    config = load_config(base, [*args.overrides, f"seed={seed}", f"policy_model={start}"])
     model, tokenizer = build_policy_model(config)
     policy = make_policy(model, tokenizer, config)
     backend = None
