@@ -1,0 +1,83 @@
+"""tools/bench/ssma_vs_sssa.py: the study's summary (common target, env steps and seconds to reach it, the
+efficiency ratios of the paper's headline) against hand-computed numbers, and --merge of per-seed folders."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "bench" / "ssma_vs_sssa.py"
+
+
+@pytest.fixture(scope="module")
+def study():
+    spec = importlib.util.spec_from_file_location("ssma_vs_sssa_bench", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(variant: str, seed: int, points: list[tuple[int, float, float]]) -> dict:
+    """A finished run: evaluations at (env steps, training seconds, success)."""
+    curve = [{"iteration": i, "env_steps": s, "train_seconds": t, "success_rate": r}
+             for i, (s, t, r) in enumerate(points)]
+    return {"variant": variant, "seed": seed, "curve": curve, "iterations": len(points) - 1,
+            "env_steps": points[-1][0], "train_seconds": points[-1][1], "update_seconds_per_iteration": 1.0,
+            "seconds_per_iteration": dict.fromkeys(("time/rollout", "time/env", "time/generation", "time/critic",
+                                                    "time/actor"), 0.5), "rollout_success": [], "wall_seconds": points[-1][1]}
+
+
+RUNS = [
+    # Coach K = 4 reaches 0.25 at 100 and 300 env steps (20 s and 60 s of training)
+    _run("coach-k4", 0, [(0, 0.0, 0.125), (100, 20.0, 0.25), (200, 40.0, 0.25)]),
+    _run("coach-k4", 1, [(0, 0.0, 0.125), (150, 30.0, 0.125), (300, 60.0, 0.25)]),
+    # GRPO reaches 0.25 at 400 env steps on one seed and tops out at 0.1875 on the other
+    _run("grpo", 0, [(0, 0.0, 0.125), (200, 10.0, 0.125), (400, 20.0, 0.25)]),
+    _run("grpo", 1, [(0, 0.0, 0.125), (200, 10.0, 0.1875), (400, 20.0, 0.1875)]),
+]
+
+
+def test_the_common_target_and_the_costs_to_reach_it(study):
+    summary = study.summarize(RUNS)
+    # target: the lowest of the variants' mean best success, (0.25 + 0.25) / 2 vs (0.25 + 0.1875) / 2
+    assert summary["target_success"] == pytest.approx(0.21875)
+    coach, grpo = summary["variants"]["coach-k4"], summary["variants"]["grpo"]
+    assert coach["env_steps_to_target"] == {"per_seed": [100, 300], "mean": 200}
+    assert grpo["env_steps_to_target"] == {"per_seed": [400, None], "mean": 400}  # the mean of the seeds that reach it
+    assert coach["train_seconds_to_target"]["mean"] == pytest.approx(40.0)
+    assert grpo["train_seconds_to_target"]["mean"] == pytest.approx(20.0)
+    assert summary["efficiency_coach_k4_vs_grpo_env_steps"] == pytest.approx(400 / 200)
+    assert summary["efficiency_coach_k4_vs_grpo_train_seconds"] == pytest.approx(20.0 / 40.0)
+    assert not any(key.endswith("_vs_ppo_env_steps") for key in summary)  # no PPO runs, no PPO ratio
+    assert coach["env_steps_to_first_gain"] == {"per_seed": [100, 300], "seeds_with_gain": 2, "mean": 200}
+    assert coach["final_success"]["mean"] == pytest.approx(0.25)
+    # matched budget: the smallest env-step count every run reached (200); GRPO's step function there
+    assert summary["matched_env_steps"] == 200
+    assert grpo["success_at_matched_env_steps"]["mean"] == pytest.approx((0.125 + 0.1875) / 2)
+
+
+def test_no_target_when_a_variant_never_rises_above_the_start(study):
+    flat = [_run("ppo", 0, [(0, 0.0, 0.125), (200, 10.0, 0.125)])]
+    summary = study.summarize(RUNS + flat)
+    assert summary["target_success"] is None
+    assert not any(key.startswith("efficiency_") for key in summary)
+
+
+def test_merge_combines_per_seed_folders(study, tmp_path, capsys):
+    for seed in (0, 1):
+        folder = tmp_path / f"seed{seed}"
+        folder.mkdir()
+        runs = [r for r in RUNS if r["seed"] == seed]
+        # one finished seed, one still running (its results.partial.json)
+        name = "results.json" if seed == 0 else "results.partial.json"
+        (folder / name).write_text(json.dumps({"settings": {"seeds": [seed]}, "seconds": 5.0, "results": runs}))
+    assert study.main(["--merge", str(tmp_path / "seed0"), str(tmp_path / "seed1"), "--out", str(tmp_path / "m")]) == 0
+    merged = json.loads((tmp_path / "m" / "results.json").read_text())
+    assert merged["summary"] == study.summarize(RUNS)
+    assert merged["seconds"] == 10.0
+    assert (tmp_path / "m" / "ssma_vs_sssa.png").stat().st_size > 0
+    with pytest.raises(SystemExit, match="no results.json"):
+        study.main(["--merge", str(tmp_path / "missing"), "--out", str(tmp_path / "m2")])
