@@ -54,9 +54,11 @@ def test_the_common_target_and_the_costs_to_reach_it(study):
     # on the time axis: coach-k4 at 0/20/30/40/60 s: 0.125, 0.1875, 0.1875, 0.1875, 0.25; grpo at 0/10/20 s
     assert coach["train_seconds_to_target"]["mean"] == pytest.approx(60.0)
     assert grpo["train_seconds_to_target"]["mean"] == pytest.approx(20.0)
-    assert summary["efficiency_coach_k4_vs_grpo_env_steps"] == pytest.approx(400 / 300)
-    assert summary["efficiency_coach_k4_vs_grpo_train_seconds"] == pytest.approx(20.0 / 60.0)
-    assert not any(key.endswith("_vs_ppo_env_steps") for key in summary)  # no PPO runs, no PPO ratio
+    # the pair's own target is the same here (two variants); GRPO's cost over Coach's
+    assert summary["efficiency"] == {"coach-k4 vs grpo": {
+        "target_success": pytest.approx(0.21875), "coach-k4_env_steps": 300, "grpo_env_steps": 400,
+        "env_steps_ratio": pytest.approx(400 / 300), "coach-k4_train_seconds": pytest.approx(60.0),
+        "grpo_train_seconds": pytest.approx(20.0), "train_seconds_ratio": pytest.approx(20.0 / 60.0)}}
     assert coach["env_steps_to_first_gain"] == {"per_seed": [100, 300], "seeds_with_gain": 2, "mean": 200}
     assert coach["final_success"]["mean"] == pytest.approx(0.25)
     # matched budget: the smallest env-step count every run reached (200); GRPO's step function there
@@ -64,11 +66,14 @@ def test_the_common_target_and_the_costs_to_reach_it(study):
     assert grpo["success_at_matched_env_steps"]["mean"] == pytest.approx((0.125 + 0.1875) / 2)
 
 
-def test_no_target_when_a_variant_never_rises_above_the_start(study):
+def test_no_common_target_when_a_variant_never_rises_above_the_start(study):
     flat = [_run("ppo", 0, [(0, 0.0, 0.125), (200, 10.0, 0.125)])]
     summary = study.summarize(RUNS + flat)
     assert summary["target_success"] is None
-    assert not any(key.startswith("efficiency_") for key in summary)
+    assert "env_steps_to_target" not in summary["variants"]["coach-k4"]
+    # pairwise, Coach vs PPO has no common gain; Coach vs GRPO keeps its own target
+    assert list(summary["efficiency"]) == ["coach-k4 vs grpo"]
+    assert summary["efficiency"]["coach-k4 vs grpo"]["env_steps_ratio"] == pytest.approx(400 / 300)
 
 
 def test_merge_combines_per_seed_folders(study, tmp_path, capsys):
