@@ -247,7 +247,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def plot(results: list[dict[str, Any]], path: Path) -> None:
-    """Success vs env steps and vs training time (mean over seeds per variant), and seconds per iteration by phase."""
+    """Success vs env steps and vs training time (the mean over seeds as a step line, each seed faint behind it),
+    and seconds per iteration by phase."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -258,14 +259,12 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     for variant in variants:
         runs = [r for r in results if r["variant"] == variant]
         for ax, key in ((axes[0], "env_steps"), (axes[1], "train_seconds")):
-            line = None
-            for i, r in enumerate(runs):
-                xs = [p[key] for p in r["curve"]]
-                ys = [p["success_rate"] for p in r["curve"]]
-                kwargs = {"label": variant} if i == 0 else {}
-                if line is not None:
-                    kwargs["color"] = line.get_color()
-                (line,) = ax.plot(xs, ys, marker="o", markersize=3, alpha=0.8, **kwargs)
+            mean = _mean_curve(runs, key)
+            (line,) = ax.step([p[key] for p in mean], [p["success_rate"] for p in mean], where="post", linewidth=2,
+                              label=f"{variant} ({len(runs)} seeds)")
+            for r in runs:
+                ax.step([p[key] for p in r["curve"]], [p["success_rate"] for p in r["curve"]], where="post",
+                        color=line.get_color(), alpha=0.25, linewidth=1)
     axes[0].set_xlabel("environment steps")
     axes[1].set_xlabel("training wall time (s)")
     for ax in axes[:2]:
