@@ -10,15 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "bench" / "rollout_split.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("rollout_split_bench", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_bench_script):
+    return load_bench_script("rollout_split")
 
 
 TINY = ["--backend", "hf", "--states", "2", "--k", "1", "2", "--num-envs", "2", "--max-steps", "2",

@@ -3,21 +3,14 @@ efficiency ratios of the paper's headline) against hand-computed numbers, and --
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "bench" / "ssma_vs_sssa.py"
-
 
 @pytest.fixture(scope="module")
-def study():
-    spec = importlib.util.spec_from_file_location("ssma_vs_sssa_bench", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def study(load_bench_script):
+    return load_bench_script("ssma_vs_sssa")
 
 
 def _run(variant: str, seed: int, points: list[tuple[int, float, float]]) -> dict:
