@@ -226,7 +226,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     # the paper's headline (1.4x), pair by pair: for every Coach K >= 2 and each baseline, the highest success
     # both mean curves reach, and the baseline's cost to reach it over Coach's, in env steps and training seconds
     out["efficiency"] = {}
-    for variant in [v for v in by_variant if v in ("coach-k2", "coach-k4", "coach-k8")]:
+    for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8") if v in by_variant]:
         for baseline in [b for b in ("grpo", "ppo") if b in by_variant]:
             pair = (by_variant[variant], by_variant[baseline])
             common = min(max(p["success_rate"] for p in _mean_curve(runs, "env_steps")) for runs in pair)
