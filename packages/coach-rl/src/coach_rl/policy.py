@@ -326,14 +326,13 @@ def stored_prompt(prompt: Sequence[Mapping[str, Any]] | None, screenshot: Any = 
     """
     if not isinstance(prompt, Sequence) or isinstance(prompt, (str, bytes)) or not prompt:
         raise ValueError("this step has no stored prompt: it was not collected by coach_rl.rollout.RolloutCollector")
-    shot = screenshot
     messages = []
     for message in prompt:
         content = message["content"]
         if not isinstance(content, str) and with_image:
-            if any(p.get("type") == "image" for p in content) and shot is None:
+            if any(p.get("type") == "image" for p in content) and screenshot is None:
                 raise ValueError("the stored prompt shows a screenshot but the step kept none (load it with_screenshots)")
-            content = [{"type": "image", "image": to_pil_image(shot)} if p.get("type") == "image" else dict(p)
+            content = [{"type": "image", "image": to_pil_image(screenshot)} if p.get("type") == "image" else dict(p)
                        for p in content]
         messages.append({"role": message["role"], "content": content})
     return messages
