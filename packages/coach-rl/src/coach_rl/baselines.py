@@ -35,6 +35,7 @@ from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import grpo_advantages
 from coach_rl.algorithms.base import UpdateContext
 from coach_rl.critic import Critic, CriticTrainer
+from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import gae
 
@@ -176,6 +177,7 @@ class GRPOBaseline(_SavesStateDict):
             raise ValueError("the trajectories hold no steps to learn from")
         metrics = {f"actor/{k}": v for k, v in
                    self.actor.update(samples, epochs=self.epochs, mini_batch_size=self.mini_batch_size).items()}
+        metrics.update(step_advantage_metrics([s for rec in records for s in rec.steps], [s.advantage for s in samples]))
         rewards = [r.outcome_reward for r in records]
         metrics.update({"grpo/outcome_reward_mean": sum(rewards) / len(rewards),
                         "grpo/groups": float(len({r.group for r in records})),
@@ -327,6 +329,7 @@ class PPOBaseline(_SavesStateDict):
         actor_metrics = self.actor.update(samples, epochs=self.epochs, mini_batch_size=self.mini_batch_size)
         metrics = {f"actor/{k}": v for k, v in actor_metrics.items()}
         metrics.update({f"value/{k}": v for k, v in value_metrics.items()})
+        metrics.update(step_advantage_metrics(steps, actor_adv))
         metrics.update({"ppo/advantage_mean": float(flat_adv.mean()), "ppo/return_mean": float(flat_ret.mean()),
                         "ppo/value_mean": float(flat_val.mean()),
                         "ppo/outcome_reward_mean": sum(r.outcome_reward for r in records) / len(records)})

@@ -65,6 +65,8 @@ __all__ = [
     "train",
 ]
 
+DRIFT_PROBE_NAME = "drift_probe.pt"
+"""Run-folder file of the KL probe (the warm-up policy's replies and distributions on fixed probe states)."""
 LOOP_STATE_NAME = "loop_state.pt"
 """Checkpoint file with the loop counters, the loop's sampling generator and the global RNG states."""
 _POLICY_DIR = "policy"
@@ -193,6 +195,18 @@ def _collect_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
                          env_kwargs=kwargs)
 
 
+def steps_per_success(episodes: Sequence[Any]) -> float:
+    """Mean number of actions in the successful episodes (NaN when none succeeded)."""
+    lengths = [len(t.steps) for t in episodes if float(t.success) >= 1.0]
+    return sum(lengths) / len(lengths) if lengths else math.nan
+
+
+def _rollout_oracle_metrics(records: Sequence[Any]) -> dict[str, float]:
+    """``diag/rollout_expert_match``: share of the actions taken in this rollout that were the sim expert's."""
+    known = [float(r.expert_match) for r in records if not math.isnan(float(r.expert_match))]
+    return {"diag/rollout_expert_match": sum(known) / len(known)} if known else {}
+
+
 # -- the loop ---------------------------------------------------------------------------------------------
 
 
@@ -231,6 +245,7 @@ class TrainingLoop:
         self.eval_after: EvalReport | None = None
         self.stats: dict[str, Any] = {}
         self.trackers: Any = None  # coach_rl.trackers.Trackers, opened by setup()
+        self._drift: Any = None  # coach_rl.diagnostics.PolicyDrift, built at the first iteration
 
     # -- set-up ------------------------------------------------------------------------------------------
 
@@ -276,7 +291,7 @@ class TrainingLoop:
     def _fresh(self) -> None:
         started = time.perf_counter()
         cpu_started = time.process_time()
-        for item in (self.run.metrics_path, *self.run.path.glob("eval_*.json")):
+        for item in (self.run.metrics_path, self.run.path / DRIFT_PROBE_NAME, *self.run.path.glob("eval_*.json")):
             item.unlink(missing_ok=True)
         if self.run.checkpoints_dir.exists():
             shutil.rmtree(self.run.checkpoints_dir)
@@ -339,14 +354,37 @@ class TrainingLoop:
         saved = checkpoint / "eval_before.json"
         if saved.is_file():
             report = EvalReport.from_dict(json.loads(saved.read_text()))
-            if (report.meta.get("tasks") == self.eval_tasks and report.meta.get("seeds") == self.eval_seeds()):
+            sampled = self._saved_sampled_before(checkpoint)
+            if (report.meta.get("tasks") == self.eval_tasks and report.meta.get("seeds") == self.eval_seeds()
+                    and (sampled is not None or not self.loop.eval_samples_per_instance)):
                 self.eval_before = report  # same policy, same held-out instances: the same greedy evaluation
                 (self.run.path / "eval_before.json").write_text(report.to_json())
-                self._log({"kind": "eval", "label": "before", "at_iteration": 0, "env_steps": 0,
-                                      "success_rate": report.overall.success_rate, "ci_low": report.overall.ci_low,
-                                      "ci_high": report.overall.ci_high, "episodes": report.overall.episodes,
-                                      "from": str(checkpoint)})
+                entry: dict[str, Any] = {
+                    "kind": "eval", "label": "before", "at_iteration": 0, "env_steps": 0,
+                    "success_rate": report.overall.success_rate, "ci_low": report.overall.ci_low,
+                    "ci_high": report.overall.ci_high, "episodes": report.overall.episodes,
+                    "steps_per_success": report.meta.get("steps_per_success", math.nan), "from": str(checkpoint)}
+                if sampled is not None:
+                    (self.run.path / "eval_before_sampled.json").write_text(sampled.to_json())
+                    s = sampled.overall
+                    entry.update({"sampled_success_rate": s.success_rate, "sampled_ci_low": s.ci_low,
+                                  "sampled_ci_high": s.ci_high, "sampled_episodes": s.episodes,
+                                  "sampled_steps_per_success": sampled.meta.get("steps_per_success", math.nan)})
+                self._log(entry)
         self.echo(f"[coach-rl] started from {checkpoint}")
+
+    def _saved_sampled_before(self, checkpoint: Path) -> EvalReport | None:
+        """The sampled evaluation before training saved with ``checkpoint``, when it fits this run's settings."""
+        path = checkpoint / "eval_before_sampled.json"
+        n = int(self.loop.eval_samples_per_instance)
+        if not n or not path.is_file():
+            return None
+        report = EvalReport.from_dict(json.loads(path.read_text()))
+        meta = report.meta
+        fits = (meta.get("tasks") == self.eval_tasks and meta.get("samples_per_instance") == n
+                and meta.get("temperature") == float(self.args.temperature)
+                and sorted(set(meta.get("seeds", []))) == self.eval_seeds())
+        return report if fits else None
 
     def _sft(self, demos: Any) -> None:
         from coach_rl.sft import sft_warmup
@@ -419,6 +457,10 @@ class TrainingLoop:
             self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
                                               threads=self.loop.env_threads)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
+        self.rewards.oracle_diagnostics = bool(self.loop.oracle_diagnostics)
+        use_oracle = getattr(self.algorithm, "use_oracle_format", None)
+        if self.loop.oracle_diagnostics and use_oracle is not None:
+            use_oracle(_policy_format(self.config))
 
     def _ray_collector(self) -> Any:
         """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
@@ -447,6 +489,9 @@ class TrainingLoop:
                        tmp / LOOP_STATE_NAME)
             if self.eval_before is not None:
                 (tmp / "eval_before.json").write_text(self.eval_before.to_json())
+                sampled = self.run.path / "eval_before_sampled.json"
+                if sampled.is_file():
+                    shutil.copyfile(sampled, tmp / sampled.name)
         return self.run.checkpoint_path(self.state.iteration)
 
     def _restore(self, checkpoint: Path) -> None:
@@ -465,6 +510,8 @@ class TrainingLoop:
         if (checkpoint / "eval_before.json").is_file():
             self.eval_before = EvalReport.from_dict(json.loads((checkpoint / "eval_before.json").read_text()))
             (self.run.path / "eval_before.json").write_text(self.eval_before.to_json())
+            if (checkpoint / "eval_before_sampled.json").is_file():
+                shutil.copyfile(checkpoint / "eval_before_sampled.json", self.run.path / "eval_before_sampled.json")
         self.run.truncate_metrics(self.state.iteration)
         self.rng.bit_generator.state = saved["loop_rng"]
         restore_rng_state(saved["rng"])  # last: building trainers above re-seeds the global RNGs
@@ -545,12 +592,19 @@ class TrainingLoop:
         record.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
         record.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
 
+        record.update(_rollout_oracle_metrics(batch.records))
+        drift = self._policy_drift(batch.records)
+
         t0 = time.perf_counter()
         context = UpdateContext(replay=self.replay, rng=self.rng, iteration=iteration,
                                 policy_version=int(self.policy.version))
         update = self.algorithm.update(batch.records, context)
         record.update(update)
         record.setdefault("time/actor", time.perf_counter() - t0)
+        if drift is not None:
+            t_kl = time.perf_counter()
+            record["diag/kl_to_warmup"] = drift.kl(self.model)
+            record["time/diagnostics"] = time.perf_counter() - t_kl
         self.policy.version += 1
         publish = getattr(self.collector, "publish_policy", None)
         if publish is not None:  # workers that hold their own copy of the policy get the new weights
@@ -585,6 +639,27 @@ class TrainingLoop:
         })
         self._log(record)
         return record
+
+    def _policy_drift(self, records: Sequence[Any]) -> Any:
+        """The KL probe (:class:`coach_rl.diagnostics.PolicyDrift`): built once from the first iteration's prompts
+        while the policy is still the warm-up's, kept in the run folder so a resumed run measures against it."""
+        n = int(self.loop.diagnostics_kl_states)
+        if not n:
+            return None
+        if self._drift is None:
+            from coach_rl.diagnostics import PolicyDrift
+
+            path = self.run.path / DRIFT_PROBE_NAME
+            if path.is_file():
+                self._drift = PolicyDrift.load(path)
+            else:
+                prompts = list(dict.fromkeys(r.prompt_text for r in records if r.prompt_text))[:n]
+                if not prompts:
+                    return None
+                self._drift = PolicyDrift.build(self.model, self.tokenizer, prompts,
+                                                max_new_tokens=int(self.args.max_completion_length or 32))
+                self._drift.save(path)
+        return self._drift
 
     def _rollout_metrics(self, batch: Any, trajectories: list[Any], seconds: float) -> dict[str, Any]:
         n = len(trajectories)
@@ -632,13 +707,48 @@ class TrainingLoop:
             num_envs=max(1, int(self.args.num_envs)), greedy=True,
             meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps},
         )
+        report.meta["steps_per_success"] = steps_per_success(episodes)
         (self.run.path / f"eval_{label}.json").write_text(report.to_json())
         m = report.overall
-        self._log({"kind": "eval", "label": label, "at_iteration": self.state.iteration,
-                              "env_steps": self.state.env_steps, "success_rate": m.success_rate, "ci_low": m.ci_low,
-                              "ci_high": m.ci_high, "episodes": m.episodes, "seconds": time.perf_counter() - t0})
-        self.echo(f"[coach-rl] eval {label}: success {100 * m.success_rate:.1f}% "
-                  f"[{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}] over {m.episodes} episodes")
+        entry: dict[str, Any] = {
+            "kind": "eval", "label": label, "at_iteration": self.state.iteration, "env_steps": self.state.env_steps,
+            "success_rate": m.success_rate, "ci_low": m.ci_low, "ci_high": m.ci_high, "episodes": m.episodes,
+            "steps_per_success": steps_per_success(episodes)}
+        message = (f"[coach-rl] eval {label}: greedy success {100 * m.success_rate:.1f}% "
+                   f"[{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}] over {m.episodes} episodes")
+        n = int(self.loop.eval_samples_per_instance)
+        if n:
+            sampled, sampled_episodes = self._evaluate_sampled(label, env_kwargs, n)
+            s = sampled.overall
+            entry.update({"sampled_success_rate": s.success_rate, "sampled_ci_low": s.ci_low,
+                          "sampled_ci_high": s.ci_high, "sampled_episodes": s.episodes,
+                          "sampled_steps_per_success": steps_per_success(sampled_episodes)})
+            message += (f"; sampled (T={self.args.temperature:g}, {n} per instance) {100 * s.success_rate:.1f}% "
+                        f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}] over {s.episodes}")
+        entry["seconds"] = time.perf_counter() - t0
+        self._log(entry)
+        self.echo(message)
+        return report, episodes
+
+    def _evaluate_sampled(self, label: str, env_kwargs: dict[str, Any], n: int) -> tuple[EvalReport, list[Any]]:
+        """Every held-out instance ``n`` times with the policy sampling (``eval_<label>_sampled.json``).
+
+        Sampling draws from a generator seeded by the run's seed and the label, inside a forked RNG state, so the
+        evaluation is repeatable and leaves the training's random stream exactly as it was (exact resume holds).
+        """
+        from coach_rl.evaluation import evaluate_policy
+
+        seeds = [seed for seed in self.eval_seeds() for _ in range(n)]
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(self.args.seed) * 1_000_003 + sum(label.encode()))
+            report, episodes = evaluate_policy(
+                self.policy, self.eval_tasks, seeds, env_id=self.args.env_id, env_kwargs=env_kwargs,
+                num_envs=max(1, int(self.args.num_envs)), greedy=False, with_reference=False,
+                meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps,
+                      "samples_per_instance": n, "temperature": float(self.args.temperature)},
+            )
+        report.meta["steps_per_success"] = steps_per_success(episodes)
+        (self.run.path / f"eval_{label}_sampled.json").write_text(report.to_json())
         return report, episodes
 
     # -- the whole run ------------------------------------------------------------------------------------

@@ -51,6 +51,11 @@ class PolicyTurn:
     expert_action: Any = None
     """The sim expert's action in the state acted in (an android_gym ``Action``; only when the process reward
     model is :class:`coach_rl.rewards.SimOracle`, None otherwise or when the expert was stuck)."""
+    oracle: str | None = None
+    """The sim's oracle for this state as JSON (:class:`coach_rl.diagnostics.StateOracle`: the expert's action and the
+    elements index answers point into), recorded for the oracle diagnostics; None off the sim or when switched off."""
+    expert_match: float = math.nan
+    """1.0 when the action taken here is the expert's, 0.0 when not, NaN when unknown (diagnostics only)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.prompt_text, str):
@@ -109,6 +114,12 @@ class StepRecord:
     sample_weight: float = 1.0
     """How much the step counts in a policy update (1; less for stale data that ``stale_policy=downweight``
     keeps): learners scale the step's advantage by it."""
+    expert_match: float = math.nan
+    """Diagnostics only, never read by a learner: 1.0 when the action taken is the sim expert's in this state, 0.0
+    when not, NaN when unknown (off the sim, the oracle switched off, or the expert stuck)."""
+    oracle: str | None = None
+    """Diagnostics only: the state's :class:`coach_rl.diagnostics.StateOracle` as JSON, so that actions sampled
+    later at this stored state (Android Coach's K) can be labelled against the expert too."""
     info: dict[str, Any] = field(default_factory=dict)
     """Free-form extras for reports (never read by a learner)."""
 

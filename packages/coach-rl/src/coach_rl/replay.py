@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import io
 import json
+import math
 import os
 import random
 import re
@@ -49,7 +50,7 @@ __all__ = [
     "replay_features",
 ]
 
-REPLAY_FORMAT_VERSION = 2
+REPLAY_FORMAT_VERSION = 3
 """Version of the shard layout, stored in every file's schema metadata under ``coach_rl.replay``."""
 
 _SHARD_RE = re.compile(r"^(\d{10})-([0-9a-f]{12})\.parquet$")
@@ -91,6 +92,8 @@ def replay_features() -> Any:
         "policy_version": v("int64"),
         "sample_weight": v("float64"),
         "timestamp": v("float64"),
+        "expert_match": v("float64"),
+        "oracle": v("string"),
     })
 
 
@@ -143,6 +146,8 @@ class ReplayStep:
     xml: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
     history: list[tuple[str, str]] = field(default_factory=list)
+    expert_match: float = math.nan
+    oracle: str | None = None
 
     def policy_messages(self, mode: str = "xml", **kwargs: Any) -> list[dict[str, Any]]:
         """The policy prompt of this state (:func:`coach_rl.prompting.build_policy_messages` with its history).
@@ -168,7 +173,8 @@ class ReplayStep:
             process_reward=self.process_reward, outcome_reward=self.outcome_reward, return_t=self.return_t,
             success=self.success, env_reward=self.env_reward, parse_error=self.parse_error, truncated=self.truncated,
             instruction=self.instruction, ui=self.ui, sample_weight=self.sample_weight,
-            action=json.dumps(self.action.to_dict(), ensure_ascii=False) if self.action is not None else None)
+            action=json.dumps(self.action.to_dict(), ensure_ascii=False) if self.action is not None else None,
+            expert_match=self.expert_match, oracle=self.oracle)
 
     def screenshot_array(self) -> np.ndarray | None:
         """The screenshot decoded to an HxWx3 uint8 array (None when the step kept none)."""
@@ -366,6 +372,7 @@ class ReplayBuffer:
                 "info": json.dumps(step.info, ensure_ascii=False, default=str) if step.info else None,
                 "screenshot": {"bytes": png, "path": None} if png is not None else None,
                 "policy_version": record.policy_version, "sample_weight": record.sample_weight, "timestamp": now,
+                "expert_match": record.expert_match, "oracle": record.oracle,
             }
             for key, value in values.items():
                 rows[key].append(value)
@@ -436,6 +443,8 @@ class ReplayBuffer:
                 xml=heavy["xml"][k] if with_xml else None,
                 info=json.loads(light["info"][r]) if light["info"][r] else {},
                 history=entries[:light["step_index"][r]],
+                expert_match=float(light["expert_match"][r]) if light["expert_match"][r] is not None else math.nan,
+                oracle=light["oracle"][r],
             ))
         return out
 

@@ -205,6 +205,7 @@ def step_records(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_re
         parse_error=step.parse_error, truncated=bool(trajectory.truncated), instruction=str(trajectory.instruction),
         ui=step.ui or "",
         action=json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
+        expert_match=float(turn.expert_match), oracle=turn.oracle,
     ) for i, (step, turn, r_p, r_t) in enumerate(zip(trajectory.steps, turns, process_rewards, returns))]
 
 
@@ -243,6 +244,9 @@ class RewardPipeline:
     gamma: float = 0.95
     retries: int = 2
     retry_wait: float = 0.5
+    oracle_diagnostics: bool = False
+    """Record the sim expert's action and the state's oracle at every step on the simulated phone (diagnostics that
+    no learner reads: :mod:`coach_rl.diagnostics`)."""
     stats: RewardStats = field(default_factory=RewardStats)
     _warned: set[str] = field(default_factory=set, repr=False)
 
@@ -262,7 +266,7 @@ class RewardPipeline:
 
     @property
     def needs_expert(self) -> bool:
-        """Whether the collector must record the sim expert's action at every step (``SimOracle``)."""
+        """Whether the collector must record the sim expert's action at every step (``SimOracle`` as the PRM)."""
         return bool(getattr(self.prm, "needs_expert", False))
 
     def check_envs(self, envs: Sequence[Any]) -> None:

@@ -41,6 +41,7 @@ from typing import Any
 
 from android_gym.actions import Finished
 from android_gym.trajectory import Step, Trajectory
+from coach_rl.diagnostics import StateOracle
 from coach_rl.policy import Policy, PolicyOutput, PolicyRequest
 from coach_rl.records import PolicyTurn, StepRecord
 from coach_rl.rewards import RewardPipeline
@@ -247,6 +248,7 @@ class RolloutCollector:
         self.policy = policy
         self.replay = replay
         self.rewards = rewards
+        self._sim_envs: dict[int, bool] = {}
         self.threads = bool(threads)
         self.keep_xml = bool(keep_xml)
         self.max_reset_failures = max_reset_failures
@@ -403,6 +405,17 @@ class RolloutCollector:
         trajectory.info["screen_width"] = int(size[0]) if size is not None else None
         return _Slot(episode, observation, info, trajectory, tuple(size) if size is not None else None, env_records)
 
+    def _on_sim(self, index: int) -> bool:
+        """Whether env ``index`` runs on the simulated phone with a scripted expert (the oracle diagnostics need one)."""
+        known = self._sim_envs.get(index)
+        if known is None:
+            from android_gym.sim.device import SimDevice
+
+            base = getattr(self.envs[index], "unwrapped", self.envs[index])
+            known = isinstance(getattr(base, "device", None), SimDevice) and callable(getattr(base, "expert_action", None))
+            self._sim_envs[index] = known
+        return known
+
     def _request(self, slot: _Slot) -> PolicyRequest:
         return PolicyRequest.from_observation(slot.observation, slot.trajectory.steps, slot.screen_size)
 
@@ -417,7 +430,7 @@ class RolloutCollector:
             raise TypeError(f"the policy produced {action!r}, which env {index}'s action space {env.action_space} "
                             "does not contain")
         expert = None
-        if self.rewards.needs_expert:
+        if self.rewards.needs_expert or (self.rewards.oracle_diagnostics and self._on_sim(index)):
             try:
                 expert = env.unwrapped.expert_action()
             except Exception:  # an expert that cannot re-plan from here: this step gets no oracle score (NaN)
@@ -444,10 +457,15 @@ class RolloutCollector:
         if not self.keep_xml:
             step.xml = None
         step.info["target"] = output.target  # the next prompts' history says what this index pointed at
+        oracle_json, expert_match = None, math.nan
+        if result[-1] is not None and self.rewards.oracle_diagnostics:
+            oracle = StateOracle(result[-1], tuple(request.elements or ()), slot.screen_size)
+            oracle_json, expert_match = oracle.to_json(), float(oracle.matches(output.action))
         slot.turns.append(PolicyTurn(
             prompt=output.prompt, prompt_text=output.prompt_text, thought=output.thought or "",
             num_tokens=int(output.num_tokens), token_ids=output.token_ids, token_logprobs=output.token_logprobs,
-            policy_version=int(getattr(self.policy, "version", 0)), expert_action=result[-1]))
+            policy_version=int(getattr(self.policy, "version", 0)), expert_action=result[-1], oracle=oracle_json,
+            expert_match=expert_match))
         if output.error is not None:
             stats.parse_errors += 1
         if result[0] == "raised":

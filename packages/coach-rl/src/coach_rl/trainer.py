@@ -269,6 +269,8 @@ class CoachTrainer(GRPOTrainer):
         if isinstance(num_training_steps, bool) or not isinstance(num_training_steps, int) or num_training_steps < 1:
             raise ValueError(f"num_training_steps must be a positive integer, got {num_training_steps!r}")
         self.num_training_steps = num_training_steps
+        self.oracle_format: Any = None
+        """The policy's ``PolicyFormat``: set it to label sampled replies against rows' ``oracle`` (diagnostics)."""
         self.row_generator = torch.Generator().manual_seed(int(args.seed))
         self._row_queue: list[int] = []
         self._loop_ready = False
@@ -367,10 +369,44 @@ class CoachTrainer(GRPOTrainer):
             logged.pop()
         logged.extend(advantages.tolist())
         grouped = q_all.view(-1, k)
+        self._oracle_metrics(inputs, grouped, advantages, mode)
         self._metrics[mode]["acloo/advantage_abs_mean"].append(advantages.abs().mean().item())
         self._metrics[mode]["acloo/q_mean"].append(q_all.mean().item())
         self._metrics[mode]["acloo/q_group_spread"].append((grouped.max(1).values - grouped.min(1).values).mean().item())
         return output
+
+    def _oracle_metrics(self, inputs: list[dict[str, Any]], q: torch.Tensor, advantages: torch.Tensor,
+                        mode: str) -> None:
+        """``diag/`` metrics: the critic's ranking of the K actions and the advantages' signs against the sim oracle.
+
+        Only when rows carry the state's oracle (an ``oracle`` column, :class:`coach_rl.diagnostics.StateOracle`
+        JSON) and :attr:`oracle_format` can read the replies; one process only (the rows of other processes are
+        not here).
+        """
+        if self.oracle_format is None or self.accelerator.num_processes != 1:
+            return
+        oracles = [row.get("oracle") for row in inputs]
+        if not any(oracles) or len(oracles) != q.numel():
+            return
+        from coach_rl.diagnostics import StateOracle, advantage_agreement, ranking_metrics
+
+        parsed: dict[str, StateOracle] = {}
+        labels: list[float] = []
+        for text, action in zip(oracles, self.critic_reward.last_actions):
+            if not text:
+                labels.append(math.nan)
+                continue
+            oracle = parsed.get(text) or parsed.setdefault(text, StateOracle.from_json(text))
+            labels.append(float(oracle.label_reply(action, self.oracle_format)))
+        y = torch.tensor(labels, dtype=torch.float64).view_as(q)
+        known = ~torch.isnan(y).any(dim=1)
+        metrics = self._metrics[mode]
+        if bool(known.any()):
+            ranking = ranking_metrics(q[known].cpu(), y[known].bool())
+            for key, value in ranking.items():
+                metrics[f"diag/critic_{key}"].append(value)
+        for key, value in advantage_agreement(advantages.cpu(), y.flatten()).items():
+            metrics[f"diag/adv_{key}"].append(value)
 
     # -- the loss ---------------------------------------------------------------------------------------
 
@@ -545,7 +581,7 @@ class CoachTrainer(GRPOTrainer):
             "actor/seconds": seconds,
             "actor/global_step": float(self.state.global_step),
         }
-        metrics.update({f"actor/{key}": value for key, value in trl_metrics.items()})
+        metrics.update({key if key.startswith("diag/") else f"actor/{key}": value for key, value in trl_metrics.items()})
         if log:  # GRPOTrainer.log adds (and clears) its own averaged metrics
             self.log({"loss": metrics["actor/loss"], "grad_norm": metrics["actor/grad_norm"],
                       "learning_rate": metrics["actor/learning_rate"], "actor_seconds": seconds})

@@ -80,11 +80,16 @@ class CoachAlgorithm:
         t0 = time.perf_counter()
         n = self.actor_states_per_iteration or new_steps
         picked = context.replay.sample_records(max(1, min(n, len(context.replay))), context.rng)
-        metrics = self.actor.actor_update([{"prompt": r.prompt, "state": r.prompt_text} for r in picked])
-        out = {k if k.startswith("actor/") else f"actor/{k}": v for k, v in metrics.items()}
+        rows = [{"prompt": r.prompt, "state": r.prompt_text, "oracle": r.oracle or ""} for r in picked]
+        metrics = self.actor.actor_update(rows)
+        out = {k if k.startswith(("actor/", "diag/")) else f"actor/{k}": v for k, v in metrics.items()}
         out["actor/states"] = float(len(picked))
         out["time/actor"] = time.perf_counter() - t0
         return out
+
+    def use_oracle_format(self, policy_format: Any) -> None:
+        """Label the K sampled replies against the stored states' oracle with this ``PolicyFormat`` (diagnostics)."""
+        self.actor.oracle_format = policy_format
 
     def save(self, directory: Path) -> None:
         """Actor trainer state (optimiser, schedule, counters), critic weights and the critic's optimiser."""

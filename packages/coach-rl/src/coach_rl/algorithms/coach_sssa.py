@@ -18,6 +18,7 @@ import torch
 from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import CoachAlgorithm, build_coach
+from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records
 
 __all__ = ["CoachSSSAAlgorithm"]
@@ -57,9 +58,11 @@ class CoachSSSAAlgorithm:
         states, actions = [r.prompt_text for r in picked], [r.response for r in picked]
         with torch.no_grad():
             q = self.critic.score(states, actions, batch_size=self.coach.critic_batch_size)
-        samples = [ActorSample(s, a, float(adv)) for s, a, adv in zip(states, actions, (q - q.mean()).tolist())]
+        advantages = (q - q.mean()).tolist()
+        samples = [ActorSample(s, a, float(adv)) for s, a, adv in zip(states, actions, advantages)]
         metrics = self.actor.update(samples, mini_batch_size=self.mini_batch_size)
         out.update({f"actor/{k}": v for k, v in metrics.items()})
+        out.update(step_advantage_metrics(picked, advantages))
         out.update({"actor/states": float(len(picked)), "actor/q_mean": float(q.mean()),
                     "time/actor": time.perf_counter() - t0})
         return out

@@ -38,6 +38,7 @@ from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import dgrpo_advantages
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.curriculum import FailureCurriculum
+from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.losses import dgrpo_loss, kl_to_reference
 from coach_rl.positive_replay import PositiveReplay, ReplayTrajectory, prune_negatives
 from coach_rl.records import StepRecord, check_records, episodes
@@ -288,6 +289,8 @@ class DGRPO:
             "dgrpo/outcome_mean": sum(t.outcome for t in on_policy) / len(on_policy),
             "dgrpo/advantage_abs_mean": sum(abs(t.advantage) for t in on_policy) / len(on_policy),
         })
+        metrics.update(step_advantage_metrics([s for t in on_policy for s in t.steps],
+                                              [t.advantage for t in on_policy for _ in t.steps]))
         successes = [t.length for t in on_policy if t.outcome > 0]
         if successes:
             metrics["dgrpo/steps_per_success"] = sum(successes) / len(successes)

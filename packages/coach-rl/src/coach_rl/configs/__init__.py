@@ -117,6 +117,24 @@ class LoopArguments:
     eval_every: int = field(
         default=0, metadata={"help": "Also evaluate every this many iterations (0: only before and after)."},
     )
+    eval_samples_per_instance: int = field(
+        default=0,
+        metadata={"help": "Besides the greedy evaluation, play every held-out instance this many times with the "
+                          "policy sampling at its training temperature (0: greedy only). Greedy success of a small "
+                          "policy moves in whole tasks; the sampled success rate sees a policy that got surer."},
+    )
+    oracle_diagnostics: bool = field(
+        default=True,
+        metadata={"help": "On the simulated phone, record the scripted expert's action at every step (no learner "
+                          "reads it) and log per iteration how the critic ranks the K actions (AUC, top-1) and how "
+                          "often the advantages' signs agree with the expert (coach_rl.diagnostics). Off the sim it "
+                          "does nothing."},
+    )
+    diagnostics_kl_states: int = field(
+        default=16,
+        metadata={"help": "Probe states (the first iteration's prompts) on which the KL divergence from the "
+                          "warm-up policy to the current one is logged after every update (0: not measured)."},
+    )
     eval_before: bool = field(default=True, metadata={"help": "Evaluate the policy before RL (after SFT)."})
     eval_after: bool = field(default=True, metadata={"help": "Evaluate the policy after RL."})
     critic_pretrain_samples: int = field(
@@ -170,7 +188,7 @@ class LoopArguments:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         for name in ("max_history", "sft_instances_per_task", "sft_max_steps", "eval_instances_per_task", "sft_seed_offset",
                      "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples",
-                     "critic_pretrain_contrast"):
+                     "critic_pretrain_contrast", "eval_samples_per_instance", "diagnostics_kl_states"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.tiny_hidden_size % self.tiny_num_heads:

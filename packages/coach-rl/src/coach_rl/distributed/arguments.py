@@ -32,6 +32,10 @@ class DistributedArguments:
                                         "'auto' or 'host:port': join an existing cluster (`ray start --head`)."})
     ray_num_cpus: int | None = field(
         default=None, metadata={"help": "CPUs of the local cluster started when ray_address is None (None: all)."})
+    ray_node_wait_s: float = field(
+        default=600.0, metadata={"help": "When no live Ray node declares a device_resource slot (every device node "
+                                         "lost), how long collect() waits, saying so, for one to join before it "
+                                         "raises an error naming the lost nodes; 0: give up at once."})
     device_resource: str = field(
         default="android_device", metadata={"help": "Custom Ray resource each worker needs one unit of, so workers land "
                                                      "on hosts that declared device slots ('' for none). A local "
@@ -94,6 +98,9 @@ class DistributedArguments:
             raise ValueError(f"stale_weight_decay must be in (0, 1], got {self.stale_weight_decay!r}")
         if self.weight_transport == "shared_dir" and not self.weights_dir:
             raise ValueError("weight_transport=shared_dir needs weights_dir (a folder every node mounts)")
+        if isinstance(self.ray_node_wait_s, bool) or not isinstance(self.ray_node_wait_s, (int, float)) \
+                or not self.ray_node_wait_s >= 0:
+            raise ValueError(f"ray_node_wait_s must be a number of seconds >= 0, got {self.ray_node_wait_s!r}")
         if self.worker_num_cpus < 0 or self.inference_num_gpus < 0 or self.inference_batch_wait_s < 0:
             raise ValueError("worker_num_cpus, inference_num_gpus and inference_batch_wait_s must be >= 0")
 
