@@ -37,6 +37,16 @@ from android_gym.suites import (
 )
 from android_gym.tasks import Task, list_tasks
 from android_gym.trajectory import Step, Trajectory
+from android_gym.viewer import (
+    ViewEpisode,
+    ViewServer,
+    ViewStep,
+    episode_from_trajectory,
+    load_episodes,
+    render_html,
+    serve_view,
+    write_view,
+)
 from android_gym.xml import (
     CompressedUI,
     UIElement,
@@ -92,9 +102,17 @@ __all__ = [
     "Trajectory",
     "Type",
     "UIElements",
+    "ViewEpisode",
+    "ViewServer",
+    "ViewStep",
     "UnicodeText",
     "Wait",
     "action_from_dict",
+    "episode_from_trajectory",
+    "load_episodes",
+    "render_html",
+    "serve_view",
+    "write_view",
     "format_action",
     "parse_action",
     "parse_actions",

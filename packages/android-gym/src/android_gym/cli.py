@@ -1,10 +1,12 @@
-"""``android-gym``: list tasks, play a task with the expert or a random agent, record the episode, serve a simulated adbd."""
+"""``android-gym``: list tasks, play a task with the expert or a random agent, record the episode, look at recorded
+episodes, serve a simulated adbd."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 
 
@@ -39,6 +41,40 @@ def _save_recording(frames: list, path: Path, fps: float) -> None:
             image.save(path / f"frame_{i:03d}.png")
 
 
+_TRAJECTORY_SUFFIXES = (".json", ".json.gz")
+
+
+def _split_suffix(name: str) -> tuple[str, str]:
+    """``name`` without and with its (double, for ``.json.gz``) suffix."""
+    for suffix in (".json.gz", ".gif", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return name, ""
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from android_gym.viewer import default_page_path, load_episodes, render_html, serve_view
+
+    src = Path(args.path)
+    episodes = load_episodes(src, max_episodes=args.max_episodes or None, image_width=args.image_width or None)
+    page = render_html(episodes, title=args.title or f"episodes: {src.resolve().name}")
+    if not args.serve:
+        out = Path(args.out) if args.out else default_page_path(src)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(page, encoding="utf-8")
+        print(f"wrote {out} ({len(episodes)} episode(s), {sum(len(e.steps) for e in episodes)} steps)")
+        return 0
+    server = serve_view(page, port=args.port)
+    print(f"serving {len(episodes)} episode(s) at {server.url} (Ctrl-C stops)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
@@ -63,6 +99,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
             done = terminated or truncated
             if record:
                 frames.append(obs["screenshot"])
+                steps = env.unwrapped.trajectory.steps
+                if steps:  # the env records what was seen and done; the reward is known only now
+                    steps[-1].reward = float(reward)
             note = f" parse_error={info['parse_error']}" if "parse_error" in info else ""
             print(f"  step {info['step']:2d}: {json.dumps(info.get('action'))} reward={reward:+.2f}{note}")
         total_success += info["success"]
@@ -71,9 +110,18 @@ def _cmd_play(args: argparse.Namespace) -> int:
         if record:
             out = Path(args.record)
             if args.episodes > 1:
-                out = out.with_name(f"{out.stem}_{episode}{out.suffix}")
-            _save_recording(frames, out, fps=2)
-            print(f"  recorded {len(frames)} frames to {out}")
+                stem, suffix = _split_suffix(out.name)
+                out = out.with_name(f"{stem}_{episode}{suffix}")
+            if out.name.endswith(_TRAJECTORY_SUFFIXES):
+                trajectory = env.unwrapped.trajectory
+                trajectory.info["final_screenshot"] = obs["screenshot"]
+                trajectory.info["final_ui"] = obs["ui"]
+                trajectory.save(out)
+                print(f"  recorded the episode ({len(trajectory.steps)} steps) to {out}; "
+                      f"look at it with: android-gym view {out}")
+            else:
+                _save_recording(frames, out, fps=2)
+                print(f"  recorded {len(frames)} frames to {out}")
     print(f"success rate: {total_success / args.episodes:.2f} over {args.episodes} episode(s)")
     env.close()
     return 0
@@ -94,8 +142,26 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--agent", choices=["expert", "random"], default="expert")
     play.add_argument("--episodes", type=int, default=1)
     play.add_argument("--seed", type=int, default=0)
-    play.add_argument("--record", default=None, help="save screenshots as an animated .gif, or PNG frames into a folder")
+    play.add_argument("--record", default=None,
+                      help="save the episode: a .json or .json.gz name keeps the whole trajectory (screenshots, UI, "
+                           "actions; `android-gym view` shows it), a .gif name an animation, anything else PNG frames "
+                           "in that folder")
     play.set_defaults(func=_cmd_play)
+
+    view = sub.add_parser("view", help="one HTML page for recorded episodes (trajectory files, coach-rl replay "
+                                       "buffers or run folders)")
+    view.add_argument("path", help="a trajectory file (.json/.json.gz), a folder of them, a coach-rl replay "
+                                   "buffer folder or shard, or a coach-rl run folder")
+    view.add_argument("-o", "--out", default=None,
+                      help="the page to write (default: <file>.html beside a file, <folder>/episodes.html)")
+    view.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 instead of writing it")
+    view.add_argument("--port", type=int, default=0, help="port for --serve (default: an ephemeral one)")
+    view.add_argument("--max-episodes", type=int, default=50,
+                      help="newest replay-buffer episodes to show (0: all; default 50)")
+    view.add_argument("--image-width", type=int, default=480,
+                      help="screenshot width in the page, pixels (0: as recorded; default 480)")
+    view.add_argument("--title", default=None, help="the page's title")
+    view.set_defaults(func=_cmd_view)
 
     from android_gym.adbd.cli import add_sim_adbd_parser
 
