@@ -248,3 +248,18 @@ def test_critic_q_and_twins_are_shown_where_the_data_has_them(browser, tmp_path)
     assert page.locator("svg circle.touch").count() == 2
     assert errors == []
     page.close()
+
+
+def test_run_report_links_the_evaluation_episodes_page(recorded, browser, tmp_path):
+    run, traj = _coach_run(tmp_path, recorded)
+    from coach_rl.evaluation import evaluate_trajectories
+    from coach_rl.report import write_report
+
+    (run / "eval_after.json").write_text(evaluate_trajectories([traj]).to_json())
+    report = write_report(run).read_text()
+    assert "[eval_after.html](episodes/eval_after.html)" in report
+    page, errors = _open(browser, (run / "episodes" / "eval_after.html").as_uri())
+    assert page.inner_text("#goal") == traj.instruction and _counter(page).startswith("step 1 / ")
+    assert all(w > 0 for w in _images_loaded(page))
+    assert errors == []
+    page.close()

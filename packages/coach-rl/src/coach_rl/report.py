@@ -4,7 +4,9 @@ Plots (in ``<run>/plots/``): rollout success rate and mean return per iteration,
 environment steps, and wall time per iteration split into its phases (environment, generation, reward,
 critic, actor, checkpoint). ``report.md`` gives the configuration summary, the evaluation table(s)
 before/after training with Wilson intervals, the change in success rate, the per-iteration table and
-links to the plots. Everything is recomputed from files, so ``coach-rl report RUN`` can be re-run any time.
+links to the plots, and to ``episodes/eval_<label>.html`` (android-gym's page of an evaluation's episodes)
+for every evaluation whose episodes were saved in ``episodes/eval_<label>/``. Everything is recomputed from
+files, so ``coach-rl report RUN`` can be re-run any time.
 """
 
 from __future__ import annotations
@@ -153,6 +155,19 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return "-"
 
 
+def _episodes_page(run: RunDir, label: str) -> Path | None:
+    """``episodes/eval_<label>.html``, android-gym's page of the evaluation's saved episodes (None without them)."""
+    from android_gym.viewer import write_view
+
+    folder = run.path / "episodes" / f"eval_{label}"
+    if not folder.is_dir():
+        return None
+    try:
+        return write_view(folder, folder.with_suffix(".html"), title=f"evaluation {label}")
+    except ValueError:  # a folder without trajectory files
+        return None
+
+
 def write_report(run: RunDir | str | os.PathLike[str], *, title: str | None = None) -> Path:
     """Write ``report.md`` and ``plots/*.png`` for a run folder; returns the report's path."""
     run = run if isinstance(run, RunDir) else RunDir(run)
@@ -179,6 +194,10 @@ def write_report(run: RunDir | str | os.PathLike[str], *, title: str | None = No
             seeds = meta.get("seeds") or []
             extra = f" ({len(seeds)} instance(s) per task)" if seeds else ""
             lines += [f"### {label}{extra}", "", report.markdown(), ""]
+            page = _episodes_page(run, label)
+            if page is not None:
+                lines += [f"Episodes: [{page.name}](episodes/{page.name}) (every step's screenshot, UI, reply and action).",
+                          ""]
         if "before" in evaluations and "after" in evaluations:
             b, a = evaluations["before"].overall, evaluations["after"].overall
             lines += [f"Success rate {100 * b.success_rate:.1f}% -> {100 * a.success_rate:.1f}% "
