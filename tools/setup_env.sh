@@ -10,17 +10,20 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.android-coach-setup
 # The C reader is compiled next to its source by the editable install: a change to it means a new install.
-want=$(cat packages/*/pyproject.toml tools/requirements-dev.txt tools/setup_env.sh packages/android-gym/hatch_build.py \
+want=$(cat packages/*/pyproject.toml tools/requirements-dev.txt tools/constraints.txt tools/setup_env.sh packages/android-gym/hatch_build.py \
   packages/android-gym/src/android_gym/xml/_speedups.c | sha256sum | cut -c1-16)
 # pip, quiet; android_world's own pins (numpy 1.26, protobuf 5, ...) are not followed on purpose (see below).
 pip_quiet() {
   .venv/bin/python -m pip install -q "$@" 2>&1 | grep -v -e "^WARNING: Location" -e "^android-world .* requires" \
     -e "^ERROR: pip's dependency resolver" -e "BuildBackendWarning" -e "requires protobuf" -e "^    return\|^    corresp" || true
 }
+# Every version comes from tools/constraints.txt (what the main job and the tests were measured with): a fresh
+# machine resolves exactly the same set, and tests/test_pinned_versions.py fails when the workspace drifts from it.
+PIN=(-c tools/constraints.txt)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   pip_quiet --upgrade pip
-  pip_quiet "torch==2.13.0"
-  pip_quiet -r tools/requirements-dev.txt \
+  pip_quiet "${PIN[@]}" "torch==2.13.0"
+  pip_quiet "${PIN[@]}" -r tools/requirements-dev.txt \
     -e "packages/android-gym[adb,androidlab]" -e packages/coach-reward -e "packages/coach-rl[tensorboard]"
   .venv/bin/python -c "import android_gym, coach_reward, coach_rl, torch; assert torch.__version__.startswith('2.13')"
   echo "$want" > "$stamp"
@@ -31,7 +34,7 @@ fi
 lab_src=../shared/vendor/android_lab
 lab_stamp=.venv/.android-lab-evaluator
 if [ -d "$lab_src" ] && [ "$(cat "$lab_stamp" 2>/dev/null)" != "$want" ]; then
-  pip_quiet jsonlines xmltodict backoff openai zhipuai pyshine colorama tqdm opencv-python-headless pyyaml
+  pip_quiet "${PIN[@]}" jsonlines xmltodict backoff openai zhipuai pyshine colorama tqdm opencv-python-headless pyyaml
   echo "$want" > "$lab_stamp"
 fi
 
@@ -58,7 +61,7 @@ pip_quiet "setuptools<81" "grpcio-tools==1.71.0" wheel
 # --no-deps: its pyproject pins numpy 1.26, pandas 2.1 and protobuf 5 (which tensorboard refuses); the packages
 # its tasks import come from the recipe's list, unpinned, so the rest of the workspace keeps its versions.
 pip_quiet --no-build-isolation --no-deps "$aw_build"
-pip_quiet "android_env==1.2.3" dm_env absl-py fuzzywuzzy immutabledict jsonschema pandas pydub tenacity termcolor \
+pip_quiet "${PIN[@]}" "android_env==1.2.3" dm_env absl-py fuzzywuzzy immutabledict jsonschema pandas pydub tenacity termcolor \
   requests opencv-python-headless python-Levenshtein pillow matplotlib
 .venv/bin/python -m pip uninstall -q -y grpcio-tools 2>&1 | grep -v "^WARNING" || true
 if [ -n "$protobuf" ]; then pip_quiet "protobuf==$protobuf"; fi

@@ -10,7 +10,7 @@ from datasets import Dataset
 from android_gym.actions import Click, Finished
 from android_gym.trajectory import Step, Trajectory
 from coach_reward.backends import Completion, TransformersBackend
-from coach_reward.evaluation import binary_metrics, calibration_bins, evaluate_prm, evaluate_verifier
+from coach_reward.evaluation import binary_metrics, calibration_bins, evaluate_prm, evaluate_verifier, roc_auc
 from coach_reward.prm import ProcessRewardModel
 from coach_reward.prm_data import prm_features
 from coach_reward.verifiers import LLMJudgeVerifier, RuleVerifier
@@ -31,6 +31,10 @@ def test_binary_metrics_by_hand():
     assert m.positives == 4 and m.baseline_accuracy == 0.5 and m.baseline_label is True  # ties go to True
     fixed = binary_metrics(labels[:3] + labels[4:], scores[:3] + scores[4:], baseline_label=False)
     assert fixed.baseline_accuracy == pytest.approx(3 / 7)
+    # AUC: positives 0.9 0.6 0.4 1.0 vs negatives 0.7 0.2 0.1 0.5: 0.9 beats 4, 0.6 beats 3, 0.4 beats 2, 1.0 beats 4
+    assert m.auc == pytest.approx(13 / 16)
+    assert roc_auc([True, False, True, False], [0.5, 0.5, 0.5, 0.5]) == pytest.approx(0.5)
+    assert math.isnan(roc_auc([True, True], [0.2, 0.3]))
 
 
 def test_metrics_edge_cases_and_errors():

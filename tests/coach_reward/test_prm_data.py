@@ -41,6 +41,7 @@ from coach_reward.prm_data import (
     read_androidcontrol,
     save_prm_dataset,
     sim_expert_steps,
+    split_by_episode,
     split_by_task,
     split_thought_action,
     step_input_from_row,
@@ -322,6 +323,17 @@ def test_split_by_task_holds_out_whole_tasks(sim_steps):
         assert set(kept["test"]["task"]) == {SIM_TASKS[-1]}
     with pytest.raises(ValueError, match="none is left to hold out"):
         split_by_task(ds, train_tasks=SIM_TASKS)
+
+
+def test_split_by_episode_holds_out_instances_of_every_task():
+    steps = list(sim_expert_steps(SIM_TASKS[:2], instances=4, seed=1))
+    ds = build_prm_dataset(steps, PerturbationSampler(seed=0))
+    parts = split_by_episode(ds, test_fraction=0.25, seed=0)
+    train_eps, test_eps = set(parts["train"]["episode_id"]), set(parts["test"]["episode_id"])
+    assert not train_eps & test_eps and len(parts["train"]) + len(parts["test"]) == len(ds)
+    assert set(parts["test"]["task"]) == set(parts["train"]["task"]) == set(SIM_TASKS[:2])  # every task on both sides
+    with pytest.raises(ValueError, match="needs >= 2 per task"):
+        split_by_episode(build_prm_dataset(steps[:1], PerturbationSampler(seed=0)))
 
 
 def test_critic_examples_and_step_inputs(sim_steps):

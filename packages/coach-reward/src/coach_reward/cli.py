@@ -363,8 +363,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from coach_reward.prm_training import run_prm_demo
 
     train_tasks = [t for t in (args.train_tasks or "").split(",") if t]
+    tasks = [t for t in (args.tasks or "").split(",") if t] or None
+    overrides = {k: v for k, v in (("instances", args.instances), ("max_steps", args.max_steps)) if v is not None}
     result = run_prm_demo(args.size, seed=args.seed, output_dir=args.output, progress=not args.quiet,
-                          train_tasks=train_tasks)
+                          train_tasks=train_tasks, tasks=tasks, held_out=args.held_out, overrides=overrides)
     print(result.summary())
     print()
     print(result.report.summary())
@@ -494,6 +496,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default=None, help="keep the trained PRM in this folder")
     p.add_argument("--train-tasks", default=None,
                    help="comma-separated tasks never held out (those an RL run will ask the PRM to judge)")
+    p.add_argument("--tasks", default=None, help="comma-separated tasks to build data from (default: the whole suite)")
+    p.add_argument("--held-out", choices=("tasks", "instances"), default="tasks",
+                   help="measure on held-out tasks (default) or on held-out instances of every task trained on")
+    p.add_argument("--instances", type=int, default=None, help="expert episodes per task (default: the preset's)")
+    p.add_argument("--max-steps", type=int, default=None, help="training steps (default: the preset's)")
     p.add_argument("--json", default=None, help="write the numbers as JSON here")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_demo)

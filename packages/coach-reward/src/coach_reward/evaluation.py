@@ -27,6 +27,7 @@ __all__ = [
     "calibration_bins",
     "evaluate_prm",
     "evaluate_verifier",
+    "roc_auc",
 ]
 
 
@@ -60,6 +61,9 @@ class BinaryMetrics:
     baseline_label: bool
     baseline_accuracy: float
     threshold: float
+    auc: float = float("nan")
+    """Area under the ROC curve of the scores (ties count one half; NaN when one class is absent): how well the
+    scores rank correct steps above wrong ones, whatever the threshold."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -132,7 +136,24 @@ def binary_metrics(
     baseline = (positives if baseline_label else n - positives) / n
     return BinaryMetrics(n=n, positives=positives, accuracy=correct / n, precision=precision, recall=recall, f1=f1,
                          ece=ece, brier=brier, baseline_label=bool(baseline_label), baseline_accuracy=baseline,
-                         threshold=threshold)
+                         threshold=threshold, auc=roc_auc(ys, ps))
+
+
+def roc_auc(labels: Sequence[Any], scores: Sequence[float]) -> float:
+    """ROC AUC by ranks: the chance that a random positive scores above a random negative (ties one half)."""
+    ys, ps = _check(labels, scores)
+    pos = [p for y, p in zip(ys, ps) if y]
+    neg = sorted(p for y, p in zip(ys, ps) if not y)
+    if not pos or not neg:
+        return float("nan")
+    import bisect
+
+    wins = 0.0
+    for p in pos:
+        below = bisect.bisect_left(neg, p)
+        ties = bisect.bisect_right(neg, p) - below
+        wins += below + 0.5 * ties
+    return wins / (len(pos) * len(neg))
 
 
 def _table(title: str, groups: Mapping[str, BinaryMetrics]) -> list[str]:
@@ -222,7 +243,7 @@ class PRMReport(_Shortcuts):
         m = self.metrics
         lines = [
             f"PRM on {m.n} steps ({m.positives} labelled correct): accuracy {m.accuracy:.3f} vs majority-class "
-            f"baseline {m.baseline_accuracy:.3f} (always {m.baseline_label})",
+            f"baseline {m.baseline_accuracy:.3f} (always {m.baseline_label}), AUC {m.auc:.3f}",
             f"precision {m.precision:.3f}, recall {m.recall:.3f}, F1 {m.f1:.3f} at threshold {m.threshold:g}; "
             f"ECE {m.ece:.3f} ({len(self.bins)} bins), Brier {m.brier:.3f}",
             f"unreadable judgments scored 0.5: {self.neutral}; score sources: "

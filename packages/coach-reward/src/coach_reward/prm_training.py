@@ -538,6 +538,7 @@ def run_prm_demo(
     progress: bool = False,
     overrides: Mapping[str, Any] | None = None,
     train_tasks: Sequence[str] = (),
+    held_out: str = "tasks",
 ) -> PRMDemoResult:
     """Build PRM data from the simulated phone, train a tiny PRM, and evaluate it on held-out tasks.
 
@@ -547,14 +548,21 @@ def run_prm_demo(
     (compact prompt, cosine schedule); :func:`load_prm` and ``evaluate_prm`` on the held-out rows.
     ``size`` picks a preset from :data:`DEMO_SIZES`; ``overrides`` replaces any of its keys; ``train_tasks`` are
     never held out (the tasks an RL run will ask this PRM to judge, as the paper trains its PRM on the benchmark's
-    own trajectories).
+    own trajectories). ``held_out="instances"`` measures it instead on unseen instances (whole episodes) of every
+    task it trains on (:func:`coach_reward.prm_data.split_by_episode`): how well it will judge an RL run's own tasks.
     """
     import tempfile
 
     import torch
 
     from coach_reward.evaluation import evaluate_prm
-    from coach_reward.prm_data import PerturbationSampler, build_prm_dataset, sim_expert_steps, split_by_task
+    from coach_reward.prm_data import (
+        PerturbationSampler,
+        build_prm_dataset,
+        sim_expert_steps,
+        split_by_episode,
+        split_by_task,
+    )
     from coach_reward.tiny_models import build_tiny_causal_lm
 
     if size not in DEMO_SIZES:
@@ -567,7 +575,12 @@ def run_prm_demo(
     torch.manual_seed(seed)
     steps = sim_expert_steps(tasks, instances=int(cfg["instances"]), seed=seed, progress=progress)
     data = build_prm_dataset(steps, PerturbationSampler(seed=seed), seed=seed, progress=progress)
-    splits = split_by_task(data, test_fraction=test_fraction, seed=seed, train_tasks=train_tasks)
+    if held_out == "instances":
+        splits = split_by_episode(data, test_fraction=test_fraction, seed=seed)
+    elif held_out == "tasks":
+        splits = split_by_task(data, test_fraction=test_fraction, seed=seed, train_tasks=train_tasks)
+    else:
+        raise ValueError(f"held_out must be 'tasks' or 'instances', got {held_out!r}")
     train = _subsample(splits["train"], cfg.get("max_train_rows"), seed).shuffle(seed=seed)
     test = _subsample(splits["test"], cfg.get("max_test_rows"), seed)
     max_ui, prompt = cfg.get("max_ui_chars"), cfg.get("prompt", "compact")

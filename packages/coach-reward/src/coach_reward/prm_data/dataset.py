@@ -364,6 +364,34 @@ def split_by_task(
     return DatasetDict({"train": dataset.select(train_idx), "test": dataset.select(test_idx)})
 
 
+def split_by_episode(dataset: Any, *, test_fraction: float = 0.25, seed: int = 0) -> Any:
+    """A ``DatasetDict`` whose ``test`` split holds whole held-out episodes (task instances) of every task.
+
+    Per task, ``test_fraction`` of its episodes (at least one, never all) are drawn with ``seed``: the PRM is
+    measured on unseen instances of the tasks it was trained on (the tasks an RL run asks it to judge).
+    """
+    from datasets import DatasetDict
+
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    by_task: dict[str, list[str]] = {}
+    for task, episode in zip(dataset["task"], dataset["episode_id"]):
+        episodes = by_task.setdefault(task, [])
+        if episode not in episodes:
+            episodes.append(episode)
+    rng = random.Random(seed)
+    held: set[str] = set()
+    for task, episodes in sorted(by_task.items()):
+        if len(episodes) < 2:
+            raise ValueError(f"task {task!r} has {len(episodes)} episode: holding out instances needs >= 2 per task")
+        n = min(len(episodes) - 1, max(1, round(test_fraction * len(episodes))))
+        held.update(rng.sample(sorted(episodes), n))
+    column = dataset["episode_id"]
+    train_idx = [i for i, e in enumerate(column) if e not in held]
+    test_idx = [i for i, e in enumerate(column) if e in held]
+    return DatasetDict({"train": dataset.select(train_idx), "test": dataset.select(test_idx)})
+
+
 def step_input_from_row(row: Mapping[str, Any], *, screenshot: bool = True) -> StepInput:
     """The PRM's input for one dataset row (what training and evaluation both feed the prompt)."""
     return StepInput(
