@@ -496,14 +496,18 @@ class PRMDemoResult:
     training: PRMTrainingResult
     report: Any
     seconds: float
+    held_out: str = "tasks"
+    """What the test rows are: held-out ``tasks``, or held-out ``instances`` of the training tasks."""
 
     def summary(self) -> str:
         """A few lines: accuracy on held-out tasks next to the majority-class baseline."""
         r = self.report
+        held = ("held-out tasks" if self.held_out == "tasks"
+                else "tasks (held-out instances of the training tasks)")
         return (f"tiny PRM demo ({self.size}, seed {self.seed}): {self.train_rows} training rows from "
-                f"{len(self.train_tasks)} tasks, {self.test_rows} test rows from {len(self.test_tasks)} held-out tasks\n"
-                f"held-out accuracy {r.accuracy:.3f} vs majority-class baseline {r.baseline_accuracy:.3f} "
-                f"(F1 {r.f1:.3f}, ECE {r.ece:.3f}, Brier {r.brier:.3f}); training {self.training.steps} steps in "
+                f"{len(self.train_tasks)} tasks, {self.test_rows} test rows from {len(self.test_tasks)} {held}\n"
+                f"held-out accuracy {r.accuracy:.3f} vs majority-class baseline {r.baseline_accuracy:.3f}, AUC "
+                f"{r.metrics.auc:.3f} (F1 {r.f1:.3f}, ECE {r.ece:.3f}, Brier {r.brier:.3f}); training {self.training.steps} steps in "
                 f"{self.training.seconds:.0f} s, total {self.seconds:.0f} s")
 
 
@@ -599,4 +603,4 @@ def run_prm_demo(
         report = evaluate_prm(prm, test, batch_size=16, progress=progress)
     return PRMDemoResult(size=size, seed=seed, train_tasks=sorted(set(train["task"])),
                          test_tasks=sorted(set(test["task"])), train_rows=len(train), test_rows=len(test),
-                         training=training, report=report, seconds=time.perf_counter() - start)
+                         training=training, report=report, seconds=time.perf_counter() - start, held_out=held_out)
