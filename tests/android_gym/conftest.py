@@ -28,3 +28,27 @@ def host_adb(tmp_path_factory):
             yield host
         finally:
             host.kill_server()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Debian's chromium, headless with a fresh profile, driven by Playwright, for one test module. Skips, saying
+    why, where chromium or Playwright is missing (``.ci/run`` installs chromium, ``tools/requirements-dev.txt``
+    Playwright; never ``playwright install``, which downloads another browser)."""
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (tools/requirements-dev.txt)")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 950})
+        try:
+            yield context
+        finally:
+            context.close()

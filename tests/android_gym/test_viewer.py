@@ -1,8 +1,8 @@
 """``android-gym view``: episodes recorded by the env and by coach-rl, looked at in a real headless browser.
 
-The pages are opened in Debian's chromium (driven by Playwright) from a file and from the real HTTP server
-``--serve`` starts on 127.0.0.1; the tests skip, saying why, where chromium or Playwright is missing
-(``.ci/run`` installs chromium, ``tools/requirements-dev.txt`` Playwright).
+The pages are opened in Debian's chromium (driven by Playwright; the ``browser`` fixture in conftest.py) from a
+file and from the real HTTP server ``--serve`` starts on 127.0.0.1; the tests skip, saying why, where chromium
+or Playwright is missing (``.ci/run`` installs chromium, ``tools/requirements-dev.txt`` Playwright).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -24,26 +23,7 @@ from android_gym.cli import main
 from android_gym.trajectory import Step, Trajectory
 from android_gym.viewer import episode_from_trajectory, load_episodes, render_html
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    """Debian's chromium, headless, with a fresh profile, driven by Playwright."""
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (tools/requirements-dev.txt)")
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 950})
-        try:
-            yield context
-        finally:
-            context.close()
+from .browser import images_loaded, open_page
 
 
 @pytest.fixture(scope="module")
@@ -52,20 +32,6 @@ def recorded(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("play") / "wifi.json.gz"
     assert main(["play", "SystemWifiTurnOff", "--seed", "3", "--record", str(path)]) == 0
     return path
-
-
-def _open(browser, url: str):
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(url)
-    page.wait_for_selector("#counter")
-    return page, errors
-
-
-def _images_loaded(page) -> list[int]:
-    page.wait_for_function("Array.from(document.images).every(i => i.complete)")
-    return page.evaluate("Array.from(document.images).map(i => i.naturalWidth)")
 
 
 def _counter(page) -> str:
@@ -120,11 +86,11 @@ def test_view_of_an_env_recording_in_chromium(recorded, browser, tmp_path):
     assert main(["view", str(recorded), "-o", str(out)]) == 0
     traj = Trajectory.load(recorded)
     n = len(traj.steps) + 1  # the steps, then the final screen
-    page, errors = _open(browser, out.as_uri())
+    page, errors = open_page(browser, out.as_uri())
     assert page.inner_text("#goal") == traj.instruction == "Turn wifi off."
     assert _counter(page) == f"step 1 / {n}"
     assert page.is_disabled("#prev") and not page.is_disabled("#next")
-    widths = _images_loaded(page)
+    widths = images_loaded(page)
     assert widths and all(w > 0 for w in widths)
     # every step: the parsed action and the UI the model read; clicks have their element boxed on the screenshot
     boxed = 0
@@ -132,7 +98,7 @@ def test_view_of_an_env_recording_in_chromium(recorded, browser, tmp_path):
         assert _counter(page) == f"step {i + 1} / {n}"
         assert json.loads(page.inner_text("pre.action")) == step.action.to_dict()
         assert page.inner_text("pre.ui") == step.ui
-        assert all(w > 0 for w in _images_loaded(page))
+        assert all(w > 0 for w in images_loaded(page))
         if isinstance(step.action, Click):
             rect = page.locator("svg rect.target")
             box = rect.bounding_box()
@@ -166,9 +132,9 @@ def test_serve_answers_on_localhost_and_the_page_works(recorded, browser):
         match = re.search(r"(http://127\.0\.0\.1:(\d+)/)", line)
         assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
         assert int(match.group(2)) > 0
-        page, errors = _open(browser, match.group(1))
+        page, errors = open_page(browser, match.group(1))
         assert _counter(page).startswith("step 1 / ")
-        assert all(w > 0 for w in _images_loaded(page))
+        assert all(w > 0 for w in images_loaded(page))
         page.click("#next")
         assert _counter(page).startswith("step 2 / ")
         assert errors == []
@@ -212,9 +178,9 @@ def test_view_of_a_coach_rl_run_reads_replay_and_evaluation_episodes(recorded, b
     assert {v["r_o"] for v in values} == {1.0}
 
     assert main(["view", str(run)]) == 0
-    page, errors = _open(browser, (run / "episodes.html").as_uri())
+    page, errors = open_page(browser, (run / "episodes.html").as_uri())
     assert page.locator("#episode option").count() == 2
-    assert all(w > 0 for w in _images_loaded(page))
+    assert all(w > 0 for w in images_loaded(page))
     page.keyboard.press("PageDown")  # to the replay episode
     assert page.locator("#episode").input_value() == "1"
     page.keyboard.press("ArrowRight")
@@ -240,9 +206,9 @@ def test_critic_q_and_twins_are_shown_where_the_data_has_them(browser, tmp_path)
     assert episode.steps[0].values["Q"] == 0.75 and not math.isnan(episode.steps[0].values["Q"])
     out = tmp_path / "twin.html"
     out.write_text(render_html([episode]), encoding="utf-8")
-    page, errors = _open(browser, out.as_uri())
+    page, errors = open_page(browser, out.as_uri())
     assert page.inner_text("#goal") == traj.instruction  # shown as text, never run
-    assert page.locator("img.shot").count() == 2 and all(w > 0 for w in _images_loaded(page))
+    assert page.locator("img.shot").count() == 2 and all(w > 0 for w in images_loaded(page))
     assert [h.inner_text() for h in page.locator(".pane h3").all()] == ["real", "sim"]
     assert page.locator("td[data-name=Q]").first.inner_text() == "0.750"
     assert page.locator("svg circle.touch").count() == 2
@@ -258,8 +224,8 @@ def test_run_report_links_the_evaluation_episodes_page(recorded, browser, tmp_pa
     (run / "eval_after.json").write_text(evaluate_trajectories([traj]).to_json())
     report = write_report(run).read_text()
     assert "[eval_after.html](episodes/eval_after.html)" in report
-    page, errors = _open(browser, (run / "episodes" / "eval_after.html").as_uri())
+    page, errors = open_page(browser, (run / "episodes" / "eval_after.html").as_uri())
     assert page.inner_text("#goal") == traj.instruction and _counter(page).startswith("step 1 / ")
-    assert all(w > 0 for w in _images_loaded(page))
+    assert all(w > 0 for w in images_loaded(page))
     assert errors == []
     page.close()
