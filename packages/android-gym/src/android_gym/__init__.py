@@ -25,6 +25,14 @@ from android_gym.actions import (
 from android_gym.adbd import SimAdbd
 from android_gym.drivers import AdbDevice, EmulatorPool
 from android_gym.envs import AndroidEnv, UIElements, UnicodeText, register_envs
+from android_gym.replay import (
+    RealEpisode,
+    RealStep,
+    load_real_episodes,
+    recover_params,
+    replay_episode,
+    replay_episodes,
+)
 from android_gym.screen import Screen
 from android_gym.sim import SimDevice, SimPhone
 from android_gym.suites import (
@@ -94,6 +102,8 @@ __all__ = [
     "PressBack",
     "PressEnter",
     "PressHome",
+    "RealEpisode",
+    "RealStep",
     "Screen",
     "Scroll",
     "Step",
@@ -118,4 +128,8 @@ __all__ = [
     "parse_actions",
     "smart_resize",
     "list_tasks",
+    "load_real_episodes",
+    "recover_params",
+    "replay_episode",
+    "replay_episodes",
 ]

@@ -75,6 +75,29 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from android_gym.replay import replay_episodes
+
+    summary = replay_episodes(args.episodes, args.out, image_width=args.image_width or None)
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.0f}%"
+
+    for result in summary["episodes"]:
+        if not result.get("replayed"):
+            print(f"{result['task']}: not replayed ({result['source']}): {result['reason']}")
+            continue
+        print(f"{result['task']}: {result['steps_replayed']} steps; elements {pct(result['element_agreement'])} "
+              f"(multiset {pct(result['element_multiset_agreement'])}, labels {pct(result['label_agreement'])}), "
+              f"actions {pct(result['action_agreement'])}, real success {result['real_success']} vs sim "
+              f"{result['sim_success']}, first divergence at step {result['first_divergence']}; {result['page']}")
+    overall = summary["overall"]
+    print(f"overall: {overall['replayed']} of {overall['episodes']} episode(s) replayed; elements "
+          f"{pct(overall['element_agreement'])}, actions {pct(overall['action_agreement'])}, outcomes "
+          f"{pct(overall['outcome_agreement'])}; summary in {Path(args.out) / 'summary.json'}")
+    return 0
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
@@ -162,6 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="screenshot width in the page, pixels (0: as recorded; default 480)")
     view.add_argument("--title", default=None, help="the page's title")
     view.set_defaults(func=_cmd_view)
+
+    replay = sub.add_parser("replay", help="replay real AndroidWorld episodes on the simulated phone and compare "
+                                           "them step by step")
+    replay.add_argument("episodes", nargs="+", help="AndroidWorld episode pickles (.pkl.gz) or agent JSON logs "
+                                                    "with step_records")
+    replay.add_argument("-o", "--out", default="replay_out", help="folder for summary.json and the pages "
+                                                                  "(default: replay_out)")
+    replay.add_argument("--image-width", type=int, default=360, help="screen width in the pages, pixels")
+    replay.set_defaults(func=_cmd_replay)
 
     from android_gym.adbd.cli import add_sim_adbd_parser
 

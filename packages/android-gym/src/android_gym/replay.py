@@ -1,0 +1,659 @@
+"""Replay real AndroidWorld episodes on the simulated phone and compare, step by step (``android-gym replay``).
+
+:func:`load_real_episodes` reads episodes recorded on emulators in two formats:
+
+- AndroidWorld's own episode files (``run.py``'s gzipped pickles: a list of dicts with ``goal``,
+  ``task_template`` (the task name), ``seed``, ``is_successful`` and ``episode_data``, whose per-step lists
+  hold ``before_element_list`` (AndroidWorld ``UIElement`` objects) and ``action_output`` (the reply with a
+  JSON action)). They are read with a restricted unpickler that builds plain records instead of importing
+  classes, so a file cannot run code and android_world need not be installed to read one;
+- JSON logs in the layout many public AndroidWorld agent repositories write: top-level ``task_name``,
+  ``goal``, ``success`` / ``task_actually_successful``, and ``step_records`` whose
+  ``agent_data.before_element_list`` holds ``UIElement`` fields and whose ``action`` is the reply with a JSON
+  action (``index`` actions point into that list).
+
+Anything else raises ``ValueError`` naming the file and the field.
+
+:func:`replay_episode` sets up the same task instance on the simulated phone with AndroidWorld's own task
+class (``AndroidWorld-v0``; android_world must be installed): with the episode's parameters where the file
+has them (its ``seed``, when AndroidWorld's ``generate_random_params`` under that seed gives the episode's goal),
+else with the parameters read back from the goal through the task's own ``template`` (parameters the goal does
+not show are drawn; the result says which). Then every real step's action is performed on the sim, and per
+step the real element list is set beside the sim's for the same state, built the way AndroidWorld builds it
+(``forest_to_ui_elements`` keeps leaves, nodes with a content description and scrollable nodes; the sim's
+uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule). Elements match
+on text, content description, resource name, class and clickability, position by position (index actions
+depend on the order), and as a multiset. An ``index`` action is performed on the sim's element at the same
+index, and the step records whether that is the element the real episode acted on. At the end AndroidWorld's
+``is_successful`` on the sim is compared with the real episode's outcome.
+
+:func:`replay_episodes` writes ``summary.json`` (per episode, per task and overall: element agreement,
+action agreement, outcome agreement, the first step where the two diverge) and one side-by-side HTML page
+per episode (the real element list drawn as a wireframe beside the sim's screenshot, see
+:mod:`android_gym.viewer`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import os
+import pickle
+import re
+import string
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ELEMENT_KEYS",
+    "RealEpisode",
+    "RealStep",
+    "element_key",
+    "load_real_episodes",
+    "recover_params",
+    "replay_episode",
+    "replay_episodes",
+    "sim_ui_elements",
+]
+
+ELEMENT_KEYS: tuple[str, ...] = ("text", "content_description", "resource_name", "class_name", "is_clickable")
+"""What two elements must share to count as the same element."""
+
+_UI_FIELDS = ("text", "content_description", "class_name", "hint_text", "is_checked", "is_checkable", "is_clickable",
+              "is_editable", "is_enabled", "is_focused", "is_focusable", "is_long_clickable", "is_scrollable",
+              "is_selected", "is_visible", "package_name", "resource_name", "resource_id", "tooltip")
+
+
+@dataclass
+class RealStep:
+    """One recorded step: the element list the agent read (plain dicts of ``UIElement`` fields) and its reply.
+
+    ``action`` is the JSON action parsed out of ``reply`` (None when there is none; ``action_error`` says why).
+    """
+
+    index: int
+    elements: list[dict[str, Any]]
+    reply: str
+    action: dict[str, Any] | None
+    action_error: str | None = None
+
+
+@dataclass
+class RealEpisode:
+    """A real episode: where it came from, the task, its goal and outcome, parameters or seed, and its steps.
+
+    ``success`` is the real outcome (1.0/0.0; None when the file does not say); ``no_steps_reason`` explains an
+    episode whose file records no per-step element lists.
+    """
+
+    source: str
+    format: str
+    task: str
+    goal: str
+    success: float | None
+    steps: list[RealStep] = field(default_factory=list)
+    seed: int | None = None
+    params: dict[str, Any] | None = None
+    screen_size: tuple[int, int] | None = None
+    no_steps_reason: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+
+
+class _Record:
+    """Stands in for any android_world class inside a pickle: keeps the state, runs nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__["_args"] = args
+        self.__dict__.update(kwargs)
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple) and len(state) == 2:
+            state = {**(state[0] or {}), **(state[1] or {})}
+        if isinstance(state, dict):
+            self.__dict__.update(state)
+
+
+_SAFE_GLOBALS = {
+    ("datetime", "datetime"), ("datetime", "date"), ("datetime", "timedelta"), ("datetime", "timezone"),
+    ("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"),
+    ("builtins", "object"), ("copyreg", "_reconstructor"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+}
+
+
+class _EpisodeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _SAFE_GLOBALS:
+            return super().find_class(module, name)
+        if module == "android_world" or module.startswith("android_world."):
+            return type(name, (_Record,), {"__module__": "android_gym.replay.records"})
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} (not a class AndroidWorld episodes hold)")
+
+
+def _plain_element(element: Any, where: str) -> dict[str, Any]:
+    """A ``UIElement`` (dict, record or object) as a dict of its fields, ``bbox_pixels`` as (x1, y1, x2, y2)."""
+    get = element.get if isinstance(element, Mapping) else (lambda k, d=None: getattr(element, k, d))
+    if not isinstance(element, Mapping) and not hasattr(element, "__dict__") and not hasattr(element, "text"):
+        raise ValueError(f"{where} is not a UIElement (got {type(element).__name__})")
+    out = {k: get(k) for k in _UI_FIELDS}
+    box = get("bbox_pixels")
+    if box is not None:
+        bget = box.get if isinstance(box, Mapping) else (lambda k, d=None: getattr(box, k, d))
+        try:
+            out["bbox_pixels"] = tuple(int(round(float(bget(k)))) for k in ("x_min", "y_min", "x_max", "y_max"))
+        except (TypeError, ValueError):
+            out["bbox_pixels"] = None
+    else:
+        out["bbox_pixels"] = None
+    return out
+
+
+def element_key(element: Mapping[str, Any]) -> tuple[str, str, str, str, bool]:
+    """The identity two elements must share: text, content description, resource name, class, clickability.
+
+    Missing values count as empty; the resource name is ``resource_name``, else ``resource_id`` (a
+    uiautomator dump names the same thing ``resource-id``).
+    """
+    resource = element.get("resource_name") or element.get("resource_id") or ""
+    return (str(element.get("text") or ""), str(element.get("content_description") or ""), str(resource),
+            str(element.get("class_name") or ""), bool(element.get("is_clickable")))
+
+
+_ACTION_RE = re.compile(r"Action:\s*", re.I)
+
+
+def _action_from_reply(reply: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON action object in a reply (after ``Action:``, else the last ``{...}``), or None and why not."""
+    if not reply:
+        return None, "the reply is empty"
+    matches = list(_ACTION_RE.finditer(reply))
+    text = reply[matches[-1].end():] if matches else reply
+    start = text.find("{")
+    if start < 0:
+        return None, "the reply has no JSON action"
+    depth = 0
+    for i, ch in enumerate(text[start:], start):
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth == 0:
+            try:
+                data = json.loads(text[start:i + 1])
+            except json.JSONDecodeError as exc:
+                return None, f"the reply's action is not JSON: {exc}"
+            if not isinstance(data, dict) or "action_type" not in data:
+                return None, "the reply's JSON has no action_type"
+            return data, None
+    return None, "the reply's JSON action is not closed"
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, str):
+        value = {"true": 1.0, "false": 0.0}.get(value.strip().lower(), value)
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def _json_episode(data: Mapping[str, Any], src: Path) -> RealEpisode:
+    for name in ("task_name", "goal", "step_records"):
+        if name not in data:
+            raise ValueError(f"{src}: field {name!r} is missing (not an AndroidWorld agent log with step_records)")
+    records = data["step_records"]
+    if not isinstance(records, list):
+        raise ValueError(f"{src}: field 'step_records' must be a list, got {type(records).__name__}")
+    outcome = data.get("task_actually_successful", data.get("success"))
+    steps = []
+    for i, record in enumerate(records):
+        where = f"{src}: field 'step_records[{i}]"
+        if not isinstance(record, Mapping):
+            raise ValueError(f"{where}' must be an object")
+        agent = record.get("agent_data")
+        if not isinstance(agent, Mapping) or not isinstance(agent.get("before_element_list"), list):
+            raise ValueError(f"{where}.agent_data.before_element_list' is missing or not a list")
+        elements = [_plain_element(e, f"{where}.agent_data.before_element_list[{j}]'")
+                    for j, e in enumerate(agent["before_element_list"])]
+        reply = record.get("action")
+        if not isinstance(reply, str):
+            reply = agent.get("action_output") if isinstance(agent.get("action_output"), str) else ""
+        action, error = _action_from_reply(reply)
+        steps.append(RealStep(index=i, elements=elements, reply=reply, action=action, action_error=error))
+    meta = {k: data[k] for k in ("model_name", "prompt_variant", "agent_claimed_done", "steps_taken")
+            if k in data}
+    return RealEpisode(source=str(src), format="agent_json_log", task=str(data["task_name"]), goal=str(data["goal"]),
+                       success=_as_float(outcome), steps=steps, meta=meta)
+
+
+def _pickle_episode(data: Any, src: Path, n: int) -> RealEpisode:
+    where = f"{src}: episode {n}"
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} is a {type(data).__name__}, not an AndroidWorld episode dict")
+    for name in ("goal", "task_template", "episode_data"):
+        if name not in data:
+            raise ValueError(f"{where}: field {name!r} is missing (not an AndroidWorld episode)")
+    episode_data = data["episode_data"] or {}
+    if not isinstance(episode_data, Mapping):
+        raise ValueError(f"{where}: field 'episode_data' must be a dict of per-step lists")
+    elements_per_step = episode_data.get("before_element_list")
+    replies = episode_data.get("action_output") or []
+    steps: list[RealStep] = []
+    reason = None
+    if not elements_per_step:
+        reason = ("the file records no per-step UI element lists (episode_data holds "
+                  f"{', '.join(sorted(map(str, episode_data))) or 'nothing'})")
+    else:
+        for i, elements in enumerate(elements_per_step):
+            if elements is None:
+                raise ValueError(f"{where}: field 'episode_data.before_element_list[{i}]' is empty")
+            plain = [_plain_element(e, f"{where}: field 'episode_data.before_element_list[{i}][{j}]'")
+                     for j, e in enumerate(elements)]
+            reply = replies[i] if i < len(replies) and isinstance(replies[i], str) else ""
+            action, error = _action_from_reply(reply)
+            steps.append(RealStep(index=i, elements=plain, reply=reply, action=action, action_error=error))
+    screen = data.get("screen_config") or {}
+    size = None
+    if isinstance(screen, Mapping) and screen.get("width") and screen.get("height"):
+        size = (int(screen["width"]), int(screen["height"]))
+    seed = data.get("seed")
+    params = None
+    task = data.get("task")
+    if task is not None:
+        raw = getattr(task, "params", None) if not isinstance(task, Mapping) else task.get("params")
+        if isinstance(raw, Mapping):
+            params = dict(raw)
+    return RealEpisode(
+        source=f"{src}#{n}", format="android_world_pickle", task=str(data["task_template"]), goal=str(data["goal"]),
+        success=_as_float(data.get("is_successful")), steps=steps,
+        seed=int(seed) if isinstance(seed, int) else None, params=params, screen_size=size, no_steps_reason=reason,
+        meta={k: data[k] for k in ("agent_name", "instance_id", "episode_length") if k in data},
+    )
+
+
+def load_real_episodes(path: str | os.PathLike[str]) -> list[RealEpisode]:
+    """The real episodes in one file (a gzipped AndroidWorld pickle may hold several; a JSON log holds one)."""
+    src = Path(path)
+    raw = src.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{src}: a broken gzip file: {exc}") from None
+    if raw[:1] == b"\x80":  # a pickle (protocol 2+)
+        try:
+            data = _EpisodeUnpickler(io.BytesIO(raw)).load()
+        except (pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError) as exc:
+            raise ValueError(f"{src}: not an AndroidWorld episode pickle: {exc}") from None
+        items = data if isinstance(data, list) else [data]
+        return [_pickle_episode(item, src, n) for n, item in enumerate(items)]
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{src}: neither an AndroidWorld episode pickle nor a JSON episode log: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{src}: the JSON is a {type(data).__name__}; an episode log is an object with task_name, "
+                         "goal and step_records")
+    return [_json_episode(data, src)]
+
+
+# -- the task instance ------------------------------------------------------------------------------------
+
+
+def _template_regex(template: str) -> tuple[re.Pattern[str], list[str]]:
+    parts, names = [], []
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is None:
+            continue
+        if name in names:
+            parts.append(f"(?P={name})")
+        else:
+            names.append(name)
+            parts.append(f"(?P<{name}>.+?)")
+    return re.compile("".join(parts) + r"\Z", re.S), names
+
+
+def _coerce(value: str, like: Any) -> Any:
+    if isinstance(like, bool):
+        return value.strip().lower() in ("true", "1", "yes")
+    for kind in (int, float):
+        if isinstance(like, kind):
+            try:
+                return kind(value)
+            except ValueError:
+                return value
+    return value
+
+
+def recover_params(aw_class: type, goal: str, seed: int | None = None) -> tuple[dict[str, Any] | None, str]:
+    """The parameters of AndroidWorld task class ``aw_class`` whose goal is ``goal``, and how they were found.
+
+    First the episode's ``seed`` (AndroidWorld's ``generate_random_params`` under it); then the goal read back
+    through the class's ``template``, the fields it shows put over parameters drawn for the other keys. Both
+    are kept only when the task built from them states exactly ``goal``; otherwise ``(None, why)``.
+    """
+    from android_gym.suites.android_world import android_world_params
+
+    def goal_of(params: Mapping[str, Any]) -> str | None:
+        try:
+            return str(aw_class(dict(params)).goal)
+        except Exception:  # noqa: BLE001 (a task may reject parameters in any way)
+            return None
+
+    if seed is not None:
+        params = android_world_params(aw_class, seed)
+        if goal_of(params) == goal:
+            return params, f"the episode's seed {seed}"
+    template = getattr(aw_class, "template", None)
+    if not isinstance(template, str) or not template:
+        return None, f"{aw_class.__name__} has no template to read its parameters from the goal"
+    pattern, names = _template_regex(template)
+    match = pattern.match(goal)
+    if match is None:
+        return None, f"the goal does not follow {aw_class.__name__}'s template {template!r}"
+    params = android_world_params(aw_class, 0 if seed is None else seed)
+    for name in names:
+        params[name] = _coerce(match.group(name), params.get(name))
+    if goal_of(params) != goal:
+        return None, (f"the template's fields ({', '.join(names) or 'none'}) do not rebuild the goal: the task "
+                      f"states {goal_of(params)!r}")
+    drawn = sorted(k for k in params if k not in names and k != "seed")
+    how = f"the goal, through the task's template (fields {', '.join(names) or 'none'})"
+    if drawn:
+        how += f"; not in the goal, so drawn: {', '.join(drawn)}"
+    return params, how
+
+
+# -- the sim's element list -------------------------------------------------------------------------------
+
+
+def sim_ui_elements(xml: str) -> list[Any]:
+    """The sim's elements as AndroidWorld lists a screen: ``xml_dump_to_ui_elements`` of the dump, keeping (like
+    ``forest_to_ui_elements``) leaves, nodes with a content description and scrollable nodes."""
+    from android_gym.suites.android_world import ui_elements_from_xml
+
+    elements = ui_elements_from_xml(xml)
+    root = ET.fromstring(xml)
+    nodes = [node for node in root.iter() if node is not root]
+    if len(nodes) != len(elements):
+        raise ValueError(f"{len(elements)} UI elements for {len(nodes)} nodes of the dump")
+    return [e for node, e in zip(nodes, elements)
+            if len(node) == 0 or node.get("content-desc") or node.get("scrollable") == "true"]
+
+
+# -- comparing --------------------------------------------------------------------------------------------
+
+
+def _compare_lists(real: Sequence[Mapping[str, Any]], sim: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Position-by-position and multiset agreement of two element lists under :func:`element_key`."""
+    rk, sk = [element_key(e) for e in real], [element_key(e) for e in sim]
+    longest = max(len(rk), len(sk))
+    same = [a == b for a, b in zip(rk, sk)]
+    first = next((i for i, ok in enumerate(same) if not ok), None)
+    if first is None and len(rk) != len(sk):
+        first = min(len(rk), len(sk))
+    common = sum((Counter(rk) & Counter(sk)).values())
+    rl = Counter(k[:2] for k in rk if k[0] or k[1])
+    sl = Counter(k[:2] for k in sk if k[0] or k[1])
+    labelled = sum(rl.values()) + sum(sl.values())
+    return {
+        "real_elements": len(rk), "sim_elements": len(sk),
+        "positional_agreement": (sum(same) / longest) if longest else 1.0,
+        "multiset_agreement": (2 * common / (len(rk) + len(sk))) if longest else 1.0,
+        "label_agreement": (2 * sum((rl & sl).values()) / labelled) if labelled else 1.0,
+        "identical": rk == sk, "first_mismatch": first,
+    }
+
+
+def _describe(element: Mapping[str, Any] | None) -> str | None:
+    if element is None:
+        return None
+    text, desc, resource, cls, clickable = element_key(element)
+    bits = [cls.rsplit(".", 1)[-1] or "?"]
+    if text:
+        bits.append(repr(text))
+    if desc and desc != text:
+        bits.append(f"desc={desc!r}")
+    if resource:
+        bits.append(f"id={resource.rsplit('/', 1)[-1]}")
+    if clickable:
+        bits.append("clickable")
+    return " ".join(bits)
+
+
+def _ui_text(elements: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(f"[{i}] {_describe(e)}" for i, e in enumerate(elements))
+
+
+def _wireframe(elements: Sequence[Mapping[str, Any]], size: tuple[int, int]) -> Any:
+    """The real element list drawn as boxes with their labels (the real episodes keep no screenshots)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", size, (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    for i, element in enumerate(elements):
+        box = element.get("bbox_pixels")
+        if not box or box[2] <= box[0] or box[3] <= box[1]:
+            continue
+        colour = (30, 90, 220) if element.get("is_clickable") else (150, 150, 150)
+        draw.rectangle(box, outline=colour, width=3)
+        label = element.get("text") or element.get("content_description") or ""
+        draw.text((box[0] + 6, box[1] + 4), f"{i} {label}"[:40], fill=(20, 20, 20))
+    return image
+
+
+def _plain_sim(elements: Sequence[Any]) -> list[dict[str, Any]]:
+    return [_plain_element(e, f"sim element {i}") for i, e in enumerate(elements)]
+
+
+# -- replaying ----------------------------------------------------------------------------------------------
+
+
+def _empty_result(episode: RealEpisode, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"source": episode.source, "format": episode.format, "task": episode.task, "goal": episode.goal,
+            "real_success": episode.success, "replayed": False, "reason": reason, "steps": [], **extra}
+
+
+def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tuple[dict[str, Any], Any]:
+    """Replay one real episode on the sim; returns its result (JSON-friendly) and its side-by-side page episode.
+
+    The page episode is a :class:`android_gym.viewer.ViewEpisode` (None when nothing was replayed).
+    """
+    import gymnasium as gym
+
+    import android_gym  # noqa: F401  (registers the env ids)
+    from android_gym.actions import ActionParseError, parse_action
+    from android_gym.suites.android_world import AndroidWorldSuite, android_world_available
+    from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim
+    from android_gym.viewer import ViewEpisode, ViewStep, _encode_image
+
+    if not android_world_available():
+        return _empty_result(episode, "android_world is not installed: AndroidWorld's task classes are needed"), None
+    if episode.task not in SIM_TASKS:
+        return _empty_result(episode, f"{episode.task} does not run on the sim: {reason_not_on_sim(episode.task)}"), None
+    suite = AndroidWorldSuite()
+    aw_class = suite.registry[episode.task]
+    if episode.params is not None:
+        params, how = dict(episode.params), "the episode's own parameters"
+    else:
+        params, how = recover_params(aw_class, episode.goal, episode.seed)
+    if params is None:
+        return _empty_result(episode, f"the task instance could not be recovered: {how}"), None
+    if episode.no_steps_reason:
+        return _empty_result(episode, episode.no_steps_reason, params_from=how), None
+
+    env = gym.make("AndroidWorld-v0", task=episode.task, screenshot=True, max_steps=len(episode.steps) + 1,
+                   disable_env_checker=True)
+    try:
+        obs, info = env.reset(seed=0, options={"task": episode.task, "params": params})
+        goal_matches = info.get("goal") == episode.goal
+        size = (int(obs["screenshot"].shape[1]), int(obs["screenshot"].shape[0]))
+        rows: list[dict[str, Any]] = []
+        view_steps: list[ViewStep] = []
+        answer = None
+        done = False
+        for real in episode.steps:
+            sim_objects = sim_ui_elements(info["xml"])
+            sim = _plain_sim(sim_objects)
+            row: dict[str, Any] = {"step": real.index, **_compare_lists(real.elements, sim), "action": real.action}
+            index = real.action.get("index") if real.action else None
+            real_target = sim_target = None
+            if isinstance(index, int) and not isinstance(index, bool):
+                real_target = real.elements[index] if 0 <= index < len(real.elements) else None
+                sim_target = sim[index] if 0 <= index < len(sim) else None
+                row["real_target"], row["sim_target"] = _describe(real_target), _describe(sim_target)
+                row["same_target"] = (real_target is not None and sim_target is not None
+                                      and element_key(real_target) == element_key(sim_target))
+            else:
+                row["same_target"] = None  # not an element-targeted action
+            shot = obs["screenshot"]
+            sim_action = None
+            if done:
+                row["note"] = "the sim episode had already ended"
+            elif real.action is None:
+                row["note"] = f"no action replayed: {real.action_error}"
+            else:
+                try:
+                    sim_action = parse_action(real.action, elements=sim_objects, screen_size=size)
+                except ActionParseError as exc:
+                    row["note"] = f"the action cannot be performed on the sim: {exc}"
+            if sim_action is not None:
+                row["sim_action"] = sim_action.to_dict()
+                if real.action.get("action_type") == "answer":
+                    answer = str(real.action.get("text", ""))
+                obs, _reward, terminated, truncated, info = env.step(sim_action)
+                done = terminated or truncated
+                if info.get("error"):
+                    row["note"] = f"device error: {info['error']}"
+            rows.append(row)
+            real_box = real_target.get("bbox_pixels") if real_target else None
+            sim_box = sim_target.get("bbox_pixels") if sim_target else None
+            real_size = episode.screen_size or size
+            real_image = _encode_image(_wireframe(real.elements, real_size), image_width)
+            sim_image = _encode_image(shot, image_width)
+            notes = [f"elements: {row['real_elements']} real, {row['sim_elements']} sim; position-by-position "
+                     f"agreement {row['positional_agreement']:.2f}, as a multiset {row['multiset_agreement']:.2f}, "
+                     f"labels (text, description) alone {row['label_agreement']:.2f}"]
+            if row["first_mismatch"] is not None:
+                notes.append(f"first differing position: {row['first_mismatch']}")
+            if row["same_target"] is not None:
+                notes.append("the action hits the same element on both" if row["same_target"]
+                             else f"the action hits different elements: real {row.get('real_target')}, "
+                                  f"sim {row.get('sim_target')}")
+            if row.get("note"):
+                notes.append(row["note"])
+            twin = ViewStep(index=real.index, ui=_ui_text(sim), action=json.dumps(row.get("sim_action")) if sim_action
+                            else "", image=sim_image[0] if sim_image else None, size=size,
+                            box=sim_box, point=_action_point(sim_action), notes=["the sim"])
+            view_steps.append(ViewStep(index=real.index, ui=_ui_text(real.elements), response=real.reply,
+                                       action=json.dumps(real.action) if real.action else "",
+                                       parse_error=real.action_error, image=real_image[0] if real_image else None,
+                                       size=real_size, box=real_box, notes=notes, twin=twin))
+        unwrapped = env.unwrapped
+        sim_success = float(unwrapped.task.is_successful(unwrapped.device, answer))
+    finally:
+        env.close()
+    result = _episode_summary(episode, rows, sim_success, how, goal_matches=goal_matches)
+    page = ViewEpisode(title=f"{episode.task}: {Path(episode.source).name}", instruction=episode.goal,
+                       source=episode.source, labels=("real (element list)", "sim"), steps=view_steps,
+                       outcome={"real success": episode.success, "sim success": sim_success,
+                                "outcome agreement": result["outcome_agreement"],
+                                "first divergence": result["first_divergence"]})
+    return result, page
+
+
+def _action_point(action: Any) -> tuple[int, int] | None:
+    x, y = getattr(action, "x", None), getattr(action, "y", None)
+    return (int(x), int(y)) if x is not None and y is not None else None
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _episode_summary(episode: RealEpisode, rows: list[dict[str, Any]], sim_success: float, how: str,
+                     goal_matches: bool) -> dict[str, Any]:
+    targeted = [r["same_target"] for r in rows if r["same_target"] is not None]
+    first_action = next((r["step"] for r in rows if r["same_target"] is False), None)
+    first_elements = next((r["step"] for r in rows if not r["identical"]), None)
+    firsts = [s for s in (first_action, first_elements) if s is not None]
+    real_ok = None if episode.success is None else episode.success >= 1.0
+    return {
+        "source": episode.source, "format": episode.format, "task": episode.task, "goal": episode.goal,
+        "replayed": True, "params_from": how, "goal_matches": goal_matches, "steps_replayed": len(rows),
+        "element_agreement": _mean(r["positional_agreement"] for r in rows),
+        "element_multiset_agreement": _mean(r["multiset_agreement"] for r in rows),
+        "label_agreement": _mean(r["label_agreement"] for r in rows),
+        "action_agreement": (sum(targeted) / len(targeted)) if targeted else None,
+        "element_targeted_steps": len(targeted),
+        "real_success": episode.success, "sim_success": sim_success,
+        "outcome_agreement": None if real_ok is None else real_ok == (sim_success >= 1.0),
+        "first_divergence": min(firsts) if firsts else None,
+        "first_action_divergence": first_action, "first_element_list_divergence": first_elements,
+        "steps": rows,
+    }
+
+
+def _aggregate(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    replayed = [r for r in results if r.get("replayed")]
+    outcomes = [r["outcome_agreement"] for r in replayed if r.get("outcome_agreement") is not None]
+    return {
+        "episodes": len(results), "replayed": len(replayed),
+        "element_agreement": _mean(r["element_agreement"] for r in replayed),
+        "element_multiset_agreement": _mean(r["element_multiset_agreement"] for r in replayed),
+        "label_agreement": _mean(r["label_agreement"] for r in replayed),
+        "action_agreement": _mean(r["action_agreement"] for r in replayed),
+        "outcome_agreement": (sum(outcomes) / len(outcomes)) if outcomes else None,
+        "first_divergence": [r["first_divergence"] for r in replayed],
+    }
+
+
+def replay_episodes(
+    paths: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    image_width: int | None = 360,
+) -> dict[str, Any]:
+    """Replay every episode in ``paths``; writes ``summary.json`` and one HTML page per replayed episode.
+
+    Returns the summary: per episode (with its page), per task and overall, and the episodes that could not be
+    replayed with the reason.
+    """
+    from android_gym.viewer import render_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    for path in paths:
+        for episode in load_real_episodes(path):
+            result, page = replay_episode(episode, image_width=image_width)
+            if page is not None:
+                stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(episode.source).name.replace("#", "_"))
+                target = out / f"{stem}.html"
+                target.write_text(render_html([page], title=f"replay: {episode.task}"), encoding="utf-8")
+                result["page"] = target.name
+            results.append(result)
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by_task.setdefault(r["task"], []).append(r)
+    summary = {
+        "overall": _aggregate(results),
+        "per_task": {task: _aggregate(rs) for task, rs in sorted(by_task.items())},
+        "not_replayed": [{"source": r["source"], "task": r["task"], "reason": r["reason"]}
+                         for r in results if not r.get("replayed")],
+        "episodes": results,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+    return summary

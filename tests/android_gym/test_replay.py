@@ -1,0 +1,187 @@
+"""``android-gym replay``: real AndroidWorld episodes read, set up again on the simulated phone and compared.
+
+The real episodes are in ``data/real_episodes`` (sources and licenses in its PROVENANCE.md). Replaying needs
+AndroidWorld's own task classes (``android_world``, installed by tools/setup_env.sh); those tests skip without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from android_gym.cli import main
+from android_gym.replay import element_key, load_real_episodes, recover_params, replay_episodes
+from android_gym.suites.android_world import android_world_available
+
+from .browser import images_loaded, open_page
+
+DATA = Path(__file__).parent / "data" / "real_episodes"
+CONTACTS_LOG = DATA / "ContactsAddContact_base_o4-mini_trial1.json.gz"
+BRIGHTNESS_LOG = DATA / "SystemBrightnessMin_base_o3-mini_trial1.json.gz"
+WIFI_PICKLE = DATA / "SystemWifiTurnOff_0.pkl.gz"
+
+needs_android_world = pytest.mark.skipif(not android_world_available(),
+                                         reason="android_world not installed (tools/setup_env.sh installs it)")
+
+
+def test_reads_agent_json_logs():
+    (episode,) = load_real_episodes(CONTACTS_LOG)
+    assert (episode.format, episode.task, episode.success) == ("agent_json_log", "ContactsAddContact", 1.0)
+    assert episode.goal == "Create a new contact for Amir Muller. Their number is +19328020043."
+    assert len(episode.steps) == 9 and episode.params is None
+    first = episode.steps[0]
+    assert first.action == {"action_type": "click", "index": 3}
+    assert len(first.elements) == 20 and first.elements[3]["text"] == "Messages"
+    assert first.elements[3]["bbox_pixels"] == (328, 1873, 501, 2068)
+    assert episode.steps[-1].action == {"action_type": "status", "goal_status": "complete"}
+    (failed,) = load_real_episodes(BRIGHTNESS_LOG)
+    assert failed.success == 0.0 and failed.steps[-1].action["goal_status"] == "infeasible"
+
+
+def test_reads_android_world_pickles_without_running_code(tmp_path):
+    (episode,) = load_real_episodes(WIFI_PICKLE)
+    assert (episode.format, episode.task, episode.goal, episode.success) == (
+        "android_world_pickle", "SystemWifiTurnOff", "Turn wifi off.", 1.0)
+    assert episode.seed == 2760691905 and episode.screen_size == (1080, 2400) and episode.steps == []
+    assert "no per-step UI element lists" in episode.no_steps_reason
+
+    evil = tmp_path / "evil.pkl.gz"
+    evil.write_bytes(gzip.compress(pickle.dumps([os.system]), mtime=0))
+    with pytest.raises(ValueError, match=r"evil\.pkl\.gz: not an AndroidWorld episode pickle: refusing to load"):
+        load_real_episodes(evil)
+
+
+def test_errors_name_the_file_and_the_field(tmp_path):
+    def write(name: str, data: object) -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        return path
+
+    with pytest.raises(ValueError, match=r"a\.json: field 'step_records' is missing"):
+        load_real_episodes(write("a.json", {"task_name": "T", "goal": "g"}))
+    with pytest.raises(ValueError, match=r"b\.json: field 'step_records\[0\]\.agent_data\.before_element_list'"):
+        load_real_episodes(write("b.json", {"task_name": "T", "goal": "g", "step_records": [{"action": "x"}]}))
+    with pytest.raises(ValueError, match=r"c\.json: the JSON is a list"):
+        load_real_episodes(write("c.json", [1]))
+    with pytest.raises(ValueError, match=r"d\.pkl\.gz: episode 0: field 'episode_data' is missing"):
+        (tmp_path / "d.pkl.gz").write_bytes(gzip.compress(pickle.dumps([{"goal": "g", "task_template": "T"}])))
+        load_real_episodes(tmp_path / "d.pkl.gz")
+    (tmp_path / "e.txt").write_text("hello")
+    with pytest.raises(ValueError, match=r"e\.txt: neither an AndroidWorld episode pickle nor a JSON episode log"):
+        load_real_episodes(tmp_path / "e.txt")
+
+
+@needs_android_world
+def test_task_instances_come_back_from_the_seed_or_the_goal():
+    from android_gym.suites.android_world import AndroidWorldSuite
+
+    registry = AndroidWorldSuite().registry
+    params, how = recover_params(registry["ContactsAddContact"],
+                                 "Create a new contact for Amir Muller. Their number is +19328020043.")
+    assert (params["name"], params["number"]) == ("Amir Muller", "+19328020043") and "template" in how
+    (wifi,) = load_real_episodes(WIFI_PICKLE)
+    params, how = recover_params(registry["SystemWifiTurnOff"], wifi.goal, wifi.seed)
+    assert how == "the episode's seed 2760691905" and params["on_or_off"] == "off"
+    params, how = recover_params(registry["ContactsAddContact"], "Phone my mother.")
+    assert params is None and "does not follow ContactsAddContact's template" in how
+
+
+def _sim_log(path: Path) -> Path:
+    """An episode recorded on the sim itself in the agent-log layout: replaying it must agree with itself."""
+    import gymnasium as gym
+
+    from android_gym.actions import parse_action
+    from android_gym.replay import sim_ui_elements
+
+    def index_of(elements, wanted) -> int:
+        return next(i for i, e in enumerate(elements) if wanted(e))
+
+    plan = [
+        lambda els: {"action_type": "open_app", "app_name": "Settings"},
+        lambda els: {"action_type": "click", "index": index_of(els, lambda e: e.text == "Network & internet")},
+        lambda els: {"action_type": "click", "index": index_of(els, lambda e: e.text == "Internet")},
+        lambda els: {"action_type": "click", "index": index_of(els, lambda e: (e.class_name or "").endswith("Switch"))},
+        lambda els: {"action_type": "status", "goal_status": "complete"},
+    ]
+    env = gym.make("AndroidWorld-v0", task="SystemWifiTurnOff", max_steps=10)
+    _, info = env.reset(seed=3)
+    records = []
+    for i, make in enumerate(plan):
+        elements = sim_ui_elements(info["xml"])
+        action = make(elements)
+        records.append({"step_num": i + 1, "action": "Reason: scripted\nAction: " + json.dumps(action),
+                        "agent_data": {"before_element_list": [dataclasses.asdict(e) for e in elements]}})
+        _, _, _, _, info = env.step(parse_action(action, elements=elements, screen_size=(1080, 2400)))
+    env.close()
+    assert info["success"] == 1.0
+    path.write_text(json.dumps({"task_name": "SystemWifiTurnOff", "goal": info["goal"],
+                                "task_actually_successful": True, "step_records": records}))
+    return path
+
+
+@needs_android_world
+def test_an_episode_recorded_on_the_sim_replays_identically(tmp_path):
+    log = _sim_log(tmp_path / "sim_wifi.json")
+    summary = replay_episodes([log], tmp_path / "out")
+    (result,) = summary["episodes"]
+    assert result["goal_matches"] and result["steps_replayed"] == 5
+    assert result["element_agreement"] == 1.0 and result["element_multiset_agreement"] == 1.0
+    assert result["action_agreement"] == 1.0 and result["element_targeted_steps"] == 3
+    assert (result["real_success"], result["sim_success"], result["outcome_agreement"]) == (1.0, 1.0, True)
+    assert result["first_divergence"] is None
+
+    # the same log with two elements of step 2 swapped: the same multiset, a different order, a different target
+    data = json.loads(log.read_text())
+    elements = data["step_records"][1]["agent_data"]["before_element_list"]
+    index = data["step_records"][1]["action"].rsplit('"index": ', 1)[1].rstrip("}")
+    elements[int(index)], elements[0] = elements[0], elements[int(index)]
+    log.write_text(json.dumps(data))
+    (swapped,) = replay_episodes([log], tmp_path / "out2")["episodes"]
+    step = swapped["steps"][1]
+    assert step["multiset_agreement"] == 1.0 and step["positional_agreement"] < 1.0 and step["first_mismatch"] == 0
+    assert step["same_target"] is False and swapped["first_divergence"] == 1
+    assert swapped["first_action_divergence"] == 1 and swapped["action_agreement"] < 1.0
+
+
+@needs_android_world
+def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
+    out = tmp_path / "replay"
+    assert main(["replay", *map(str, sorted(DATA.glob("*.gz"))), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "overall: 3 of 5 episode(s) replayed" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["episodes"] == 5 and summary["overall"]["replayed"] == 3
+    assert sorted(summary["per_task"]) == ["ContactsAddContact", "FilesDeleteFile", "SystemBrightnessMin",
+                                           "SystemWifiTurnOff"]
+    skipped = {Path(r["source"]).name: r["reason"] for r in summary["not_replayed"]}
+    assert set(skipped) == {"ContactsAddContact_0.pkl.gz#0", "SystemWifiTurnOff_0.pkl.gz#0"}
+    assert all("no per-step UI element lists" in reason for reason in skipped.values())
+    by_source = {Path(r["source"]).name: r for r in summary["episodes"]}
+    assert by_source["SystemWifiTurnOff_0.pkl.gz#0"]["params_from"] == "the episode's seed 2760691905"
+    contacts = by_source[CONTACTS_LOG.name]
+    assert contacts["goal_matches"] and contacts["steps_replayed"] == 9
+    assert contacts["steps"][0]["real_target"] == "TextView 'Messages' clickable"
+    assert contacts["first_divergence"] == 0  # the emulator's Pixel launcher is not the sim's
+    for result in by_source.values():
+        if result["replayed"]:
+            assert result["outcome_agreement"] == ((result["sim_success"] >= 1.0) == (result["real_success"] >= 1.0))
+            assert 0.0 <= result["element_agreement"] <= 1.0 and 0.0 <= result["label_agreement"] <= 1.0
+    real_first = load_real_episodes(CONTACTS_LOG)[0].steps[0].elements
+    assert contacts["steps"][0]["real_elements"] == len(real_first)
+    assert element_key(real_first[3]) == ("Messages", "Messages", "", "android.widget.TextView", True)
+
+    page, errors = open_page(browser, (out / contacts["page"]).as_uri())
+    assert page.inner_text("#goal") == contacts["goal"]
+    assert page.locator("img.shot").count() == 2 and all(w > 0 for w in images_loaded(page))
+    assert [h.inner_text() for h in page.locator(".pane h3").all()] == ["real (element list)", "sim"]
+    assert page.locator("svg rect.target").count() >= 1  # the element the real step acted on, boxed
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#counter") == "step 2 / 9"
+    assert errors == []
+    page.close()
