@@ -185,3 +185,17 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert page.inner_text("#counter") == "step 2 / 9"
     assert errors == []
     page.close()
+
+
+@needs_android_world
+def test_view_shows_a_real_episode_beside_its_sim_twin(tmp_path, capsys):
+    out = tmp_path / "brightness.html"
+    assert main(["view", str(BRIGHTNESS_LOG), "-o", str(out)]) == 0
+    page = out.read_text()
+    data = json.loads(page.split('id="episode-data">', 1)[1].split("</script>", 1)[0])
+    (episode,) = data["episodes"]
+    assert episode["labels"] == ["real (element list)", "sim"] and len(episode["steps"]) == 3
+    assert all(step["twin"] is not None and step["twin"]["image"] for step in episode["steps"])
+    capsys.readouterr()
+    assert main(["view", str(WIFI_PICKLE), "-o", str(tmp_path / "wifi.html")]) == 2
+    assert "cannot be replayed on the sim: the file records no per-step UI element lists" in capsys.readouterr().err

@@ -7,7 +7,9 @@
 - a coach-rl replay buffer folder (Parquet shards) or a single shard, read through coach-rl's own
   :class:`coach_rl.replay.ReplayBuffer` (imported only then: android-gym does not depend on coach-rl);
 - a coach-rl run folder: its evaluation episodes (``episodes/eval_<label>/``, trajectory files) and the
-  newest episodes of its replay buffer (``replay/``).
+  newest episodes of its replay buffer (``replay/``);
+- a real AndroidWorld episode (``run.py``'s ``.pkl.gz`` or an agent's JSON log with ``step_records``): it is
+  replayed on the simulated phone (:mod:`android_gym.replay`) and each real step shown beside its sim twin.
 
 :func:`render_html` turns episodes into one page that needs nothing else (screenshots are inlined as
 data URIs, the script is inline): per step the screenshot with the acted-on element boxed (an SVG
@@ -304,6 +306,24 @@ def _trajectory_episodes(files: Iterable[Path], image_width: int | None, prefix:
     return out
 
 
+def _real_episodes(src: Path, image_width: int | None, first_error: Exception | None) -> list[ViewEpisode]:
+    """A real AndroidWorld episode file, replayed on the sim and shown beside its sim twin (:mod:`android_gym.replay`)."""
+    from android_gym.replay import load_real_episodes, replay_episode
+
+    try:
+        real = load_real_episodes(src)
+    except ValueError as exc:
+        raise (first_error or exc) from None
+    pages = []
+    for episode in real:
+        result, page = replay_episode(episode, image_width=image_width)
+        if page is None:
+            raise ValueError(f"{episode.source}: a real {episode.task} episode that cannot be replayed on the sim: "
+                             f"{result['reason']}")
+        pages.append(page)
+    return pages
+
+
 def _looks_like_run(folder: Path) -> bool:
     return (folder / "replay").is_dir() or (folder / "episodes").is_dir() or (folder / "metrics.jsonl").is_file()
 
@@ -332,10 +352,18 @@ def load_episodes(
         if _SHARD_NAME.match(src.name):
             return _replay_episodes([src], image_width)
         if src.name.endswith(_TRAJECTORY_SUFFIXES):
-            return _trajectory_episodes([src], image_width)
+            try:
+                return _trajectory_episodes([src], image_width)
+            except ValueError as exc:
+                if "field 'format'" not in str(exc):
+                    raise
+                return _real_episodes(src, image_width, exc)
+        if src.name.endswith((".pkl", ".pkl.gz")):
+            return _real_episodes(src, image_width, None)
         raise ValueError(f"{src}: not an episode file android-gym view reads: an android_gym trajectory "
-                         f"({' or '.join(_TRAJECTORY_SUFFIXES)}, field 'format' = {TRAJECTORY_FORMAT!r}) or a "
-                         "coach-rl replay shard (NNNNNNNNNN-<12 hex>.parquet)")
+                         f"({' or '.join(_TRAJECTORY_SUFFIXES)}, field 'format' = {TRAJECTORY_FORMAT!r}), a "
+                         "coach-rl replay shard (NNNNNNNNNN-<12 hex>.parquet) or a real AndroidWorld episode "
+                         "(.pkl.gz, or a JSON log with step_records)")
     if _looks_like_run(src):
         episodes: list[ViewEpisode] = []
         eval_root = src / "episodes"
@@ -538,7 +566,7 @@ def default_page_path(path: str | os.PathLike[str]) -> Path:
     if src.is_dir():
         return src / "episodes.html"
     name = src.name
-    for suffix in (".json.gz", ".json", ".parquet"):
+    for suffix in (".json.gz", ".json", ".parquet", ".pkl.gz", ".pkl"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
