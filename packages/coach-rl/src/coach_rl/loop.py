@@ -619,7 +619,7 @@ class TrainingLoop:
 
         checkpoint_seconds = 0.0
         every = int(self.args.checkpoint_every)
-        final = iteration >= int(self.args.total_iterations)
+        final = self.finished(iteration)
         if (every and iteration % every == 0) or final:
             t1 = time.perf_counter()
             self.state.train_seconds += time.perf_counter() - started
@@ -753,6 +753,13 @@ class TrainingLoop:
 
     # -- the whole run ------------------------------------------------------------------------------------
 
+    def finished(self, iteration: int | None = None) -> bool:
+        """Whether the run is done after ``iteration`` (default: the last one completed): total_iterations reached,
+        or the env-step budget ``max_env_steps`` spent."""
+        done = self.state.iteration if iteration is None else iteration
+        budget = self.loop.max_env_steps
+        return done >= int(self.args.total_iterations) or (budget is not None and self.state.env_steps >= budget)
+
     def train(self) -> TrainResult:
         """Run the remaining iterations, then the evaluation after training and the report."""
         started = time.perf_counter()
@@ -764,20 +771,20 @@ class TrainingLoop:
             bar = tqdm(total=total, initial=self.state.iteration, desc=f"{self.loop.algorithm} iterations",
                        dynamic_ncols=True)
         try:
-            while self.state.iteration < total:
+            while not self.finished():
                 record = self.run_iteration()
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(sr=f"{record['rollout/success_rate']:.2f}", steps=record["env_steps"])
                 every = self.loop.eval_every
-                if every and self.state.iteration % every == 0 and self.state.iteration < total:
+                if every and self.state.iteration % every == 0 and not self.finished():
                     self.evaluate(f"iter{self.state.iteration:04d}")
         finally:
             if bar is not None:
                 bar.close()
         after = self.run.path / "eval_after.json"
         if self.loop.eval_after and self.loop.eval_instances_per_task:
-            if after.is_file() and self.resumed_from is not None and self.resumed_from >= total:
+            if after.is_file() and self.resumed_from is not None and self.resumed_from == self.state.iteration:
                 self.eval_after = EvalReport.from_dict(json.loads(after.read_text()))
             else:
                 self.eval_after = self.evaluate("after")

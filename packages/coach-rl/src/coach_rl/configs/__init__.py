@@ -117,6 +117,12 @@ class LoopArguments:
     eval_every: int = field(
         default=0, metadata={"help": "Also evaluate every this many iterations (0: only before and after)."},
     )
+    max_env_steps: int | None = field(
+        default=None,
+        metadata={"help": "Stop after the iteration that reaches this many environment steps, even before "
+                          "total_iterations (None: total_iterations alone decides). Compares algorithms at one "
+                          "env-step budget (tools/main_job.sh COMPARE=...)."},
+    )
     eval_samples_per_instance: int = field(
         default=0,
         metadata={"help": "Besides the greedy evaluation, play every held-out instance this many times with the "
@@ -204,6 +210,8 @@ class LoopArguments:
 
         if self.critic_pretrain_labels not in CRITIC_LABELS:
             raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
+        if self.max_env_steps is not None and self.max_env_steps < 1:
+            raise ValueError(f"max_env_steps must be >= 1 or null, got {self.max_env_steps!r}")
         if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
             raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 
