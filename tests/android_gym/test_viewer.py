@@ -229,3 +229,22 @@ def test_run_report_links_the_evaluation_episodes_page(recorded, browser, tmp_pa
     assert all(w > 0 for w in images_loaded(page))
     assert errors == []
     page.close()
+
+
+def test_android_gym_needs_coach_rl_only_to_read_its_replay_buffers(recorded, tmp_path):
+    run, _ = _coach_run(tmp_path, recorded)
+    script = f"""
+import sys
+import android_gym
+assert "coach_rl" not in sys.modules, "importing android_gym imported coach_rl"
+sys.modules["coach_rl"] = None  # as if coach-rl were not installed
+from android_gym.viewer import load_episodes
+assert len(load_episodes({str(run / "episodes" / "eval_after")!r})) == 1  # trajectory files need no coach-rl
+try:
+    load_episodes({str(run / "replay")!r})
+except ValueError as exc:
+    print(exc)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "holds coach-rl replay shards; reading them needs coach-rl" in result.stdout
