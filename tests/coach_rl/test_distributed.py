@@ -163,7 +163,7 @@ def test_device_crash_is_recovered_and_failing_resets_replace_the_device(ray_clu
         assert not batch.failures  # the replaced device played the episode whose reset had failed
 
 
-def test_killed_worker_is_restarted_and_its_episode_comes_back_truncated(ray_cluster, tmp_path) -> None:
+def test_killed_worker_is_restarted_and_its_lost_episode_is_counted_and_played_again(ray_cluster, tmp_path) -> None:
     with RayCollector(_sim(time_scale=0.5, max_steps=4), ScriptedPolicy(), num_workers=3, async_collection=False,
                       spool_dir=str(tmp_path)) as collector:
         collector.collect(3)  # workers are up
@@ -171,14 +171,18 @@ def test_killed_worker_is_restarted_and_its_episode_comes_back_truncated(ray_clu
         pid = ray.get(victim.pid.remote())
         threading.Timer(0.8, os.kill, (pid, signal.SIGKILL)).start()
         batch = collector.collect(3, seeds=10)
-        assert len(batch) == 3
-        died = [t for t in batch.trajectories if t.info.get("worker_error")]
-        assert len(died) == 1 and died[0].truncated and "worker 1 died" in died[0].error
-        assert died[0].info["episode_uid"] in batch.uids and len(collector.spool) == 6
+        # the dead worker's episode never reached the driver: dropped and counted, never a trajectory without
+        # records (the loop needs one record per step), and its seed is played again by another worker
+        assert len(batch) == 3 and sorted(t.seed for t in batch.trajectories) == [10, 11, 12]
+        assert all(len(t.steps) == 4 for t in batch.trajectories)
+        assert len(batch.records) == 12 and {r.episode_id for r in batch.records} == set(batch.uids)
+        assert len(batch.lost) == 1 and "worker 1" in batch.lost[0]["error"] and "died" in batch.lost[0]["error"]
+        assert batch.metrics["ray/lost_episodes"] == 1.0 and collector.lost_episodes == 1
+        assert batch.lost[0]["uid"] not in batch.uids and len(collector.spool) == 6  # lost ones are not spooled
         info = {i["index"]: i for i in collector.worker_info()}  # waits until Ray has worker 1 back
         assert info[1]["restarted"] and info[1]["pid"] != pid and not info[0]["restarted"]
         batch = collector.collect(3)  # all three play again, the restarted one included
-        assert len(batch) == 3 and not any(t.info.get("worker_error") for t in batch.trajectories)
+        assert len(batch) == 3 and not batch.lost
         assert {t.info["worker"] for t in batch.trajectories} == {0, 1, 2}
         assert collector.worker_failures == 1
 

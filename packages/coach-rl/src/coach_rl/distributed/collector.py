@@ -17,15 +17,23 @@ the episode (``episode_id``) and sets the staleness weight.
 
 Faults: a device failure inside an episode is the env's business (truncated step, reboot/reconnect at the next
 reset); a reset that keeps failing makes the worker replace its device; a worker process that dies is restarted
-by Ray (``max_restarts``) and its in-flight episode comes back as a truncated trajectory with the error. Every
-trajectory (with its records) is written to the spool folder the moment it reaches the driver (see
-:class:`coach_rl.distributed.spool.TrajectorySpool`) and removed from it by :meth:`RayCollector.acknowledge`.
+by Ray (``max_restarts``). An episode whose worker died (its process, or its whole node) is *lost*: the driver
+never received its steps, so it is dropped and counted (``ray/lost_episodes``, ``batch.lost``), never returned
+as a trajectory without records, and its seed and options go back to the front of the queue for another worker.
+The collector watches the cluster's nodes: it logs a lost node (and the workers it held) and a node that joins;
+Ray places the workers again on free device slots; a worker Ray gave up on after its node was lost is started
+anew. With no ``device_resource`` slot left in the cluster it waits, saying so, and ``collect`` raises after
+``ray_node_wait_s`` seconds. Every trajectory (with its records) is written to the spool folder the moment it
+reaches the driver (see :class:`coach_rl.distributed.spool.TrajectorySpool`) and removed from it by
+:meth:`RayCollector.acknowledge`.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import math
+import os
 import threading
 import time
 import uuid
@@ -49,8 +57,12 @@ from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats, per_epi
 
 __all__ = ["DistributedRolloutBatch", "RayCollector", "ensure_ray"]
 
+logger = logging.getLogger(__name__)
+
 _RECOVERY_TIMEOUT_S = 300.0
 """How long a worker Ray is restarting may stay unreachable before it counts as dead."""
+_NODE_CHECK_S = 1.0
+"""How often the result thread compares the cluster's nodes with its last look."""
 _RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}}
 
 
@@ -74,9 +86,49 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None,
     if address is None:
         ray.init(num_cpus=num_cpus, resources=dict(resources or {}), include_dashboard=False,
                  runtime_env=_RUNTIME_ENV, log_to_driver=False)
-    else:
+        return True
+    _check_auth(address)
+    try:
         ray.init(address=address, runtime_env=_RUNTIME_ENV, log_to_driver=False)
+    except ray.exceptions.AuthenticationError as exc:
+        raise ConnectionError(_auth_message(address, str(exc))) from exc
     return True
+
+
+def _auth_message(address: str, detail: str) -> str:
+    mode = os.environ.get("RAY_AUTH_MODE")
+    source = ("RAY_AUTH_TOKEN" if os.environ.get("RAY_AUTH_TOKEN") else
+              f"RAY_AUTH_TOKEN_PATH={os.environ['RAY_AUTH_TOKEN_PATH']}" if os.environ.get("RAY_AUTH_TOKEN_PATH")
+              else "~/.ray/auth_token")
+    now = (f"RAY_AUTH_MODE={mode!r} and the token from {source}" if mode else
+           "RAY_AUTH_MODE unset (Ray turns token authentication on only for a cluster it finds itself, "
+           "ray_address=auto on the head)")
+    return (f"the Ray cluster at {address} refused this driver ({detail}). The cluster uses token authentication "
+            f"(Ray >= 2.59 turns it on for `ray start --head` when a token exists); this process has {now}. Set "
+            "RAY_AUTH_MODE=token and the head's token, RAY_AUTH_TOKEN=<token> or RAY_AUTH_TOKEN_PATH=<file> "
+            "(`ray get-auth-token` prints it on the head), in the environment of the driver and of every "
+            "`ray start`.")
+
+
+def _check_auth(address: str) -> None:
+    """Fail fast, naming the token, when the GCS at ``address`` ('host:port') rejects this process's credentials.
+
+    ``ray.init`` itself retries for about 20 s and then reports only a ConnectionError; a GCS client answers at
+    once. The probe uses Ray's internal ``GcsClient``: when it is not there (another Ray version), nothing is checked.
+    """
+    if address == "auto" or address.startswith("ray://") or ":" not in address:
+        return
+    ray = _ray()
+    try:
+        from ray._raylet import GcsClient
+    except ImportError:  # pragma: no cover - depends on the Ray version
+        return
+    try:
+        GcsClient(address=address).internal_kv_get(b"coach_rl_probe", None, timeout=5)
+    except ray.exceptions.AuthenticationError as exc:
+        raise ConnectionError(_auth_message(address, str(exc))) from exc
+    except Exception:  # noqa: BLE001 - anything else is ray.init's to report
+        return
 
 
 @dataclass
@@ -89,6 +141,8 @@ class DistributedRolloutBatch(RolloutBatch):
     """Learner version minus the acting version, per returned trajectory."""
     dropped_stale: int = 0
     """Trajectories dropped for being staler than ``max_staleness``."""
+    lost: list[dict[str, Any]] = field(default_factory=list)
+    """Episodes lost since the previous batch (their worker or node died): uid, worker, node, seed, error."""
     metrics: dict[str, float] = field(default_factory=dict)
     """Flat metrics: ``collector/staleness_mean``, ``..._max``, ``collector/staleness_<k>`` counts, drops, faults."""
 
@@ -126,6 +180,7 @@ class RayCollector:
         num_workers: int = 4,
         ray_address: str | None = None,
         ray_num_cpus: int | None = None,
+        ray_node_wait_s: float = 600.0,
         device_resource: str = "android_device",
         worker_num_cpus: float = 0.0,
         worker_max_restarts: int = 3,
@@ -147,7 +202,7 @@ class RayCollector:
         """Start (or join) Ray, place the workers and, in actor mode, the inference server."""
         args = DistributedArguments(
             collector="ray", num_workers=num_workers, ray_address=ray_address, ray_num_cpus=ray_num_cpus,
-            device_resource=device_resource, worker_num_cpus=worker_num_cpus, worker_max_restarts=worker_max_restarts,
+            ray_node_wait_s=ray_node_wait_s, device_resource=device_resource, worker_num_cpus=worker_num_cpus, worker_max_restarts=worker_max_restarts,
             max_env_replacements=max_env_replacements, async_collection=async_collection, spool_dir=spool_dir,
             inference=inference, inference_num_gpus=inference_num_gpus, inference_batch_wait_s=inference_batch_wait_s,
             weight_transport=weight_transport, weights_dir=weights_dir, max_staleness=max_staleness,
@@ -184,6 +239,18 @@ class RayCollector:
         self._errors_in_row = [0] * num_workers
         self._probe_later: list[tuple[int, float, float]] = []
         self.worker_failures = 0
+        self.lost_episodes = 0
+        """Episodes lost so far (worker or node died before the driver had them)."""
+        self._lost: list[dict[str, Any]] = []
+        self._worker_node: dict[int, str] = {}  # worker -> the Ray node its last episode ran on
+        self._slots: dict[str, float] | None = None  # alive node -> device slots, at the last look
+        self._node_names: dict[str, str] = {}
+        self.lost_nodes: list[str] = []
+        """Ray node ids lost while this collector ran, in order."""
+        self.joined_nodes: list[str] = []
+        """Ray node ids with device slots that joined after the collector started."""
+        self._no_slots_since: float | None = None
+        self._next_node_check = 0.0
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._streaming = False  # async mode: set by the first collect(); from then on workers never stop
@@ -199,9 +266,10 @@ class RayCollector:
                                    "max_task_retries": 0, "max_concurrency": 1, "runtime_env": _RUNTIME_ENV}
         if device_resource:
             options["resources"] = {device_resource: 1}
-        actor = ray.remote(DeviceWorker).options(**options)
-        self.workers = [actor.remote(i, device, policy_ref, self.server, dict(collector_kwargs or {}),
-                                     max_env_replacements) for i in range(num_workers)]
+        self._actor = ray.remote(DeviceWorker).options(**options)
+        self._worker_args = (device, policy_ref, self.server, dict(collector_kwargs or {}), max_env_replacements)
+        self.workers = [self._actor.remote(i, *self._worker_args) for i in range(num_workers)]
+        self._check_nodes()
         if self.spool is not None:
             self._ready.extend(self.spool.pending())  # a restarted driver delivers what the last one spooled
         self._pump = threading.Thread(target=self._pump_loop, name="ray-collector-pump", daemon=True)
@@ -214,6 +282,7 @@ class RayCollector:
             raise ValueError(f"RayCollector.from_config needs collector='ray', got {config.collector!r}")
         kwargs: dict[str, Any] = {
             "num_workers": config.num_workers, "ray_address": config.ray_address, "ray_num_cpus": config.ray_num_cpus,
+            "ray_node_wait_s": config.ray_node_wait_s,
             "device_resource": config.device_resource, "worker_num_cpus": config.worker_num_cpus,
             "worker_max_restarts": config.worker_max_restarts, "max_env_replacements": config.max_env_replacements,
             "async_collection": config.async_collection, "spool_dir": config.spool_dir, "inference": config.inference,
@@ -353,9 +422,20 @@ class RayCollector:
             self._submit(i, self._next_spec())
 
     def _wait(self, deadline: float | None) -> None:
-        """Sleep until the pump thread reports something (or a deadline, a pump failure, every worker dead)."""
+        """Sleep until the pump thread reports something (or a deadline, a pump failure, every worker dead, no
+        device slot left for ``ray_node_wait_s``)."""
         if self._pump_error is not None:
             raise RuntimeError("the collector's result thread failed") from self._pump_error
+        if self._no_slots_since is not None:
+            waited = time.monotonic() - self._no_slots_since
+            if waited >= self.args.ray_node_wait_s:
+                resource = self.args.device_resource or "CPU"
+                lost = ", ".join(self._node_names.get(n, n) for n in self.lost_nodes) or "none seen"
+                raise RuntimeError(
+                    f"no live Ray node has a {resource!r} slot: waited {waited:.0f} s (ray_node_wait_s="
+                    f"{self.args.ray_node_wait_s:g}) for a device node to join; nodes lost: {lost}. Start one with "
+                    f"`ray start --address=<head host:port> --resources='{{\"{resource}\": N}}'` (with the "
+                    "cluster's RAY_AUTH_MODE/RAY_AUTH_TOKEN) and run again: the run resumes from its checkpoint")
         if not (self._inflight or self._probes or self._probe_later or self._ready):
             raise RuntimeError("every device worker is dead (Ray gave up restarting them)")
         remaining = None if deadline is None else deadline - time.perf_counter()
@@ -403,6 +483,9 @@ class RayCollector:
         """Background thread: receive every finished episode the moment it is done, spool it, keep workers busy."""
         ray = _ray()
         while not self._stop.is_set():
+            if time.monotonic() >= self._next_node_check:
+                self._next_node_check = time.monotonic() + _NODE_CHECK_S
+                self._check_nodes()
             with self._cond:
                 now = time.monotonic()
                 due = [p for p in self._probe_later if p[2] <= now]
@@ -440,12 +523,10 @@ class RayCollector:
         except ray.exceptions.RayError as exc:
             self.worker_failures += 1
             self._errors_in_row[episode.worker] += 1
-            error = f"worker {episode.worker} died during the episode: {type(exc).__name__}: {str(exc)[:500]}"
-            trajectory = Trajectory(task=str((episode.options or {}).get("task", "")), instruction="", steps=[],
-                                    seed=episode.seed, truncated=True, error=error,
-                                    info={"policy_version": episode.version, "worker": episode.worker,
-                                          "worker_error": error, "options": episode.options})
-            self._deliver(episode, trajectory, [])
+            node = self._worker_node.get(episode.worker)
+            where = f" on node {self._node_names.get(node, node)}" if node else ""
+            self._lose(episode, f"worker {episode.worker}{where} died during the episode: {type(exc).__name__}: "
+                                f"{str(exc)[:300]}", again=True)
             self._start_probe(episode.worker)
             return
         self._errors_in_row[episode.worker] = 0
@@ -456,8 +537,23 @@ class RayCollector:
                                                  env_index=episode.worker, error=result["error"]))
             return
         trajectory = result["trajectory"]
+        records = list(result["records"])
+        if trajectory.info.get("node_id"):
+            self._worker_node[episode.worker] = str(trajectory.info["node_id"])
+        if not trajectory.steps or len(records) != len(trajectory.steps):  # the learner needs one record per step
+            self._lose(episode, f"worker {episode.worker} returned {len(trajectory.steps)} steps with "
+                                f"{len(records)} records", again=False)
+            return
         trajectory.info.setdefault("policy_version", episode.version)
-        self._deliver(episode, trajectory, list(result["records"]))
+        self._deliver(episode, trajectory, records)
+
+    def _lose(self, episode: _Episode, error: str, *, again: bool) -> None:
+        """Count an episode the driver never fully received; ``again``: its seed and options go first in the queue."""
+        self.lost_episodes += 1
+        self._lost.append({"uid": episode.uid, "worker": episode.worker, "node_id": self._worker_node.get(
+            episode.worker), "seed": episode.seed, "options": episode.options, "error": error})
+        if again:
+            self._queue.appendleft((episode.seed, episode.options, episode.greedy))
 
     def _deliver(self, episode: _Episode, trajectory: Trajectory, records: list[StepRecord]) -> None:
         """Spool the episode (its trajectory and the StepRecords the worker built) and queue it for collect()."""
@@ -470,30 +566,99 @@ class RayCollector:
         """A worker failed: wait (without blocking) until Ray has it back, then re-send the policy."""
         limit = self.args.worker_max_restarts
         if limit >= 0 and self._errors_in_row[worker] > limit + 1:  # Ray has given up on it too
-            self._dead.add(worker)
-            self._recovering.discard(worker)
+            self._retire(worker)
             return
         self._recovering.add(worker)
-        self._probes[self.workers[worker].pid.remote()] = (worker, time.monotonic() if since is None else since)
+        self._probes[self.workers[worker].info.remote()] = (worker, time.monotonic() if since is None else since)
 
     def _probe_done(self, ref: Any) -> None:
         ray = _ray()
         worker, since = self._probes.pop(ref)
         try:
-            ray.get(ref)
+            info = ray.get(ref)
         except ray.exceptions.ActorDiedError:
-            self._dead.add(worker)
-            self._recovering.discard(worker)
+            self._retire(worker)
             return
         except ray.exceptions.RayError:  # still restarting (ActorUnavailableError): ask again shortly
+            if self._no_slots_since is not None:
+                since = time.monotonic()  # nowhere to place it: ray_node_wait_s bounds this wait, not the timeout
             if time.monotonic() - since > _RECOVERY_TIMEOUT_S:
-                self._dead.add(worker)
-                self._recovering.discard(worker)
+                self._retire(worker)
             else:
-                self._probe_later.append((worker, since, time.monotonic() + 0.2))
+                self._probe_later.append((worker, since, time.monotonic() + 0.5))
             return
         self._recovering.discard(worker)
+        node = str(info.get("node_id") or "")
+        if node and self._worker_node.get(worker) not in (None, node):
+            logger.warning("[coach-rl] ray: worker %d placed again, on node %s", worker, self._node_names.get(node, node))
+        if node:
+            self._worker_node[worker] = node
         self.workers[worker].set_policy.remote(self.version, self._weights)
+
+    def _retire(self, worker: int) -> None:
+        """Ray gave up on ``worker``: start it anew when its node was lost (the host, not the worker, failed),
+        else count it dead."""
+        ray = _ray()
+        node = self._worker_node.get(worker)
+        if node is not None and (node in self.lost_nodes or node not in self._alive_nodes()):
+            try:
+                ray.kill(self.workers[worker], no_restart=True)
+            except Exception:  # noqa: BLE001 - a dead actor cannot be killed twice
+                pass
+            self.workers[worker] = self._actor.remote(worker, *self._worker_args)
+            self._errors_in_row[worker] = 0
+            self._worker_node.pop(worker, None)
+            logger.warning("[coach-rl] ray: worker %d is started anew (Ray gave up restarting it after its node %s "
+                           "was lost); it runs as soon as a device slot is free", worker, self._node_names.get(node, node))
+            self._recovering.add(worker)
+            self._probes[self.workers[worker].info.remote()] = (worker, time.monotonic())
+            return
+        self._dead.add(worker)
+        self._recovering.discard(worker)
+
+    def _alive_nodes(self) -> set[str]:
+        try:
+            return {str(n["NodeID"]) for n in _ray().nodes() if n.get("Alive")}
+        except Exception:  # noqa: BLE001 - the GCS is unreachable: count no node as alive
+            return set()
+
+    def _check_nodes(self) -> None:
+        """Compare the cluster's nodes with the last look: log lost and joined device nodes, track the slots left."""
+        ray = _ray()
+        try:
+            nodes = ray.nodes()
+        except Exception:  # noqa: BLE001 - the GCS briefly unreachable: look again next time
+            return
+        resource = self.args.device_resource
+        slots = {str(n["NodeID"]): float(n.get("Resources", {}).get(resource, 0.0)) if resource else 1.0
+                 for n in nodes if n.get("Alive")}
+        slots = {node: n for node, n in slots.items() if n > 0}
+        what = repr(resource) if resource else "worker"
+        with self._cond:
+            self._node_names.update({str(n["NodeID"]): f"{str(n['NodeID'])[:12]} ({n.get('NodeManagerAddress', '?')})"
+                                     for n in nodes})
+            previous, self._slots = self._slots, slots
+            if previous is not None:
+                for node in sorted(previous.keys() - slots.keys()):
+                    self.lost_nodes.append(node)
+                    workers = sorted(w for w, n in self._worker_node.items() if n == node)
+                    logger.warning("[coach-rl] ray: lost node %s, which had %g %s slots; its workers %s lose their "
+                                   "episodes in flight (played again elsewhere) and are placed again when a slot is "
+                                   "free", self._node_names[node], previous[node], what, workers)
+                for node in sorted(slots.keys() - previous.keys()):
+                    self.joined_nodes.append(node)
+                    logger.warning("[coach-rl] ray: node %s joined with %g %s slots", self._node_names[node],
+                                   slots[node], what)
+            total = sum(slots.values())
+            if total <= 0 and self._no_slots_since is None:
+                self._no_slots_since = time.monotonic()
+                logger.warning("[coach-rl] ray: no live node has a %s slot left; waiting up to %g s (ray_node_wait_s) "
+                               "for a device node to join", what, self.args.ray_node_wait_s)
+            elif total > 0 and self._no_slots_since is not None:
+                logger.warning("[coach-rl] ray: %g %s slots again after %.0f s without", total, what,
+                               time.monotonic() - self._no_slots_since)
+                self._no_slots_since = None
+            self._cond.notify_all()
 
     def _finish_batch(self, batch: DistributedRolloutBatch, seconds: float) -> None:
         stats = RolloutStats()
@@ -510,6 +675,7 @@ class RayCollector:
         stats.reset_failures += len(self._failures)
         batch.stats = stats
         batch.failures, self._failures = self._failures, []
+        batch.lost, self._lost = self._lost, []
         counts = collections.Counter(batch.staleness)
         metrics: dict[str, float] = {
             "collector/staleness_mean": float(sum(batch.staleness) / len(batch.staleness)) if batch.staleness else 0.0,
@@ -517,6 +683,11 @@ class RayCollector:
             "collector/dropped_stale": float(batch.dropped_stale),
             "collector/worker_failures": float(self.worker_failures),
             "collector/workers_alive": float(len(self._alive())),
+            "ray/workers_placed": float(len([i for i in self._alive() if i not in self._recovering])),
+            "ray/lost_episodes": float(len(batch.lost)),
+            "ray/nodes_lost": float(len(self.lost_nodes)),
+            "ray/nodes_joined": float(len(self.joined_nodes)),
+            "ray/device_slots": float(sum((self._slots or {}).values())),
             "collector/trajectories_per_minute": (60.0 * len(batch.trajectories) / seconds if seconds > 0 else math.nan),
         }
         for k, c in sorted(counts.items()):

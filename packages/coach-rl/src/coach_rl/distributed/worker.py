@@ -31,6 +31,16 @@ def _one_thread() -> None:
         pass
 
 
+def _node_id() -> str | None:
+    """The Ray node this process runs on (None outside Ray)."""
+    try:
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id()) if ray.is_initialized() else None
+    except Exception:  # noqa: BLE001 - outside a Ray worker
+        return None
+
+
 class RemotePolicy:
     """A :class:`coach_rl.policy.Policy` whose ``act`` is answered by an :class:`InferenceServer` actor."""
 
@@ -133,12 +143,13 @@ class DeviceWorker:
         return os.getpid()
 
     def info(self) -> dict[str, Any]:
-        """Counters: episodes played, devices replaced, whether Ray restarted this worker, the node."""
+        """Counters: episodes played, devices replaced, whether Ray restarted this worker, the host and Ray node."""
         import socket
 
         return {"index": self.index, "pid": os.getpid(), "episodes": self.episodes,
                 "env_replacements": self.env_replacements, "restarted": self.restarted,
-                "host": socket.gethostname(), "policy_version": int(getattr(self.policy, "version", 0))}
+                "host": socket.gethostname(), "node_id": _node_id(),
+                "policy_version": int(getattr(self.policy, "version", 0))}
 
     def weights_digest(self) -> float:
         """Sum of every weight of this worker's policy copy (NaN without one): shows which weights arrived."""
@@ -163,7 +174,7 @@ class DeviceWorker:
             if batch.trajectories:
                 trajectory = batch.trajectories[0]
                 self.episodes += 1
-                trajectory.info.update(worker=self.index, worker_pid=os.getpid(),
+                trajectory.info.update(worker=self.index, worker_pid=os.getpid(), node_id=_node_id(),
                                        env_replacements=self.env_replacements, reset_errors=list(errors))
                 return {"trajectory": trajectory, "records": batch.records, "stats": batch.stats.as_dict(),
                         "error": None, "seconds": time.perf_counter() - started}
