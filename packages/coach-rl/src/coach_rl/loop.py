@@ -293,6 +293,8 @@ class TrainingLoop:
         cpu_started = time.process_time()
         for item in (self.run.metrics_path, self.run.path / DRIFT_PROBE_NAME, *self.run.path.glob("eval_*.json")):
             item.unlink(missing_ok=True)
+        if (self.run.path / "episodes").exists():
+            shutil.rmtree(self.run.path / "episodes")
         if self.run.checkpoints_dir.exists():
             shutil.rmtree(self.run.checkpoints_dir)
             self.run.checkpoints_dir.mkdir()
@@ -708,6 +710,7 @@ class TrainingLoop:
             meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps},
         )
         report.meta["steps_per_success"] = steps_per_success(episodes)
+        self._save_eval_episodes(label, episodes)
         (self.run.path / f"eval_{label}.json").write_text(report.to_json())
         m = report.overall
         entry: dict[str, Any] = {
@@ -729,6 +732,14 @@ class TrainingLoop:
         self._log(entry)
         self.echo(message)
         return report, episodes
+
+    def _save_eval_episodes(self, label: str, episodes: Sequence[Any]) -> None:
+        """Keep the greedy evaluation's episodes in ``episodes/eval_<label>/`` (report.md links android-gym's page)."""
+        folder = self.run.path / "episodes" / f"eval_{label}"
+        if folder.exists():
+            shutil.rmtree(folder)
+        for i, trajectory in enumerate(episodes):
+            trajectory.save(folder / f"{i:04d}-{trajectory.task}-{trajectory.seed}.json.gz")
 
     def _evaluate_sampled(self, label: str, env_kwargs: dict[str, Any], n: int) -> tuple[EvalReport, list[Any]]:
         """Every held-out instance ``n`` times with the policy sampling (``eval_<label>_sampled.json``).
