@@ -74,6 +74,8 @@ def test_arguments_validate_with_clear_errors() -> None:
         DistributedArguments(num_workers=0).validate_distributed_arguments()
     with pytest.raises(ValueError, match="needs weights_dir"):
         DistributedArguments(weight_transport="shared_dir").validate_distributed_arguments()
+    with pytest.raises(ValueError, match="ray_node_wait_s must be a number of seconds >= 0"):
+        DistributedArguments(ray_node_wait_s=-1).validate_distributed_arguments()
 
 
 def test_spool_is_atomic_and_survives_a_new_instance(tmp_path) -> None:
@@ -351,8 +353,12 @@ def test_workers_boot_their_own_emulators_and_survive_one_crashing(ray_cluster, 
 
 def test_cluster_without_device_slots_is_a_clear_error(ray_cluster) -> None:
     with pytest.raises(ValueError, match="declares no 'phone_slot' resource"):
-        RayCollector(_sim(), ScriptedPolicy(), num_workers=1, device_resource="phone_slot")
-    config = DistributedArguments(collector="ray", num_workers=1, device_resource="phone_slot")
+        RayCollector(_sim(), ScriptedPolicy(), num_workers=1, device_resource="phone_slot", ray_node_wait_s=0)
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=r"declares no 'phone_slot' resource.*waited ray_node_wait_s=1\.5 s"):
+        RayCollector(_sim(), ScriptedPolicy(), num_workers=1, device_resource="phone_slot", ray_node_wait_s=1.5)
+    assert time.monotonic() - started >= 1.5  # a driver started while every device node is down waits for one
+    config = DistributedArguments(collector="ray", num_workers=1, device_resource="phone_slot", ray_node_wait_s=0)
     with pytest.raises(ValueError, match="declares no 'phone_slot' resource"):  # from_config reads the same fields
         RayCollector.from_config(_sim(), ScriptedPolicy(), config)
     with pytest.raises(ValueError, match="inference must be one of worker, actor"):

@@ -34,6 +34,7 @@ import collections
 import logging
 import math
 import os
+import socket
 import threading
 import time
 import uuid
@@ -118,6 +119,11 @@ def _check_auth(address: str) -> None:
     """
     if address == "auto" or address.startswith("ray://") or ":" not in address:
         return
+    host, _, port = address.rpartition(":")
+    try:  # nothing listening: ray.init reports that; the GCS client would retry for 40 s first
+        socket.create_connection((host.strip("[]"), int(port)), timeout=3).close()
+    except (OSError, ValueError):
+        return
     ray = _ray()
     try:
         from ray._raylet import GcsClient
@@ -129,6 +135,25 @@ def _check_auth(address: str) -> None:
         raise ConnectionError(_auth_message(address, str(exc))) from exc
     except Exception:  # noqa: BLE001 - anything else is ray.init's to report
         return
+
+
+def _wait_for_slots(resource: str, wait_s: float) -> bool:
+    """Whether the cluster has a ``resource`` slot, waiting up to ``wait_s`` seconds (saying so) for a node with one.
+
+    A driver restarted while every device node is down waits for one to come back instead of failing at once.
+    """
+    ray = _ray()
+    deadline = time.monotonic() + wait_s
+    if ray.cluster_resources().get(resource, 0) > 0:
+        return True
+    if wait_s > 0:
+        logger.warning("[coach-rl] ray: no live node has a %r slot yet; waiting up to %g s (ray_node_wait_s) for a "
+                       "device node to join", resource, wait_s)
+    while time.monotonic() < deadline:
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        if ray.cluster_resources().get(resource, 0) > 0:
+            return True
+    return False
 
 
 @dataclass
@@ -217,9 +242,10 @@ class RayCollector:
         self.args = args
         self.started_ray = ensure_ray(ray_address, ray_num_cpus,
                                       {device_resource: float(num_workers)} if device_resource else None)
-        if device_resource and ray.cluster_resources().get(device_resource, 0) <= 0:
-            raise ValueError(f"the Ray cluster declares no {device_resource!r} resource, so no worker could be placed: "
-                             f"start nodes with --resources '{{\"{device_resource}\": N}}' or set device_resource=''")
+        if device_resource and not _wait_for_slots(device_resource, ray_node_wait_s):
+            raise ValueError(f"the Ray cluster declares no {device_resource!r} resource, so no worker could be placed "
+                             f"(waited ray_node_wait_s={ray_node_wait_s:g} s for a node with one): start nodes with "
+                             f"--resources '{{\"{device_resource}\": N}}' or set device_resource=''")
         self.version = int(getattr(policy, "version", 0))
         self._weights: Any = None
         self.spool = TrajectorySpool(spool_dir) if spool_dir else None
