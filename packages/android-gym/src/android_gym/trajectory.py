@@ -60,53 +60,6 @@ class Step:
             info=dict(data.get("info") or {}),
         )
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the episode as one JSON file (gzipped for a ``.gz`` name), screenshots as PNG; returns the path.
-
-        Arrays in ``info`` (e.g. ``final_screenshot``) are kept too: uint8 images as PNG, others as lists.
-        """
-        data: dict[str, Any] = {"format": TRAJECTORY_FORMAT, "version": TRAJECTORY_FORMAT_VERSION, **self.to_dict()}
-        for step, row in zip(self.steps, data["steps"]):
-            row["screenshot_png"] = _png_b64(step.screenshot) if step.screenshot is not None else None
-        text = json.dumps(data, ensure_ascii=False, default=_json_default)
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        payload = text.encode("utf-8")
-        out.write_bytes(gzip.compress(payload, compresslevel=6) if out.suffix == ".gz" else payload)
-        return out
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Trajectory:
-        """Read an episode written by :meth:`save`; a file of another kind raises ``ValueError`` naming it."""
-        src = Path(path)
-        raw = src.read_bytes()
-        try:
-            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-            data = json.loads(text)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{src}: not an android_gym trajectory file (JSON, optionally gzipped): {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != TRAJECTORY_FORMAT:
-            found = data.get("format") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"{src}: field 'format' is {found!r}, expected {TRAJECTORY_FORMAT!r}")
-        if data.get("version") != TRAJECTORY_FORMAT_VERSION:
-            raise ValueError(f"{src}: field 'version' is {data.get('version')!r}, this android_gym reads "
-                             f"{TRAJECTORY_FORMAT_VERSION}")
-        for field_name in ("task", "instruction", "steps"):
-            if field_name not in data:
-                raise ValueError(f"{src}: field {field_name!r} is missing")
-        try:
-            traj = cls.from_dict(_decode_arrays(data))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{src}: field 'steps' is malformed: {exc}") from None
-        for i, (step, row) in enumerate(zip(traj.steps, data["steps"])):
-            png = row.get("screenshot_png")
-            if png:
-                try:
-                    step.screenshot = _png_array(png)
-                except (ValueError, OSError) as exc:
-                    raise ValueError(f"{src}: field 'steps[{i}].screenshot_png' is not a PNG image: {exc}") from None
-        return traj
-
 
 TRAJECTORY_FORMAT = "android_gym.trajectory"
 """The ``format`` field of a file written by :meth:`Trajectory.save`."""
