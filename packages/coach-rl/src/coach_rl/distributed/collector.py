@@ -669,8 +669,7 @@ class RayCollector:
                     self.lost_nodes.append(node)
                     workers = sorted(w for w, n in self._worker_node.items() if n == node)
                     logger.warning("[coach-rl] ray: lost node %s, which had %g %s slots; its workers %s lose their "
-                                   "episodes in flight (played again elsewhere) and are placed again when a slot is "
-                                   "free", self._node_names[node], previous[node], what, workers)
+                                   "episodes in flight (played again by other workers) and wait for a free slot", self._node_names[node], previous[node], what, workers)
                 for node in sorted(slots.keys() - previous.keys()):
                     self.joined_nodes.append(node)
                     logger.warning("[coach-rl] ray: node %s joined with %g %s slots", self._node_names[node],

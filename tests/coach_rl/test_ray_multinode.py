@@ -1,0 +1,264 @@
+"""coach-rl on a real multi-node Ray cluster: separate `ray start` processes on 127.0.0.1 with token authentication.
+
+A head without device slots and device nodes that declare `android_device` slots, each node with its own temp
+dir and ports. `coach-rl train collector=ray ray_address=...` trains on it while device nodes die (every process
+of the node killed, as when a host goes down) and join; the driver is killed with SIGKILL while no device node is
+up and resumes from its checkpoint and spool. Nodes are stopped by their process ids, never with `ray stop`
+(which stops every Ray process on the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="collector=ray needs Ray: pip install 'coach-rl[ray]'")
+psutil = pytest.importorskip("psutil")
+pytestmark = pytest.mark.slow
+
+RAY = Path(sys.executable).with_name("ray")
+ITERATIONS = 12
+"""Enough that the first driver is still training when the last device node dies (7 iterations in, measured)."""
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+class LocalCluster:
+    """A head and device nodes as `ray start --block` processes, all with the same token."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.token = secrets.token_hex(32)
+        self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token, "OMP_NUM_THREADS": "1",
+                    "RAY_USAGE_STATS_ENABLED": "0"}
+        self.env.pop("RAY_ADDRESS", None)
+        self.nodes: dict[str, subprocess.Popen] = {}
+        self.address = ""
+
+    def _start(self, name: str, extra: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+        ports = _free_ports(6)
+        args = [str(RAY), "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=0", "--disable-usage-stats",
+                f"--temp-dir={self.root / name}", f"--node-manager-port={ports[0]}",
+                f"--object-manager-port={ports[1]}", f"--metrics-export-port={ports[2]}",
+                f"--dashboard-agent-listen-port={ports[3]}", f"--dashboard-agent-grpc-port={ports[4]}",
+                f"--runtime-env-agent-port={ports[5]}", "--object-store-memory=100000000", *extra]
+        log = (self.root / f"{name}.log").open("w")
+        proc = subprocess.Popen(args, env=env or self.env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        self.nodes[name] = proc
+        return proc
+
+    def start_head(self) -> None:
+        port, client, dashboard = _free_ports(3)
+        # the GCS declares a node dead after 5 missed 1 s health checks (default 3 s), so the test waits less
+        env = {**self.env, "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "5"}
+        self._start("head", ["--head", f"--port={port}", f"--ray-client-server-port={client}",
+                             f"--dashboard-port={dashboard}", "--include-dashboard=false", "--resources={}"], env)
+        self.address = f"127.0.0.1:{port}"
+        self._wait_log("head", "Ray runtime started")
+
+    def start_device_node(self, name: str, slots: int, wait: bool = True) -> None:
+        self._start(name, [f"--address={self.address}", f'--resources={{"android_device": {slots}}}'])
+        if wait:
+            self._wait_log(name, "Ray runtime started")
+
+    def _wait_log(self, name: str, text: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        log = self.root / f"{name}.log"
+        while time.monotonic() < deadline:
+            if text in log.read_text(errors="replace"):
+                return
+            if self.nodes[name].poll() is not None:
+                break
+            time.sleep(0.2)
+        raise AssertionError(f"node {name} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+
+    def processes(self, name: str) -> list[psutil.Process]:
+        """Every live process of a node: its `ray start`, the GCS/raylet/agents and the workers the raylet
+        started (workers run in their own process group, so the tree is walked, not the group)."""
+        try:
+            root = psutil.Process(self.nodes[name].pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def device_workers(self, name: str) -> int:
+        """DeviceWorker actor processes running on a node."""
+        count = 0
+        for proc in self.processes(name):
+            try:
+                count += any("DeviceWorker" in part for part in [proc.name(), *proc.cmdline()])
+            except psutil.Error:
+                pass
+        return count
+
+    def kill(self, name: str) -> None:
+        """SIGKILL every process of the node (the host dies)."""
+        for proc in self.processes(name):
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        try:
+            os.killpg(self.nodes[name].pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.nodes[name].wait(timeout=30)
+
+    def teardown(self) -> None:
+        for name in list(self.nodes):
+            self.kill(name)
+
+
+@pytest.fixture
+def cluster(tmp_path_factory) -> Iterator[LocalCluster]:
+    root = Path(tmp_path_factory.mktemp("raycl"))  # short: Ray's socket paths must stay under 107 characters
+    cluster = LocalCluster(root)
+    try:
+        yield cluster
+    finally:
+        cluster.teardown()
+
+
+def _driver(cluster: LocalCluster, run: Path, tag: str, **overrides: str) -> subprocess.Popen:
+    settings = {"collector": "ray", "num_workers": "2", "ray_address": cluster.address, "output_dir": str(run),
+                "total_iterations": str(ITERATIONS), "checkpoint_every": "1", "eval_instances_per_task": "0",
+                "ray_node_wait_s": "8", "replay_size": "100000", "env_kwargs": '{"latency": {"dump": 0.15}}', **overrides}
+    args = [sys.executable, "-c", "from coach_rl.cli import main; raise SystemExit(main())", "train", "--config",
+            "smoke", "--no-progress", *(f"{k}={v}" for k, v in settings.items())]
+    out = (run.parent / f"{tag}.out").open("w")
+    err = (run.parent / f"{tag}.err").open("w")
+    env = {**cluster.env, "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.Popen(args, env=env, stdout=out, stderr=err, start_new_session=True)
+
+
+def _records(run: Path) -> list[dict]:
+    path = run / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in lines if r.get("kind") == "train"]
+
+
+def _wait(what: str, check, proc: subprocess.Popen, err: Path, timeout: float = 150) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"the driver ended (rc {proc.returncode}) before {what}:\n{err.read_text()[-4000:]}")
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}:\n{err.read_text()[-4000:]}")
+
+
+def test_driver_without_the_token_gets_an_error_naming_it(cluster: LocalCluster, tmp_path: Path) -> None:
+    cluster.start_head()
+    env = {k: v for k, v in cluster.env.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+    env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
+    code = ("from coach_rl.distributed import ensure_ray\n"
+            "try:\n    ensure_ray(__import__('sys').argv[1])\n"
+            "except ConnectionError as exc:\n    print('REFUSED', exc)\n")
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code, cluster.address], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert "REFUSED" in out.stdout, out.stdout + out.stderr[-3000:]
+    assert "token authentication" in out.stdout and "RAY_AUTH_MODE=token" in out.stdout
+    assert "RAY_AUTH_TOKEN" in out.stdout and "ray get-auth-token" in out.stdout
+    assert time.monotonic() - started < 60  # at once, not after ray.init's 20 s of retries plus imports
+
+
+def test_train_survives_lost_and_joining_nodes_and_a_driver_killed_while_no_device_node_is_up(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    cluster.start_head()
+    cluster.start_device_node("dev_a", 1, wait=False)
+    cluster.start_device_node("dev_b", 1, wait=False)
+    cluster._wait_log("dev_a", "Ray runtime started")
+    cluster._wait_log("dev_b", "Ray runtime started")
+    proc = _driver(cluster, run, "driver1")
+    err = tmp_path / "driver1.err"
+    try:
+        # 1. workers land only on nodes that declare device slots: one on each device node, none on the head
+        _wait("two iterations", lambda: len(_records(run)) >= 2, proc, err, timeout=240)
+        assert (cluster.device_workers("head"), cluster.device_workers("dev_a"), cluster.device_workers("dev_b")) \
+            == (0, 1, 1)
+        # 2. a device node dies mid-run: the run goes on with the node left and logs the lost node
+        cluster.kill("dev_a")
+        lost_at = len(_records(run))
+        _wait("the lost node in the log", lambda: "lost node" in err.read_text(), proc, err)
+        _wait("an iteration on the node left", lambda: any(r["iteration"] > lost_at + 1 and
+                                                           r["ray/workers_placed"] == 1.0 for r in _records(run)),
+              proc, err)
+        # 3. a node joins: the lost worker is placed there
+        cluster.start_device_node("dev_c", 1)
+        _wait("the worker placed again", lambda: re.search(r"worker \d placed again, on node", err.read_text()),
+              proc, err)
+        assert cluster.device_workers("dev_c") == 1 and cluster.device_workers("head") == 0
+        _wait("an iteration with both workers", lambda: _records(run)[-1]["ray/workers_placed"] == 2.0, proc, err)
+        # 4. every device node dies: the driver says it waits; it is killed with SIGKILL while no node is up, with
+        # finished episodes in its spool that no checkpoint holds yet
+        _wait("a spooled episode", lambda: any((run / "spool").glob("*.pkl")), proc, err)
+        cluster.kill("dev_b")
+        cluster.kill("dev_c")
+        _wait("the wait for a device node", lambda: "no live node has a 'android_device' slot" in err.read_text(),
+              proc, err, timeout=60)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    log = err.read_text()
+    assert log.count("lost node") == 3 and "joined with 1 'android_device' slots" in log
+    records = _records(run)
+    done = max(r["iteration"] for r in records)
+    assert 3 <= done < ITERATIONS
+    assert any(r["ray/nodes_lost"] >= 1.0 for r in records)
+    assert sum(r["ray/lost_episodes"] for r in records) >= 1  # dropped and counted, played again elsewhere
+    spooled = sorted(p.name for p in (run / "spool").glob("*.pkl"))  # finished, not yet acknowledged
+
+    # 5. started again while no device node is up: it waits ray_node_wait_s, then a clear error (the same setting
+    # as the run's: a resumed run keeps its configuration)
+    again = _driver(cluster, run, "driver2")
+    assert again.wait(timeout=240) != 0
+    error = (tmp_path / "driver2.err").read_text()
+    assert "declares no 'android_device' resource" in error and "ray_node_wait_s=8" in error, error[-3000:]
+
+    # 6. a device node is back: the restarted driver resumes from the checkpoint and the spool
+    cluster.start_device_node("dev_d", 2)
+    last = _driver(cluster, run, "driver3")
+    assert last.wait(timeout=300) == 0, (tmp_path / "driver3.err").read_text()[-4000:]
+    out = (tmp_path / "driver3.out").read_text()
+    summary = json.loads(out[out.index("{"):])
+    assert summary["iterations"] == ITERATIONS and summary["resumed_from"] in (done, done + 1)
+    records = _records(run)
+    assert [r["iteration"] for r in records] == list(range(1, ITERATIONS + 1))  # redone ones replace lost ones
+    assert all(r["rollout/episodes"] == 4 and r["rollout/steps"] > 0 for r in records)
+    from coach_rl.replay import ReplayBuffer
+
+    replay = ReplayBuffer(run / "replay")
+    # no trajectory lost or counted twice: the replay holds exactly the episodes the iterations trained on, and
+    # what the killed driver had spooled was delivered and acknowledged (the last driver's own spool holds only
+    # episodes that finished after its last collect)
+    assert replay.num_trajectories == sum(r["rollout/episodes"] for r in records)
+    left = {p.name for p in (run / "spool").glob("*.pkl")}
+    assert spooled and not left & set(spooled), f"never delivered: {sorted(left & set(spooled))}"
