@@ -130,17 +130,3 @@ def test_grpo_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="rewards contains NaN"):
         grpo_advantages(torch.tensor([1.0, float("nan")]))
 
-
-def test_scale_advantages_by_hand():
-    from coach_rl.advantages import scale_advantages
-
-    a = torch.tensor([[0.03, -0.01, -0.01, -0.01], [0.0, 0.0, 0.0, 0.0]])
-    # batch: population std of the 8 values = sqrt((0.03^2 + 3 * 0.01^2) / 8) = sqrt(0.00015)
-    batch = scale_advantages(a, "batch")
-    assert batch[0].tolist() == pytest.approx([0.03 / 0.00015 ** 0.5, *[-0.01 / 0.00015 ** 0.5] * 3], rel=1e-4)
-    assert batch[1].tolist() == [0.0] * 4  # a group of ties stays at zero
-    # group: the first group's own std sqrt(0.0012 / 4)
-    assert scale_advantages(a, "group")[0, 0].item() == pytest.approx(0.03 / 0.0003 ** 0.5, rel=1e-4)
-    assert torch.equal(scale_advantages(a, "none"), a)
-    with pytest.raises(ValueError, match="how must be one of"):
-        scale_advantages(a, "rank")

@@ -14,13 +14,11 @@ from collections.abc import Sequence
 import torch
 
 __all__ = [
-    "ADVANTAGE_SCALES",
     "acloo",
     "aride_advantages",
     "dgrpo_advantages",
     "grpo_advantages",
     "rloo",
-    "scale_advantages",
     "trajectory_scores",
 ]
 
@@ -59,29 +57,6 @@ def acloo(q: torch.Tensor) -> torch.Tensor:
     (paper, Appendix D). Advantages of one group sum to zero. Leave-one-out needs ``K >= 2``.
     """
     return _leave_one_out(_group_tensor(q, "q", min_group=2))
-
-
-ADVANTAGE_SCALES: tuple[str, ...] = ("none", "batch", "group")
-"""How :func:`scale_advantages` rescales a batch of group advantages."""
-
-
-def scale_advantages(advantages: torch.Tensor, how: str = "none", eps: float = 1e-6) -> torch.Tensor:
-    r"""Rescale advantages (groups on the last axis) without moving their zero: ``none``, ``batch`` or ``group``.
-
-    .. math::  A_i \leftarrow A_i / (\operatorname{std}(A) + \varepsilon)
-
-    with ``std`` over the whole batch (``batch``: PPO-style whitening without re-centring, which keeps ACLOO's
-    per-group zero sum) or over each group (``group``: GRPO's scale). Signs and the order within a group never
-    change, only the step size the actor takes. A batch (or group) of ties stays at zero.
-    """
-    if how not in ADVANTAGE_SCALES:
-        raise ValueError(f"how must be one of {ADVANTAGE_SCALES}, got {how!r}")
-    a = _group_tensor(advantages, "advantages", min_group=1)
-    if how == "none":
-        return a
-    if how == "batch":
-        return a / (a.std(correction=0) + eps) if a.numel() > 1 else a
-    return a / (a.std(dim=-1, keepdim=True, correction=0) + eps)
 
 
 def rloo(rewards: torch.Tensor) -> torch.Tensor:

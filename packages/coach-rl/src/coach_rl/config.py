@@ -18,7 +18,6 @@ from typing import Any
 from transformers.trainer_utils import SchedulerType
 from trl import GRPOConfig
 
-from coach_rl.advantages import ADVANTAGE_SCALES
 from coach_rl.algorithms.dgrpo import DGRPOArguments
 from coach_rl.algorithms.distrl import DistRLArguments
 from coach_rl.distributed.arguments import DistributedArguments
@@ -372,17 +371,6 @@ class CriticArguments:
         },
     )
 
-    coach_advantage_scale: str = field(
-        default="none",
-        metadata={
-            "help": "Scale of the K actions' advantages before the PPO clip (beyond the paper, an option with its own "
-            "ablation row): `none` (Eq. 3 as written: raw Q differences, whose size is the critic's spread, often "
-            "~0.01-0.1), `batch` (divided by the standard deviation of the batch's advantages: unit scale, as PPO "
-            "whitens and GRPO normalises, so one learning rate takes comparable steps; the order within every "
-            "group is unchanged) or `group` (divided by each group's own standard deviation, as GRPO)."
-        },
-    )
-
     critic_pretrain_dataset: str | None = field(
         default=None,
         metadata={
@@ -408,9 +396,6 @@ class CriticArguments:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
         if self.coach_advantage not in ("acloo", "q"):
             raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
-        if self.coach_advantage_scale not in ADVANTAGE_SCALES:
-            raise ValueError(f"coach_advantage_scale must be one of {ADVANTAGE_SCALES}, got "
-                             f"{self.coach_advantage_scale!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)

@@ -54,7 +54,7 @@ from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 from trl.data_utils import apply_chat_template
 
-from coach_rl.advantages import acloo, scale_advantages
+from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
 from coach_rl.losses import ppo_clip_loss
 from coach_rl.replay import ReplayStep
@@ -360,8 +360,6 @@ class CoachTrainer(GRPOTrainer):
             advantages = q_all.reshape(-1).clone()
         else:
             advantages = acloo(q_all.view(-1, k)).reshape(-1)
-        scale = getattr(self.args, "coach_advantage_scale", "none")  # beyond the paper: an option, default none
-        advantages = scale_advantages(advantages.view(-1, k), scale).reshape(-1)
         start = self.accelerator.process_index * len(inputs)
         output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
 
