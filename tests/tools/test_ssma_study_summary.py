@@ -84,3 +84,14 @@ def test_merge_combines_per_seed_folders(study, tmp_path, capsys):
     assert (tmp_path / "m" / "ssma_vs_sssa.png").stat().st_size > 0
     with pytest.raises(SystemExit, match="no results.json"):
         study.main(["--merge", str(tmp_path / "missing"), "--out", str(tmp_path / "m2")])
+
+
+def test_diagnostics_columns_are_per_run_means_and_the_last_kl(study):
+    records = [{"diag/critic_auc_within": 0.5, "diag/kl_to_warmup": 0.001, "actor/grad_norm": 0.2},
+               {"diag/critic_auc_within": 0.9, "diag/kl_to_warmup": 0.003, "actor/grad_norm": 0.4,
+                "diag/adv_sign_agreement": float("nan")}]
+    out = study.diagnostics_means(records)
+    assert out["diag/critic_auc_within"] == pytest.approx(0.7)
+    assert out["actor/grad_norm"] == pytest.approx(0.3)
+    assert out["diag/kl_to_warmup_last"] == 0.003
+    assert "diag/adv_sign_agreement" not in out  # only NaN: not measured

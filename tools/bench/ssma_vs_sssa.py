@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -135,10 +136,16 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
         def evaluate() -> None:
             report, trajectories = loop.evaluate_episodes(f"iter{loop.state.iteration:04d}")
             wins = [len(t.steps) for t in trajectories if float(t.success) >= 1.0]
-            curve.append({"iteration": loop.state.iteration, "env_steps": loop.state.env_steps,
-                          "train_seconds": loop.state.train_seconds, "success_rate": report.overall.success_rate,
-                          "steps_per_success": statistics.fmean(wins) if wins else None,
-                          "per_task": {name: task.success_rate for name, task in report.per_task.items()}})
+            point = {"iteration": loop.state.iteration, "env_steps": loop.state.env_steps,
+                     "train_seconds": loop.state.train_seconds, "success_rate": report.overall.success_rate,
+                     "steps_per_success": statistics.fmean(wins) if wins else None,
+                     "per_task": {name: task.success_rate for name, task in report.per_task.items()}}
+            sampled = loop.run.path / f"eval_iter{loop.state.iteration:04d}_sampled.json"
+            if sampled.is_file():  # eval_samples_per_instance > 0: the sampled policy's success beside the greedy
+                s = json.loads(sampled.read_text())
+                point.update({"sampled_success_rate": s["overall"]["success_rate"],
+                              "sampled_ci": [s["overall"]["ci_low"], s["overall"]["ci_high"]]})
+            curve.append(point)
 
         evaluate()
         while (loop.state.env_steps < args.env_steps and loop.state.train_seconds < args.time_budget
@@ -156,7 +163,23 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
             "env_steps": loop.state.env_steps, "train_seconds": loop.state.train_seconds,
             "update_seconds_per_iteration": per_iteration["time/critic"] + per_iteration["time/actor"],
             "seconds_per_iteration": per_iteration,
-            "rollout_success": [r["rollout/success_rate"] for r in records]}
+            "rollout_success": [r["rollout/success_rate"] for r in records],
+            "diagnostics": diagnostics_means(records)}
+
+
+def diagnostics_means(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Per run, the mean over iterations of every oracle diagnostic (``diag/*``, coach_rl.diagnostics), the actor's
+    gradient norm, and the last KL to the warm-up: the study's diagnostics columns."""
+    out: dict[str, float] = {}
+    keys = sorted({k for r in records for k in r if k.startswith("diag/")} | {"actor/grad_norm"})
+    for key in keys:
+        values = [float(r[key]) for r in records if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+        if values:
+            out[key] = statistics.fmean(values)
+    kls = [r["diag/kl_to_warmup"] for r in records if isinstance(r.get("diag/kl_to_warmup"), (int, float))]
+    if kls:
+        out["diag/kl_to_warmup_last"] = float(kls[-1])
+    return out
 
 
 def _at(curve: list[dict[str, Any]], key: str, budget: float) -> float:
@@ -210,6 +233,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "start_success": mean_std([r["curve"][0]["success_rate"] for r in runs]),
             "update_seconds_per_iteration": mean_std([r["update_seconds_per_iteration"] for r in runs]),
             "train_seconds_per_env_step": mean_std([r["train_seconds"] / max(1, r["env_steps"]) for r in runs]),
+            "diagnostics": {key: mean_std([r["diagnostics"][key] for r in runs if key in r.get("diagnostics", {})])
+                            for key in sorted({k for r in runs for k in r.get("diagnostics", {})})},
         }
         # the first evaluation above the run's own start: with a tiny greedy policy success moves in whole tasks
         first_gain = [next((p["env_steps"] for p in r["curve"] if p["success_rate"] > r["curve"][0]["success_rate"]
