@@ -363,3 +363,26 @@ def test_cluster_without_device_slots_is_a_clear_error(ray_cluster) -> None:
         RayCollector.from_config(_sim(), ScriptedPolicy(), config)
     with pytest.raises(ValueError, match="inference must be one of worker, actor"):
         RayCollector.from_config(_sim(), ScriptedPolicy(), config, inference="gpu")
+
+
+def test_one_worker_process_drives_several_devices_in_threads(ray_cluster, lm) -> None:
+    # 8 devices in 2 processes: each plays 4 episodes at once (the emulator latency is mostly waiting)
+    with RayCollector(_sim(time_scale=0.2, max_steps=3), ScriptedPolicy(), num_workers=8, devices_per_worker=4,
+                      async_collection=False) as collector:
+        assert collector.num_workers == 8 and collector.num_processes == 2
+        batch = collector.collect(8, seeds=0)
+        assert sorted(t.seed for t in batch.trajectories) == list(range(8))
+        assert sorted(t.info["worker"] for t in batch.trajectories) == list(range(8))
+        assert len(batch.records) == sum(len(t.steps) for t in batch.trajectories) == 24
+        info = collector.worker_info()
+        assert [i["index"] for i in info] == list(range(8)) and all(i["episodes"] == 1 for i in info)
+        assert len({i["pid"] for i in info}) == 2 and {i["devices_in_process"] for i in info} == {4}
+        assert batch.metrics["ray/worker_processes"] == 2.0
+        started = time.perf_counter()
+        collector.collect(1, seeds=100)  # one episode on one device
+        one = time.perf_counter() - started
+        started = time.perf_counter()
+        collector.collect(8, seeds=100)  # four per process: they overlap (one after another would take 4x)
+        assert time.perf_counter() - started < 2.5 * one
+    with pytest.raises(ValueError, match="devices_per_worker > 1 .* use inference='actor'"):
+        RayCollector(_sim(), _hf_policy(lm), num_workers=2, devices_per_worker=2)

@@ -15,6 +15,13 @@ The policy is :class:`coach_rl.distributed.ScriptedPolicy` (no generation cost).
 Prints one JSON object and writes a PNG.
 
     .venv/bin/python tools/bench/distributed_scaling.py [--seconds 30] [--time-scale 0.5] [--png out.png]
+
+``--devices 8,32,64,128,256`` measures instead many devices over a real two-node cluster on this machine: a head
+without device slots and two device nodes with ``--node-slots`` ``android_device`` slots each, started as
+``ray start`` processes with token authentication (as the multi-node test does); every worker process drives
+``--devices-per-worker`` simulated phones in threads (emulator latency preset, ``--time-scale``, 1.0 by default
+in this mode). For each device count: trajectories per minute, fraction of linear (per-device rate against the
+smallest count's), and the CPU share of the driver and of each node's processes, which shows what saturates.
 """
 
 from __future__ import annotations
@@ -23,8 +30,15 @@ import argparse
 import json
 import os
 import platform
+import secrets
+import signal
+import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -154,6 +168,123 @@ def plot(result: dict[str, Any], path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+class TwoNodeCluster:
+    """A head without device slots and two device nodes, each a ``ray start --block`` process on 127.0.0.1."""
+
+    def __init__(self, slots: int) -> None:
+        """Start the three nodes with this process's RAY_AUTH_MODE and RAY_AUTH_TOKEN (it joins as the driver)."""
+        import psutil
+
+        self._psutil = psutil
+        self.root = Path(tempfile.mkdtemp(prefix="raybench"))
+        self.env = {**os.environ, "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}
+        self.procs: dict[str, subprocess.Popen] = {}
+        port, client, dashboard = _free_ports(3)
+        self.address = f"127.0.0.1:{port}"
+        self._start("head", ["--head", f"--port={port}", f"--ray-client-server-port={client}",
+                             f"--dashboard-port={dashboard}", "--include-dashboard=false", "--resources={}"])
+        for name in ("node1", "node2"):
+            self._start(name, [f"--address={self.address}", f'--resources={{"android_device": {slots}}}'])
+
+    def _start(self, name: str, extra: list[str]) -> None:
+        ports = _free_ports(6)
+        ray_bin = str(Path(sys.executable).with_name("ray"))
+        args = [ray_bin, "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=0", "--disable-usage-stats",
+                f"--temp-dir={self.root / name}", f"--node-manager-port={ports[0]}",
+                f"--object-manager-port={ports[1]}", f"--metrics-export-port={ports[2]}",
+                f"--dashboard-agent-listen-port={ports[3]}", f"--dashboard-agent-grpc-port={ports[4]}",
+                f"--runtime-env-agent-port={ports[5]}", "--object-store-memory=200000000", *extra]
+        log = self.root / f"{name}.log"
+        self.procs[name] = subprocess.Popen(args, env=self.env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        deadline = time.monotonic() + 90
+        while "Ray runtime started" not in log.read_text(errors="replace"):
+            if time.monotonic() > deadline or self.procs[name].poll() is not None:
+                raise RuntimeError(f"ray node {name} did not start: {log.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.2)
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds used so far by each node's processes (its `ray start`, raylet, workers...)."""
+        out = {}
+        for name, proc in self.procs.items():
+            total = 0.0
+            try:
+                root = self._psutil.Process(proc.pid)
+                for p in [root, *root.children(recursive=True)]:
+                    try:
+                        t = p.cpu_times()
+                        total += t.user + t.system
+                    except self._psutil.Error:
+                        pass
+            except self._psutil.Error:
+                pass
+            out[name] = total
+        return out
+
+    def close(self) -> None:
+        """SIGKILL every process of the three nodes (by process id; never `ray stop`, which stops them all)."""
+        for proc in self.procs.values():
+            try:
+                root = self._psutil.Process(proc.pid)
+                for p in [*root.children(recursive=True), root]:
+                    try:
+                        p.kill()
+                    except self._psutil.Error:
+                        pass
+            except self._psutil.Error:
+                pass
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait(timeout=30)
+
+
+def many_devices(counts: list[int], per_worker: int, seconds: float, time_scale: float,
+                 slots: int) -> dict[str, Any]:
+    """Asynchronous throughput of ``counts`` simulated devices over a two-node cluster, ``per_worker`` a process."""
+    cluster = TwoNodeCluster(slots)
+    rows = []
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        for n in counts:
+            k = min(per_worker, n)
+            with RayCollector(device(time_scale), ScriptedPolicy(), num_workers=n, devices_per_worker=k,
+                              ray_address=cluster.address, async_collection=True) as c:
+                c.collect(n)  # every process up and every device warm
+                cpu0, nodes0, t0 = time.process_time(), cluster.cpu_seconds(), time.perf_counter()
+                row = {"devices": n, "devices_per_process": k, "processes": c.num_processes,
+                       **throughput(c, seconds, chunk=max(1, n // 4))}
+                wall = time.perf_counter() - t0
+                row["driver_cpu_share"] = round((time.process_time() - cpu0) / wall, 3)
+                nodes1 = cluster.cpu_seconds()
+                row["node_cpu_share"] = {name: round((nodes1[name] - nodes0[name]) / wall, 3) for name in nodes1}
+                placed = {i["node_id"] for i in c.worker_info()}
+                row["nodes_used"] = len(placed)
+            rows.append(row)
+            print(json.dumps({"progress": "many_devices", **row}), flush=True)
+    finally:
+        ray.shutdown()
+        cluster.close()
+    base = rows[0]["trajectories_per_minute"] / rows[0]["devices"]
+    for row in rows:
+        row["fraction_of_linear"] = round(row["trajectories_per_minute"] / (base * row["devices"]), 3)
+    return {"time_scale": time_scale, "max_steps": MAX_STEPS, "seconds_per_config": seconds,
+            "node_slots": slots, "host": {"cpus": os.cpu_count(), "ray": ray.__version__}, "rows": rows,
+            "fraction_of_linear_at_max": rows[-1]["fraction_of_linear"],
+            "fraction_of_linear_ok": rows[-1]["fraction_of_linear"] >= 0.8}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="measuring time per configuration")
@@ -163,7 +294,21 @@ def main() -> None:
     parser.add_argument("--overhead-episodes", type=int, default=60)
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray cluster")
     parser.add_argument("--png", default="distributed_scaling.png")
+    parser.add_argument("--devices", default="", help="device counts over a two-node cluster (e.g. 8,32,64,128,256); "
+                                                      "measures only that")
+    parser.add_argument("--devices-per-worker", type=int, default=32, help="simulated phones per worker process")
+    parser.add_argument("--node-slots", type=int, default=128, help="android_device slots of each device node")
     args = parser.parse_args()
+    if args.devices:
+        if os.environ.get("RAY_AUTH_MODE") != "token" or not os.environ.get("RAY_AUTH_TOKEN"):
+            # Ray reads the mode when it is imported: run again with a fresh token in the environment
+            env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+            os.execve(sys.executable, [sys.executable, *sys.argv], env)
+        scale = args.time_scale if "--time-scale" in sys.argv else 1.0
+        counts = [int(x) for x in args.devices.split(",")]
+        print(json.dumps(many_devices(counts, args.devices_per_worker, args.seconds, scale, args.node_slots),
+                         indent=2))
+        return
     counts = [int(x) for x in args.workers.split(",")]
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False,
              resources={"android_device": max(counts + [args.straggler_workers])})

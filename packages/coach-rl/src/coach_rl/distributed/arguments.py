@@ -36,6 +36,11 @@ class DistributedArguments:
         default=600.0, metadata={"help": "When no live Ray node declares a device_resource slot (every device node "
                                          "lost), how long collect() waits, saying so, for one to join before it "
                                          "raises an error naming the lost nodes; 0: give up at once."})
+    devices_per_worker: int = field(
+        default=1, metadata={"help": "Devices one worker process (Ray actor) drives, each in its own thread: a host's "
+                                     "emulators or simulated phones need num_workers / devices_per_worker processes "
+                                     "instead of one each. Each device still takes one device_resource slot; with a "
+                                     "policy that has weights, use inference=actor."})
     device_resource: str = field(
         default="android_device", metadata={"help": "Custom Ray resource each worker needs one unit of, so workers land "
                                                      "on hosts that declared device slots ('' for none). A local "
@@ -89,7 +94,8 @@ class DistributedArguments:
         _one_of(self.inference, INFERENCE_MODES, "inference")
         _one_of(self.stale_policy, STALE_POLICIES, "stale_policy")
         _one_of(self.weight_transport, WEIGHT_TRANSPORTS, "weight_transport")
-        for name, minimum in (("num_workers", 1), ("max_staleness", 0), ("max_env_replacements", 0),
+        for name, minimum in (("num_workers", 1), ("devices_per_worker", 1), ("max_staleness", 0),
+                              ("max_env_replacements", 0),
                               ("worker_max_restarts", -1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:

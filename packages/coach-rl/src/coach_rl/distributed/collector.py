@@ -206,6 +206,7 @@ class RayCollector:
         ray_address: str | None = None,
         ray_num_cpus: int | None = None,
         ray_node_wait_s: float = 600.0,
+        devices_per_worker: int = 1,
         device_resource: str = "android_device",
         worker_num_cpus: float = 0.0,
         worker_max_restarts: int = 3,
@@ -227,7 +228,8 @@ class RayCollector:
         """Start (or join) Ray, place the workers and, in actor mode, the inference server."""
         args = DistributedArguments(
             collector="ray", num_workers=num_workers, ray_address=ray_address, ray_num_cpus=ray_num_cpus,
-            ray_node_wait_s=ray_node_wait_s, device_resource=device_resource, worker_num_cpus=worker_num_cpus, worker_max_restarts=worker_max_restarts,
+            ray_node_wait_s=ray_node_wait_s, devices_per_worker=devices_per_worker, device_resource=device_resource,
+            worker_num_cpus=worker_num_cpus, worker_max_restarts=worker_max_restarts,
             max_env_replacements=max_env_replacements, async_collection=async_collection, spool_dir=spool_dir,
             inference=inference, inference_num_gpus=inference_num_gpus, inference_batch_wait_s=inference_batch_wait_s,
             weight_transport=weight_transport, weights_dir=weights_dir, max_staleness=max_staleness,
@@ -238,6 +240,10 @@ class RayCollector:
             raise TypeError(f"device must be a device spec with open(index) (SimDeviceSpec...), got {type(device).__name__}")
         if not callable(getattr(policy, "act", None)):
             raise TypeError(f"policy must have act(requests, greedy=...), got {type(policy).__name__}")
+        if devices_per_worker > 1 and inference == "worker" and getattr(policy, "model", None) is not None:
+            raise ValueError("devices_per_worker > 1 plays several episodes at once in one process, which would load "
+                             "published weights into a policy copy other episodes are using: use inference='actor' "
+                             "(one inference actor for every device), or devices_per_worker=1")
         ray = _ray()
         self.args = args
         self.started_ray = ensure_ray(ray_address, ray_num_cpus,
@@ -288,13 +294,16 @@ class RayCollector:
                 num_gpus=inference_num_gpus, num_cpus=0, max_concurrency=max(16, 4 * num_workers),
                 max_restarts=worker_max_restarts, runtime_env=_RUNTIME_ENV).remote(policy_ref, inference_batch_wait_s)
             policy_ref = None
-        options: dict[str, Any] = {"num_cpus": worker_num_cpus, "max_restarts": worker_max_restarts,
-                                   "max_task_retries": 0, "max_concurrency": 1, "runtime_env": _RUNTIME_ENV}
-        if device_resource:
-            options["resources"] = {device_resource: 1}
-        self._actor = ray.remote(DeviceWorker).options(**options)
+        self._actor_options: dict[str, Any] = {"num_cpus": worker_num_cpus, "max_restarts": worker_max_restarts,
+                                               "max_task_retries": 0, "runtime_env": _RUNTIME_ENV}
         self._worker_args = (device, policy_ref, self.server, dict(collector_kwargs or {}), max_env_replacements)
-        self.workers = [self._actor.remote(i, *self._worker_args) for i in range(num_workers)]
+        self._per_process = int(devices_per_worker)
+        self._handles: list[Any] = []
+        self.workers: list[Any] = [None] * num_workers
+        """The actor handle of each device (several devices share one with ``devices_per_worker`` > 1)."""
+        for group in range(math.ceil(num_workers / self._per_process)):
+            self._handles.append(None)
+            self._start_actor(group)
         self._check_nodes()
         if self.spool is not None:
             self._ready.extend(self.spool.pending())  # a restarted driver delivers what the last one spooled
@@ -311,7 +320,8 @@ class RayCollector:
             "ray_node_wait_s": config.ray_node_wait_s,
             "device_resource": config.device_resource, "worker_num_cpus": config.worker_num_cpus,
             "worker_max_restarts": config.worker_max_restarts, "max_env_replacements": config.max_env_replacements,
-            "async_collection": config.async_collection, "spool_dir": config.spool_dir, "inference": config.inference,
+            "devices_per_worker": config.devices_per_worker, "async_collection": config.async_collection,
+            "spool_dir": config.spool_dir, "inference": config.inference,
             "inference_num_gpus": config.inference_num_gpus, "inference_batch_wait_s": config.inference_batch_wait_s,
             "weight_transport": config.weight_transport, "weights_dir": config.weights_dir,
             "max_staleness": config.max_staleness, "stale_policy": config.stale_policy,
@@ -324,8 +334,13 @@ class RayCollector:
 
     @property
     def num_workers(self) -> int:
-        """Workers started (dead ones included)."""
+        """Devices, i.e. workers in the sense of one device each (dead ones included)."""
         return len(self.workers)
+
+    @property
+    def num_processes(self) -> int:
+        """Worker processes (Ray actors): ``num_workers / devices_per_worker``, rounded up."""
+        return len(self._handles)
 
     def publish_policy(self, model: Any, version: int) -> None:
         """Make ``version`` the policy of every episode started from now on (``model=None``: version only)."""
@@ -340,8 +355,7 @@ class RayCollector:
             weights = ray.put(cpu_state_dict(model))
         with self._cond:
             self.version, self._weights = int(version), weights
-            targets = [self.server] if self.server is not None else [w for i, w in enumerate(self.workers)
-                                                                     if i not in self._dead]
+            targets = [self.server] if self.server is not None else self._live_handles()
             for target in targets:
                 target.set_policy.remote(self.version, weights)  # queued behind the worker's running episode
 
@@ -384,8 +398,8 @@ class RayCollector:
         with self._cond:
             self._cond.wait_for(lambda: not (self._recovering or self._probe_later) or self._pump_error is not None,
                                 timeout=timeout)
-            workers = [w for i, w in enumerate(self.workers) if i not in self._dead]
-        return ray.get([w.info.remote() for w in workers])
+            calls = [w.info.remote(i % self._per_process) for i, w in enumerate(self.workers) if i not in self._dead]
+        return ray.get(calls)
 
     def inference_batch_sizes(self) -> list[int]:
         """Requests per generation call of the inference actor (empty in worker mode)."""
@@ -400,12 +414,12 @@ class RayCollector:
         if not ray.is_initialized() or not self.workers:
             return
         try:
-            ray.get([w.close.remote() for i, w in enumerate(self.workers) if i not in self._dead], timeout=10)
+            ray.get([w.close.remote() for w in self._live_handles()], timeout=10)
         except Exception:  # noqa: BLE001 - a worker that cannot close is killed below
             pass
-        for w in self.workers + ([self.server] if self.server is not None else []):
+        for w in self._handles + ([self.server] if self.server is not None else []):
             ray.kill(w, no_restart=True)
-        self.workers, self._inflight, self._probes = [], {}, {}
+        self.workers, self._handles, self._inflight, self._probes = [], [], {}, {}
         if self.started_ray:
             ray.shutdown()
 
@@ -416,6 +430,25 @@ class RayCollector:
         self.close()
 
     # -- internals (called with self._cond held) ----------------------------------------------------------
+
+    def _start_actor(self, group: int) -> Any:
+        """Start the actor of devices ``group * devices_per_worker ...`` (one slot of ``device_resource`` each)."""
+        first = group * self._per_process
+        count = min(self._per_process, len(self.workers) - first)
+        options = {**self._actor_options, "max_concurrency": count}
+        if self.args.device_resource:
+            options["resources"] = {self.args.device_resource: count}
+        handle = _ray().remote(DeviceWorker).options(**options).remote(first, *self._worker_args, count=count)
+        self._handles[group] = handle
+        for i in range(first, first + count):
+            self.workers[i] = handle
+        return handle
+
+    def _live_handles(self) -> list[Any]:
+        """One handle per actor that still has a live device."""
+        return [h for g, h in enumerate(self._handles)
+                if any(i not in self._dead for i in range(g * self._per_process,
+                                                          min((g + 1) * self._per_process, len(self.workers))))]
 
     def _alive(self) -> list[int]:
         return [i for i in range(len(self.workers)) if i not in self._dead]
@@ -438,7 +471,7 @@ class RayCollector:
         seed, options, greedy = spec
         self._counter += 1
         uid = f"{self.run_id}-w{worker}-e{self._counter}"
-        ref = self.workers[worker].run_episode.remote(seed, options, greedy)
+        ref = self.workers[worker].run_episode.remote(seed, options, greedy, worker % self._per_process)
         self._inflight[ref] = _Episode(uid, worker, seed, options, greedy, self.version, self._counter)
         self._cond.notify_all()  # wakes an idle result thread at once
         return ref
@@ -595,28 +628,41 @@ class RayCollector:
             self._retire(worker)
             return
         self._recovering.add(worker)
-        self._probes[self.workers[worker].info.remote()] = (worker, time.monotonic() if since is None else since)
+        handle = self.workers[worker]
+        self._probes[handle.info.remote(worker % self._per_process)] = (worker, time.monotonic() if since is None
+                                                                          else since, handle)
 
     def _probe_done(self, ref: Any) -> None:
         ray = _ray()
-        worker, since = self._probes.pop(ref)
+        worker, since, handle = self._probes.pop(ref)
         try:
             info = ray.get(ref)
-        except ray.exceptions.ActorDiedError:
-            self._retire(worker)
-            return
-        except ray.exceptions.RayError:  # still restarting (ActorUnavailableError): ask again shortly
-            if self._no_slots_since is not None:
-                since = time.monotonic()  # nowhere to place it: ray_node_wait_s bounds this wait, not the timeout
-            if time.monotonic() - since > _RECOVERY_TIMEOUT_S:
+        except ray.exceptions.RayError as exc:
+            if handle is not self.workers[worker]:  # another device of its process had it started anew already
+                self._start_probe(worker)
+            elif isinstance(exc, ray.exceptions.ActorDiedError):
                 self._retire(worker)
             else:
-                self._probe_later.append((worker, since, time.monotonic() + 0.5))
+                self._probe_unavailable(worker, since)
             return
+        self._probe_ok(worker, info)
+
+    def _probe_unavailable(self, worker: int, since: float) -> None:
+        """The worker is still restarting (ActorUnavailableError) or waiting for a slot: ask again shortly."""
+        if self._no_slots_since is not None:
+            since = time.monotonic()  # nowhere to place it: ray_node_wait_s bounds this wait, not the timeout
+        if time.monotonic() - since > _RECOVERY_TIMEOUT_S:
+            self._retire(worker)
+        else:
+            self._probe_later.append((worker, since, time.monotonic() + 0.5))
+
+    def _probe_ok(self, worker: int, info: dict[str, Any]) -> None:
+        """The worker answers: note its node (saying so when it moved) and send it the current policy."""
         self._recovering.discard(worker)
         node = str(info.get("node_id") or "")
         if node and self._worker_node.get(worker) not in (None, node):
-            logger.warning("[coach-rl] ray: worker %d placed again, on node %s", worker, self._node_names.get(node, node))
+            logger.warning("[coach-rl] ray: worker %d placed again, on node %s", worker,
+                           self._node_names.get(node, node))
         if node:
             self._worker_node[worker] = node
         self.workers[worker].set_policy.remote(self.version, self._weights)
@@ -631,13 +677,15 @@ class RayCollector:
                 ray.kill(self.workers[worker], no_restart=True)
             except Exception:  # noqa: BLE001 - a dead actor cannot be killed twice
                 pass
-            self.workers[worker] = self._actor.remote(worker, *self._worker_args)
-            self._errors_in_row[worker] = 0
-            self._worker_node.pop(worker, None)
+            group = worker // self._per_process
+            self._start_actor(group)
             logger.warning("[coach-rl] ray: worker %d is started anew (Ray gave up restarting it after its node %s "
-                           "was lost); it runs as soon as a device slot is free", worker, self._node_names.get(node, node))
-            self._recovering.add(worker)
-            self._probes[self.workers[worker].info.remote()] = (worker, time.monotonic())
+                           "was lost); it runs as soon as a device slot is free", worker,
+                           self._node_names.get(node, node))
+            for i in range(group * self._per_process, min((group + 1) * self._per_process, len(self.workers))):
+                self._errors_in_row[i] = 0  # the others' calls on the old actor fail and re-probe the new one
+                self._worker_node.pop(i, None)
+            self._start_probe(worker)
             return
         self._dead.add(worker)
         self._recovering.discard(worker)
@@ -669,7 +717,8 @@ class RayCollector:
                     self.lost_nodes.append(node)
                     workers = sorted(w for w, n in self._worker_node.items() if n == node)
                     logger.warning("[coach-rl] ray: lost node %s, which had %g %s slots; its workers %s lose their "
-                                   "episodes in flight (played again by other workers) and wait for a free slot", self._node_names[node], previous[node], what, workers)
+                                   "episodes in flight (played again by other workers) and wait for a free slot",
+                                   self._node_names[node], previous[node], what, workers)
                 for node in sorted(slots.keys() - previous.keys()):
                     self.joined_nodes.append(node)
                     logger.warning("[coach-rl] ray: node %s joined with %g %s slots", self._node_names[node],
@@ -709,6 +758,7 @@ class RayCollector:
             "collector/worker_failures": float(self.worker_failures),
             "collector/workers_alive": float(len(self._alive())),
             "ray/workers_placed": float(len([i for i in self._alive() if i not in self._recovering])),
+            "ray/worker_processes": float(len(self._handles)),
             "ray/lost_episodes": float(len(batch.lost)),
             "ray/nodes_lost": float(len(self.lost_nodes)),
             "ray/nodes_joined": float(len(self.joined_nodes)),

@@ -1,4 +1,5 @@
-"""The Ray actors: :class:`DeviceWorker` (one device, whole episodes) and :class:`InferenceServer` (batched generation).
+"""The Ray actors: :class:`DeviceWorker` (one device or several, whole episodes) and :class:`InferenceServer`
+(batched generation).
 
 Both are plain classes; :mod:`coach_rl.distributed.collector` wraps them with ``ray.remote`` and its options, so
 this module imports without Ray. A worker plays each episode with a :class:`coach_rl.rollout.RolloutCollector`
@@ -10,6 +11,7 @@ policy version) or a :class:`RemotePolicy` that asks the inference server.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import time
 from collections.abc import Sequence
@@ -111,22 +113,32 @@ class InferenceServer:
 
 
 class DeviceWorker:
-    """One device and its episodes (see the module docstring)."""
+    """One or several devices and their episodes (see the module docstring).
+
+    With ``count`` > 1 the worker owns devices ``index .. index + count - 1`` (one env and one
+    :class:`~coach_rl.rollout.RolloutCollector` each); the collector runs it as a threaded actor
+    (``max_concurrency=count``) and plays one episode per device at a time, so a host's emulators need one
+    process, not one each. Device ``index + k`` is slot ``k``.
+    """
 
     def __init__(self, index: int, device: Any, policy: Any, inference: Any = None,
-                 collector_kwargs: dict[str, Any] | None = None, max_env_replacements: int = 2) -> None:
-        """Open the device's env; ``policy`` is this worker's copy (None with an ``inference`` server handle)."""
+                 collector_kwargs: dict[str, Any] | None = None, max_env_replacements: int = 2,
+                 count: int = 1) -> None:
+        """Open the devices' envs; ``policy`` is this worker's copy (None with an ``inference`` server handle)."""
         _one_thread()
         from coach_rl.rollout import RolloutCollector
 
         self.index = int(index)
-        self.device = device
+        self.count = int(count)
+        # one copy of the description per device: a spec that holds what it opened (EmulatorDeviceSpec's pool)
+        # serves one device only
+        self.devices = [device] + [copy.deepcopy(device) for _ in range(self.count - 1)]
         self.policy = policy if inference is None else RemotePolicy(inference)
         self.max_env_replacements = int(max_env_replacements)
-        self.env = device.open(self.index)
-        self.collector = RolloutCollector([self.env], self.policy, **dict(collector_kwargs or {}))
-        self.env_replacements = 0
-        self.episodes = 0
+        self.envs = [d.open(self.index + k) for k, d in enumerate(self.devices)]
+        self.collectors = [RolloutCollector([env], self.policy, **dict(collector_kwargs or {})) for env in self.envs]
+        self.replacements = [0] * self.count
+        self.played = [0] * self.count
         try:
             import warnings
 
@@ -138,17 +150,38 @@ class DeviceWorker:
         except Exception:  # noqa: BLE001 - outside Ray (tests of the class itself)
             self.restarted = False
 
+    @property
+    def device(self) -> Any:
+        """The description of the first device."""
+        return self.devices[0]
+
+    @property
+    def env(self) -> Any:
+        """The env of the first device."""
+        return self.envs[0]
+
+    @property
+    def episodes(self) -> int:
+        """Episodes played on all devices."""
+        return sum(self.played)
+
+    @property
+    def env_replacements(self) -> int:
+        """Devices replaced, all slots."""
+        return sum(self.replacements)
+
     def pid(self) -> int:
         """The worker process id (tests kill it)."""
         return os.getpid()
 
-    def info(self) -> dict[str, Any]:
-        """Counters: episodes played, devices replaced, whether Ray restarted this worker, the host and Ray node."""
+    def info(self, slot: int = 0) -> dict[str, Any]:
+        """Counters of device ``slot``: episodes played, devices replaced, whether Ray restarted this worker, the
+        host and Ray node."""
         import socket
 
-        return {"index": self.index, "pid": os.getpid(), "episodes": self.episodes,
-                "env_replacements": self.env_replacements, "restarted": self.restarted,
-                "host": socket.gethostname(), "node_id": _node_id(),
+        return {"index": self.index + slot, "pid": os.getpid(), "episodes": self.played[slot],
+                "env_replacements": self.replacements[slot], "restarted": self.restarted,
+                "host": socket.gethostname(), "node_id": _node_id(), "devices_in_process": self.count,
                 "policy_version": int(getattr(self.policy, "version", 0))}
 
     def weights_digest(self) -> float:
@@ -165,28 +198,37 @@ class DeviceWorker:
         self.policy.version = int(version)
         return int(version)
 
-    def run_episode(self, seed: int | None, options: dict[str, Any] | None, greedy: bool = False) -> dict[str, Any]:
-        """Play one whole episode; a reset that fails makes the worker replace its device and try again."""
+    def run_episode(self, seed: int | None, options: dict[str, Any] | None, greedy: bool = False,
+                    slot: int = 0) -> dict[str, Any]:
+        """Play one whole episode on device ``slot``; a reset that fails makes the worker replace that device and
+        try again."""
         started = time.perf_counter()
         errors: list[str] = []
+        collector = self.collectors[slot]
         for _ in range(self.max_env_replacements + 1):
-            batch = self.collector.collect(1, seeds=[seed], task_options=[options], greedy=greedy)
+            batch = collector.collect(1, seeds=[seed], task_options=[options], greedy=greedy)
             if batch.trajectories:
                 trajectory = batch.trajectories[0]
-                self.episodes += 1
-                trajectory.info.update(worker=self.index, worker_pid=os.getpid(), node_id=_node_id(),
-                                       env_replacements=self.env_replacements, reset_errors=list(errors))
+                self.played[slot] += 1
+                trajectory.info.update(worker=self.index + slot, worker_pid=os.getpid(), node_id=_node_id(),
+                                       env_replacements=self.replacements[slot], reset_errors=list(errors))
                 return {"trajectory": trajectory, "records": batch.records, "stats": batch.stats.as_dict(),
                         "error": None, "seconds": time.perf_counter() - started}
             errors.append(batch.failures[0].error if batch.failures else "the episode did not start")
-            self.env = self.device.replace(self.index, self.env)
-            self.collector.envs = [self.env]
-            self.env_replacements += 1
-        return {"trajectory": None, "records": [], "stats": None, "error": "; ".join(errors), "seconds": time.perf_counter() - started}
+            self.envs[slot] = self.devices[slot].replace(self.index + slot, self.envs[slot])
+            collector.envs = [self.envs[slot]]
+            self.replacements[slot] += 1
+        return {"trajectory": None, "records": [], "stats": None, "error": "; ".join(errors),
+                "seconds": time.perf_counter() - started}
 
     def close(self) -> None:
-        """Close the env and release the device."""
-        try:
-            self.env.close()
-        finally:
-            self.device.close()
+        """Close the envs and release the devices (all of them, even when one fails; its error is raised after)."""
+        errors: list[Exception] = []
+        for env, device in zip(self.envs, self.devices):
+            for close in (env.close, device.close):
+                try:
+                    close()
+                except Exception as exc:  # noqa: BLE001 - the others still close
+                    errors.append(exc)
+        if errors:
+            raise errors[0]
