@@ -64,6 +64,9 @@ _RECOVERY_TIMEOUT_S = 300.0
 """How long a worker Ray is restarting may stay unreachable before it counts as dead."""
 _NODE_CHECK_S = 1.0
 """How often the result thread compares the cluster's nodes with its last look."""
+_HEAD_LOST_S = 15.0
+"""How long the head's GCS port may refuse connections before collect() reports the head lost (Ray itself
+aborts the driver after 60 s without its GCS, with a message that names neither the run nor what to do)."""
 _RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}}
 
 
@@ -283,6 +286,8 @@ class RayCollector:
         """Ray node ids with device slots that joined after the collector started."""
         self._no_slots_since: float | None = None
         self._next_node_check = 0.0
+        self._gcs_address = str(ray.get_runtime_context().gcs_address or "")
+        self._head_lost_since: float | None = None
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._streaming = False  # async mode: set by the first collect(); from then on workers never stop
@@ -485,6 +490,12 @@ class RayCollector:
         device slot left for ``ray_node_wait_s``)."""
         if self._pump_error is not None:
             raise RuntimeError("the collector's result thread failed") from self._pump_error
+        if self._head_lost_since is not None and time.monotonic() - self._head_lost_since >= _HEAD_LOST_S:
+            raise RuntimeError(
+                f"lost the Ray head node: its GCS at {self._gcs_address} has refused connections for "
+                f"{time.monotonic() - self._head_lost_since:.0f} s, so the cluster is gone (workers, objects). Start "
+                "a new head at the same address (`ray start --head --port=...`, same RAY_AUTH_MODE/RAY_AUTH_TOKEN) and "
+                "the device nodes, then run the same command again: the run resumes from its checkpoint and spool")
         if self._no_slots_since is not None:
             waited = time.monotonic() - self._no_slots_since
             if waited >= self.args.ray_node_wait_s:
@@ -542,6 +553,8 @@ class RayCollector:
         """Background thread: receive every finished episode the moment it is done, spool it, keep workers busy."""
         ray = _ray()
         while not self._stop.is_set():
+            if not ray.is_initialized():  # shut down under a collector never closed: a Ray call would start one
+                return
             if time.monotonic() >= self._next_node_check:
                 self._next_node_check = time.monotonic() + _NODE_CHECK_S
                 self._check_nodes()
@@ -690,6 +703,27 @@ class RayCollector:
         self._dead.add(worker)
         self._recovering.discard(worker)
 
+    def _head_reachable(self) -> bool:
+        """Whether the head's GCS port accepts connections; logs (once) when it stops and when it is back."""
+        host, _, port = self._gcs_address.rpartition(":")
+        if not host or not port.isdigit():
+            return True
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=2).close()
+        except OSError:
+            with self._cond:
+                if self._head_lost_since is None:
+                    self._head_lost_since = time.monotonic()
+                    logger.warning("[coach-rl] ray: the head node's GCS at %s refuses connections; collect() stops "
+                                   "with an error if it is not back within %g s", self._gcs_address, _HEAD_LOST_S)
+                self._cond.notify_all()
+            return False
+        with self._cond:
+            if self._head_lost_since is not None:
+                logger.warning("[coach-rl] ray: the head node's GCS at %s answers again", self._gcs_address)
+                self._head_lost_since = None
+        return True
+
     def _alive_nodes(self) -> set[str]:
         try:
             return {str(n["NodeID"]) for n in _ray().nodes() if n.get("Alive")}
@@ -699,6 +733,8 @@ class RayCollector:
     def _check_nodes(self) -> None:
         """Compare the cluster's nodes with the last look: log lost and joined device nodes, track the slots left."""
         ray = _ray()
+        if not self._head_reachable():
+            return  # ray.nodes() would block until Ray gives up on the GCS
         try:
             nodes = ray.nodes()
         except Exception:  # noqa: BLE001 - the GCS briefly unreachable: look again next time
