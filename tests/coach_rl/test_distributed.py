@@ -386,3 +386,15 @@ def test_one_worker_process_drives_several_devices_in_threads(ray_cluster, lm) -
         assert time.perf_counter() - started < 2.5 * one
     with pytest.raises(ValueError, match="devices_per_worker > 1 .* use inference='actor'"):
         RayCollector(_sim(), _hf_policy(lm), num_workers=2, devices_per_worker=2)
+
+
+@pytest.mark.slow
+def test_a_resumed_driver_acknowledges_what_its_checkpoint_holds_and_never_delivers_it(ray_cluster, tmp_path) -> None:
+    spool = str(tmp_path / "spool")
+    with RayCollector(_sim(), ScriptedPolicy(), num_workers=1, async_collection=False, spool_dir=spool) as first:
+        batch = first.collect(2, seeds=0)  # a driver that checkpointed these and died before acknowledging them
+    held, other = batch.uids[0], batch.uids[1]
+    with RayCollector(_sim(), ScriptedPolicy(), num_workers=1, async_collection=False, spool_dir=spool) as second:
+        assert second.acknowledge([held]) == 1  # what TrainingLoop does with LoopState.acknowledged on resume
+        again = second.collect(2, seeds=10)
+        assert held not in again.uids and other in again.uids  # the spooled one it did not hold still comes back

@@ -88,6 +88,9 @@ class LoopState:
     policy_version: int = 0
     successes: int = 0
     """Successful training episodes so far."""
+    acknowledged: list[str] = field(default_factory=list)
+    """Spool ids of the batch this checkpoint holds (collectors with a spool): a run resumed from it acknowledges them
+    again, so a driver killed between the checkpoint and the acknowledgement never delivers that batch twice."""
 
 
 @dataclass
@@ -246,6 +249,7 @@ class TrainingLoop:
         self.stats: dict[str, Any] = {}
         self.trackers: Any = None  # coach_rl.trackers.Trackers, opened by setup()
         self._drift: Any = None  # coach_rl.diagnostics.PolicyDrift, built at the first iteration
+        self._since_checkpoint: list[str] = []  # spool ids delivered since the last checkpoint
 
     # -- set-up ------------------------------------------------------------------------------------------
 
@@ -508,6 +512,9 @@ class TrainingLoop:
         restore_replay(self.args.replay_dir, checkpoint)  # before the buffer opens (it would evict to capacity)
         self._build_components()
         self.replay.load_state_dict(json.loads((checkpoint / "replay_state.json").read_text()))
+        acknowledge = getattr(self.collector, "acknowledge", None)
+        if acknowledge is not None and self.state.acknowledged:  # the checkpoint holds them: never deliver them again
+            acknowledge(self.state.acknowledged)
         self.algorithm.load(checkpoint / _ALGORITHM_DIR)
         if (checkpoint / "eval_before.json").is_file():
             self.eval_before = EvalReport.from_dict(json.loads((checkpoint / "eval_before.json").read_text()))
@@ -577,6 +584,7 @@ class TrainingLoop:
         reward_stats = dict(self.rewards.stats.as_dict())
         batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
         trajectories = list(batch.trajectories)
+        self._since_checkpoint.extend(getattr(batch, "uids", None) or [])
         t_store = time.perf_counter()
         by_episode: dict[str, list[Any]] = {}
         for record in batch.records:
@@ -625,10 +633,12 @@ class TrainingLoop:
         if (every and iteration % every == 0) or final:
             t1 = time.perf_counter()
             self.state.train_seconds += time.perf_counter() - started
+            self.state.acknowledged = list(self._since_checkpoint)
             self.save_checkpoint()
             acknowledge = getattr(self.collector, "acknowledge", None)
             if acknowledge is not None:  # checkpointed: the collector's spool may forget these trajectories
-                acknowledge(batch)
+                acknowledge(self.state.acknowledged)
+            self._since_checkpoint = []
             checkpoint_seconds = time.perf_counter() - t1
             self.state.train_seconds += checkpoint_seconds
         else:

@@ -392,8 +392,15 @@ class RayCollector:
         return batch
 
     def acknowledge(self, batch_or_uids: Any) -> int:
-        """The learner holds these trajectories for good (checkpointed): drop them from the spool."""
+        """The learner holds these trajectories for good (checkpointed): drop them from the spool, and from what this
+        collector would still deliver (a resumed driver acknowledges what its checkpoint already holds)."""
         uids = batch_or_uids.uids if isinstance(batch_or_uids, DistributedRolloutBatch) else list(batch_or_uids)
+        held = set(uids)
+        with self._cond:
+            kept = [item for item in self._ready if item[0] not in held]
+            if len(kept) != len(self._ready):
+                self._ready.clear()
+                self._ready.extend(kept)
         return self.spool.acknowledge(uids) if self.spool is not None else 0
 
     def worker_info(self, timeout: float = _RECOVERY_TIMEOUT_S) -> list[dict[str, Any]]:
