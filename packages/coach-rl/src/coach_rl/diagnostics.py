@@ -178,10 +178,10 @@ def step_advantage_metrics(steps: Sequence[Any], advantages: Sequence[float] | t
 
     Empty when no step has a known oracle label (off the sim, or the diagnostics switched off).
     """
-    labels = [float(getattr(s, "expert_match", math.nan)) for s in steps]
+    labels = [math.nan if getattr(s, "expert_match", None) is None else float(s.expert_match) for s in steps]
     if not labels or all(math.isnan(v) for v in labels):
         return {}
-    return {f"diag/adv_{k}": v for k, v in advantage_agreement(advantages, labels).items()}
+    return {f"diag/adv_{k}": v for k, v in advantage_agreement(advantages, labels).items() if math.isfinite(v)}
 
 
 class PolicyDrift:

@@ -206,7 +206,7 @@ def steps_per_success(episodes: Sequence[Any]) -> float:
 
 def _rollout_oracle_metrics(records: Sequence[Any]) -> dict[str, float]:
     """``diag/rollout_expert_match``: share of the actions taken in this rollout that were the sim expert's."""
-    known = [float(r.expert_match) for r in records if not math.isnan(float(r.expert_match))]
+    known = [float(r.expert_match) for r in records if r.expert_match is not None]
     return {"diag/rollout_expert_match": sum(known) / len(known)} if known else {}
 
 

@@ -54,8 +54,8 @@ class PolicyTurn:
     oracle: str | None = None
     """The sim's oracle for this state as JSON (:class:`coach_rl.diagnostics.StateOracle`: the expert's action and the
     elements index answers point into), recorded for the oracle diagnostics; None off the sim or when switched off."""
-    expert_match: float = math.nan
-    """1.0 when the action taken here is the expert's, 0.0 when not, NaN when unknown (diagnostics only)."""
+    expert_match: float | None = None
+    """1.0 when the action taken here is the expert's, 0.0 when not, None when unknown (diagnostics only)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.prompt_text, str):
@@ -114,9 +114,9 @@ class StepRecord:
     sample_weight: float = 1.0
     """How much the step counts in a policy update (1; less for stale data that ``stale_policy=downweight``
     keeps): learners scale the step's advantage by it."""
-    expert_match: float = math.nan
+    expert_match: float | None = None
     """Diagnostics only, never read by a learner: 1.0 when the action taken is the sim expert's in this state, 0.0
-    when not, NaN when unknown (off the sim, the oracle switched off, or the expert stuck)."""
+    when not, None when unknown (off the sim, the oracle switched off, or the expert stuck)."""
     oracle: str | None = None
     """Diagnostics only: the state's :class:`coach_rl.diagnostics.StateOracle` as JSON, so that actions sampled
     later at this stored state (Android Coach's K) can be labelled against the expert too."""

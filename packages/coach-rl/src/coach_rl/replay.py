@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import io
 import json
-import math
 import os
 import random
 import re
@@ -146,7 +145,7 @@ class ReplayStep:
     xml: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
     history: list[tuple[str, str]] = field(default_factory=list)
-    expert_match: float = math.nan
+    expert_match: float | None = None
     oracle: str | None = None
 
     def policy_messages(self, mode: str = "xml", **kwargs: Any) -> list[dict[str, Any]]:
@@ -443,7 +442,7 @@ class ReplayBuffer:
                 xml=heavy["xml"][k] if with_xml else None,
                 info=json.loads(light["info"][r]) if light["info"][r] else {},
                 history=entries[:light["step_index"][r]],
-                expert_match=float(light["expert_match"][r]) if light["expert_match"][r] is not None else math.nan,
+                expert_match=light["expert_match"][r],
                 oracle=light["oracle"][r],
             ))
         return out

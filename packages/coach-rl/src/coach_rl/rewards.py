@@ -205,7 +205,7 @@ def step_records(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_re
         parse_error=step.parse_error, truncated=bool(trajectory.truncated), instruction=str(trajectory.instruction),
         ui=step.ui or "",
         action=json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
-        expert_match=float(turn.expert_match), oracle=turn.oracle,
+        expert_match=turn.expert_match, oracle=turn.oracle,
     ) for i, (step, turn, r_p, r_t) in enumerate(zip(trajectory.steps, turns, process_rewards, returns))]
 
 

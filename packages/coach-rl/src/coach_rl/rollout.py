@@ -457,7 +457,7 @@ class RolloutCollector:
         if not self.keep_xml:
             step.xml = None
         step.info["target"] = output.target  # the next prompts' history says what this index pointed at
-        oracle_json, expert_match = None, math.nan
+        oracle_json, expert_match = None, None
         if result[-1] is not None and self.rewards.oracle_diagnostics:
             oracle = StateOracle(result[-1], tuple(request.elements or ()), slot.screen_size)
             oracle_json, expert_match = oracle.to_json(), float(oracle.matches(output.action))

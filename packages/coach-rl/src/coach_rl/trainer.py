@@ -404,9 +404,11 @@ class CoachTrainer(GRPOTrainer):
         if bool(known.any()):
             ranking = ranking_metrics(q[known].cpu(), y[known].bool())
             for key, value in ranking.items():
-                metrics[f"diag/critic_{key}"].append(value)
+                if math.isfinite(value):  # undefined this batch (e.g. no mixed group): not logged
+                    metrics[f"diag/critic_{key}"].append(value)
         for key, value in advantage_agreement(advantages.cpu(), y.flatten()).items():
-            metrics[f"diag/adv_{key}"].append(value)
+            if math.isfinite(value):
+                metrics[f"diag/adv_{key}"].append(value)
 
     # -- the loss ---------------------------------------------------------------------------------------
 
