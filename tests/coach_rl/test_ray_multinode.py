@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,116 +24,18 @@ import pytest
 
 pytest.importorskip("ray", reason="collector=ray needs Ray: pip install 'coach-rl[ray]'")
 psutil = pytest.importorskip("psutil")
+from coach_rl.distributed.local_cluster import LocalRayCluster as LocalCluster  # noqa: E402
+
 pytestmark = pytest.mark.slow
 
-RAY = Path(sys.executable).with_name("ray")
 ITERATIONS = 12
 """Enough that the first driver is still training when the last device node dies (7 iterations in, measured)."""
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-class LocalCluster:
-    """A head and device nodes as `ray start --block` processes, all with the same token."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.token = secrets.token_hex(32)
-        self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token, "OMP_NUM_THREADS": "1",
-                    "RAY_USAGE_STATS_ENABLED": "0"}
-        self.env.pop("RAY_ADDRESS", None)
-        self.nodes: dict[str, subprocess.Popen] = {}
-        self.address = ""
-
-    def _start(self, name: str, extra: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
-        ports = _free_ports(6)
-        args = [str(RAY), "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=0", "--disable-usage-stats",
-                f"--temp-dir={self.root / name}", f"--node-manager-port={ports[0]}",
-                f"--object-manager-port={ports[1]}", f"--metrics-export-port={ports[2]}",
-                f"--dashboard-agent-listen-port={ports[3]}", f"--dashboard-agent-grpc-port={ports[4]}",
-                f"--runtime-env-agent-port={ports[5]}", "--object-store-memory=100000000", *extra]
-        log = (self.root / f"{name}.log").open("w")
-        proc = subprocess.Popen(args, env=env or self.env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        self.nodes[name] = proc
-        return proc
-
-    def start_head(self, port: int | None = None) -> None:
-        """The head, on ``port`` (a free one when None); no device slots."""
-        port = port or _free_ports(1)[0]
-        client, dashboard = _free_ports(2)
-        # the GCS declares a node dead after 5 missed 1 s health checks (default 3 s), so the test waits less
-        env = {**self.env, "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "5"}
-        self._start("head", ["--head", f"--port={port}", f"--ray-client-server-port={client}",
-                             f"--dashboard-port={dashboard}", "--include-dashboard=false", "--resources={}"], env)
-        self.address = f"127.0.0.1:{port}"
-        self._wait_log("head", "Ray runtime started")
-
-    def start_device_node(self, name: str, slots: int, wait: bool = True) -> None:
-        self._start(name, [f"--address={self.address}", f'--resources={{"android_device": {slots}}}'])
-        if wait:
-            self._wait_log(name, "Ray runtime started")
-
-    def _wait_log(self, name: str, text: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        log = self.root / f"{name}.log"
-        while time.monotonic() < deadline:
-            if text in log.read_text(errors="replace"):
-                return
-            if self.nodes[name].poll() is not None:
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"node {name} did not start:\n{log.read_text(errors='replace')[-3000:]}")
-
-    def processes(self, name: str) -> list[psutil.Process]:
-        """Every live process of a node: its `ray start`, the GCS/raylet/agents and the workers the raylet
-        started (workers run in their own process group, so the tree is walked, not the group)."""
-        try:
-            root = psutil.Process(self.nodes[name].pid)
-            return [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return []
-
-    def device_workers(self, name: str) -> int:
-        """DeviceWorker actor processes running on a node."""
-        count = 0
-        for proc in self.processes(name):
-            try:
-                count += any("DeviceWorker" in part for part in [proc.name(), *proc.cmdline()])
-            except psutil.Error:
-                pass
-        return count
-
-    def kill(self, name: str) -> None:
-        """SIGKILL every process of the node (the host dies)."""
-        for proc in self.processes(name):
-            try:
-                proc.kill()
-            except psutil.Error:
-                pass
-        try:
-            os.killpg(self.nodes[name].pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.nodes[name].wait(timeout=30)
-
-    def teardown(self) -> None:
-        for name in list(self.nodes):
-            self.kill(name)
 
 
 @pytest.fixture
 def cluster(tmp_path_factory) -> Iterator[LocalCluster]:
     root = Path(tmp_path_factory.mktemp("raycl"))  # short: Ray's socket paths must stay under 107 characters
-    cluster = LocalCluster(root)
+    cluster = LocalCluster(root, start_timeout=60)
     try:
         yield cluster
     finally:
@@ -174,7 +74,7 @@ def _wait(what: str, check, proc: subprocess.Popen, err: Path, timeout: float = 
 
 
 def test_driver_without_the_token_gets_an_error_naming_it(cluster: LocalCluster, tmp_path: Path) -> None:
-    cluster.start_head()
+    cluster.start_head(fast_health_checks=True)
     env = {k: v for k, v in cluster.env.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
     env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
     code = ("from coach_rl.distributed import ensure_ray\n"
@@ -192,11 +92,11 @@ def test_driver_without_the_token_gets_an_error_naming_it(cluster: LocalCluster,
 def test_train_survives_lost_and_joining_nodes_and_a_driver_killed_while_no_device_node_is_up(
         cluster: LocalCluster, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    cluster.start_head()
+    cluster.start_head(fast_health_checks=True)
     cluster.start_device_node("dev_a", 1, wait=False)
     cluster.start_device_node("dev_b", 1, wait=False)
-    cluster._wait_log("dev_a", "Ray runtime started")
-    cluster._wait_log("dev_b", "Ray runtime started")
+    cluster.wait_started("dev_a")
+    cluster.wait_started("dev_b")
     proc = _driver(cluster, run, "driver1")
     err = tmp_path / "driver1.err"
     try:
@@ -270,7 +170,7 @@ def test_train_survives_lost_and_joining_nodes_and_a_driver_killed_while_no_devi
 def test_head_loss_ends_the_driver_and_a_new_cluster_at_the_same_address_resumes(
         cluster: LocalCluster, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    cluster.start_head()
+    cluster.start_head(fast_health_checks=True)
     cluster.start_device_node("dev", 2)
     port = int(cluster.address.rsplit(":", 1)[1])
     proc = _driver(cluster, run, "driver1", total_iterations="5")
@@ -292,7 +192,7 @@ def test_head_loss_ends_the_driver_and_a_new_cluster_at_the_same_address_resumes
     assert done < 5
     cluster.kill("dev")  # its raylet lost the cluster too
     # a new cluster at the same address (the run's configuration names it); the run resumes where it stopped
-    cluster.start_head(port)
+    cluster.start_head(port, fast_health_checks=True)
     cluster.start_device_node("dev2", 2)
     again = _driver(cluster, run, "driver2", total_iterations="5")
     assert again.wait(timeout=300) == 0, (tmp_path / "driver2.err").read_text()[-4000:]

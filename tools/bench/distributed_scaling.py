@@ -31,14 +31,10 @@ import json
 import os
 import platform
 import secrets
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -168,92 +164,16 @@ def plot(result: dict[str, Any], path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-class TwoNodeCluster:
-    """A head without device slots and two device nodes, each a ``ray start --block`` process on 127.0.0.1."""
-
-    def __init__(self, slots: int) -> None:
-        """Start the three nodes with this process's RAY_AUTH_MODE and RAY_AUTH_TOKEN (it joins as the driver)."""
-        import psutil
-
-        self._psutil = psutil
-        self.root = Path(tempfile.mkdtemp(prefix="raybench"))
-        self.env = {**os.environ, "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}
-        self.procs: dict[str, subprocess.Popen] = {}
-        port, client, dashboard = _free_ports(3)
-        self.address = f"127.0.0.1:{port}"
-        self._start("head", ["--head", f"--port={port}", f"--ray-client-server-port={client}",
-                             f"--dashboard-port={dashboard}", "--include-dashboard=false", "--resources={}"])
-        for name in ("node1", "node2"):
-            self._start(name, [f"--address={self.address}", f'--resources={{"android_device": {slots}}}'])
-
-    def _start(self, name: str, extra: list[str]) -> None:
-        ports = _free_ports(6)
-        ray_bin = str(Path(sys.executable).with_name("ray"))
-        args = [ray_bin, "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=0", "--disable-usage-stats",
-                f"--temp-dir={self.root / name}", f"--node-manager-port={ports[0]}",
-                f"--object-manager-port={ports[1]}", f"--metrics-export-port={ports[2]}",
-                f"--dashboard-agent-listen-port={ports[3]}", f"--dashboard-agent-grpc-port={ports[4]}",
-                f"--runtime-env-agent-port={ports[5]}", "--object-store-memory=200000000", *extra]
-        log = self.root / f"{name}.log"
-        self.procs[name] = subprocess.Popen(args, env=self.env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                                            start_new_session=True)
-        deadline = time.monotonic() + 90
-        while "Ray runtime started" not in log.read_text(errors="replace"):
-            if time.monotonic() > deadline or self.procs[name].poll() is not None:
-                raise RuntimeError(f"ray node {name} did not start: {log.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.2)
-
-    def cpu_seconds(self) -> dict[str, float]:
-        """CPU seconds used so far by each node's processes (its `ray start`, raylet, workers...)."""
-        out = {}
-        for name, proc in self.procs.items():
-            total = 0.0
-            try:
-                root = self._psutil.Process(proc.pid)
-                for p in [root, *root.children(recursive=True)]:
-                    try:
-                        t = p.cpu_times()
-                        total += t.user + t.system
-                    except self._psutil.Error:
-                        pass
-            except self._psutil.Error:
-                pass
-            out[name] = total
-        return out
-
-    def close(self) -> None:
-        """SIGKILL every process of the three nodes (by process id; never `ray stop`, which stops them all)."""
-        for proc in self.procs.values():
-            try:
-                root = self._psutil.Process(proc.pid)
-                for p in [*root.children(recursive=True), root]:
-                    try:
-                        p.kill()
-                    except self._psutil.Error:
-                        pass
-            except self._psutil.Error:
-                pass
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait(timeout=30)
-
-
 def many_devices(counts: list[int], per_worker: int, seconds: float, time_scale: float,
                  slots: int) -> dict[str, Any]:
     """Asynchronous throughput of ``counts`` simulated devices over a two-node cluster, ``per_worker`` a process."""
-    cluster = TwoNodeCluster(slots)
+    from coach_rl.distributed.local_cluster import LocalRayCluster
+
+    # this process's RAY_AUTH_MODE / RAY_AUTH_TOKEN (it joins as the driver); 2 device nodes, ``slots`` each
+    cluster = LocalRayCluster(tempfile.mkdtemp(prefix="raybench"), token=None, object_store_memory=200_000_000)
+    cluster.start_head()
+    for name in ("node1", "node2"):
+        cluster.start_device_node(name, slots)
     rows = []
     try:
         ray.init(address=cluster.address, log_to_driver=False)
@@ -275,7 +195,7 @@ def many_devices(counts: list[int], per_worker: int, seconds: float, time_scale:
             print(json.dumps({"progress": "many_devices", **row}), flush=True)
     finally:
         ray.shutdown()
-        cluster.close()
+        cluster.teardown()
     base = rows[0]["trajectories_per_minute"] / rows[0]["devices"]
     for row in rows:
         row["fraction_of_linear"] = round(row["trajectories_per_minute"] / (base * row["devices"]), 3)
