@@ -51,7 +51,7 @@ there)::
     pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
         trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 gymnasium==1.4.0 \
-        farama-notifications==0.0.6 transformers==5.23.0 regex==2026.11.15
+        farama-notifications==0.0.6 transformers==5.24.0 regex==2026.11.19
     # on the GPU machine, with .whl carried:
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && \
     export PYTHONPATH=/tmp/site:packages/android-gym/src:packages/coach-reward/src:packages/coach-rl/src && \
@@ -175,7 +175,7 @@ def _processor(tokenizer: Any, min_pixels: int, max_pixels: int) -> Any:
         return ImageOnlyQwen2VLProcessor(image_processor, tokenizer, chat_template=tokenizer.chat_template)
 
 
-def random_arch_config(name: str, tokenizer: Any) -> Any:
+def random_arch_config(name: str, tokenizer: Any, vocab_size: int = _VOCAB) -> Any:
     """The ``Qwen2_5_VLConfig`` of architecture ``name`` (see :data:`RANDOM_ARCHS`) with ``tokenizer``'s token ids."""
     from transformers import Qwen2_5_VLConfig
 
@@ -189,7 +189,7 @@ def random_arch_config(name: str, tokenizer: Any) -> Any:
                "pad_token_id": tokenizer.pad_token_id}
     half = sizes["hidden_size"] // sizes["num_attention_heads"] // 2
     mrope = [16, 24, 24] if half == 64 else [half - 2 * (half // 3), half // 3, half // 3]
-    text = {**sizes, "vocab_size": max(_VOCAB, len(tokenizer)), "max_position_embeddings": 128000,
+    text = {**sizes, "vocab_size": max(vocab_size, len(tokenizer)), "max_position_embeddings": 128000,
             "rope_theta": 1000000.0, "rms_norm_eps": 1e-6, "hidden_act": "silu", "torch_dtype": "bfloat16",
             "rope_scaling": {"type": "mrope", "mrope_section": mrope}, **special}
     vision = {**_VISION, **RANDOM_ARCHS[name].get("vision", {}), "out_hidden_size": sizes["hidden_size"]}
@@ -198,14 +198,17 @@ def random_arch_config(name: str, tokenizer: Any) -> Any:
 
 
 def build_random_arch(name: str, folder: str | Path, *, min_pixels: int, max_pixels: int,
-                      build_model: bool = True) -> tuple[Any, Any, Path]:
+                      build_model: bool = True, vocab_size: int = _VOCAB) -> tuple[Any, Any, Path]:
     """Architecture ``name`` with random bf16 weights on CUDA (float32 on CPU, tiny only), its processor, and ``folder`` holding config,
-    tokenizer and processor (enough for ``vllm.LLM(folder, load_format="dummy")``; no weights are written)."""
+    tokenizer and processor (enough for ``vllm.LLM(folder, load_format="dummy")``; no weights are written).
+
+    ``vocab_size`` defaults to the real 151,936; a CPU twin may take a small one (the LM head over 150k ids is
+    most of a toy model's cost)."""
     from transformers import GenerationConfig, Qwen2_5_VLForConditionalGeneration
 
-    tokenizer = _padded_tokenizer(_VOCAB)
+    tokenizer = _padded_tokenizer(vocab_size)
     processor = _processor(tokenizer, min_pixels, max_pixels)
-    config = random_arch_config(name, tokenizer)
+    config = random_arch_config(name, tokenizer, vocab_size)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     config.save_pretrained(folder)

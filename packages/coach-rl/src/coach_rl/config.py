@@ -370,6 +370,15 @@ class CriticArguments:
             "against)."
         },
     )
+    share_prompt_prefix: bool = field(
+        default=True,
+        metadata={
+            "help": "Sample the K actions of a state from one pass over its prompt (the prompt's KV cache, and its "
+            "screenshot's vision encoding, computed once and shared by the K samples) instead of K independent "
+            "rows. Same sampling distribution; it only changes the cost. Applies to Transformers generation "
+            "(vLLM shares prefixes itself through its prefix cache)."
+        },
+    )
 
     critic_pretrain_dataset: str | None = field(
         default=None,
@@ -396,6 +405,8 @@ class CriticArguments:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
         if self.coach_advantage not in ("acloo", "q"):
             raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
+        if not isinstance(self.share_prompt_prefix, bool):
+            raise ValueError(f"share_prompt_prefix must be true or false, got {self.share_prompt_prefix!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)
@@ -443,8 +454,8 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
 
     K (``num_generations``) defaults to 4: the paper's efficiency study (Figure 4) uses 4, and its sweep over
     K = 1, 2, 4, 8 (Table 3) shows 4 gets the whole gain of 8 on AndroidLab (37.0 SR for both) at 1.62x
-    instead of 2.18x the K=1 training time. K = 1 is not allowed: ACLOO's leave-one-out baseline needs a
-    second action (and TRL enforces ``num_generations >= 2``).
+    instead of 2.18x the K=1 training time. K = 1 (Table 3's N = 1 row: one fresh action per state, scored by
+    the critic) needs ``coach_advantage="q"``: ACLOO's leave-one-out baseline needs a second action.
     """
 
     # Parameters whose default values are overridden from GRPOConfig / TrainingArguments (Android Coach Table 5)
@@ -483,7 +494,7 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
         default=4,
         metadata={
             "help": "K: actions sampled per stored state and scored by the critic for ACLOO (Single State Multiple "
-            "Actions). Must be >= 2. Default 4: the paper's Figure 4 setting; its K sweep (Table 3: 1, 2, 4, 8) "
+            "Actions). Must be >= 2 (1 only with coach_advantage='q'). Default 4: the paper's Figure 4 setting; its K sweep (Table 3: 1, 2, 4, 8) "
             "shows 8 adds nothing over 4 on AndroidLab at 2.18x vs 1.62x the training time."
         },
     )
@@ -494,10 +505,12 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
             raise ValueError(
                 f"num_generations (K actions per state) must be an integer >= 2, got {self.num_generations!r}"
             )
-        if self.num_generations < 2:
+        single = self.num_generations == 1 and self.coach_advantage == "q"
+        if self.num_generations < 2 and not single:
             raise ValueError(
                 f"num_generations (K actions per state) is {self.num_generations}, but ACLOO's leave-one-out "
-                "baseline averages the Q of the OTHER K-1 actions, so it needs K >= 2"
+                "baseline averages the Q of the OTHER K-1 actions, so it needs K >= 2 (K = 1 works with "
+                "coach_advantage='q')"
             )
         _finite(self.epsilon, "epsilon", minimum=0.0, strict=True)
         _finite(self.temperature, "temperature", minimum=0.0, strict=True)
@@ -507,5 +520,11 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
         self.validate_online_rl_arguments()
         self.validate_critic_arguments()
         self.validate_distributed_arguments()
-        super().__post_init__()
+        if single:  # GRPOConfig rejects K = 1 (GRPO's group statistics need 2); our advantage does not
+            self.num_generations = 2
+        try:
+            super().__post_init__()
+        finally:
+            if single:
+                self.num_generations = 1
         self.resolve_online_rl_defaults(self.output_dir)

@@ -51,13 +51,18 @@ from typing import Any
 import numpy as np
 import torch
 from datasets import Dataset
+from transformers import Trainer
 from trl import GRPOConfig, GRPOTrainer
 from trl.data_utils import apply_chat_template
+from trl.extras.profiling import profiling_context
+from trl.models import unwrap_model_for_generation
+from trl.trainer.utils import pad
 
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
 from coach_rl.losses import ppo_clip_loss
 from coach_rl.replay import ReplayStep
+from coach_rl.sampling import generate_shared_prefix
 
 __all__ = [
     "ACTOR_STATE_NAME",
@@ -180,8 +185,10 @@ def _check_coach_args(args: GRPOConfig) -> None:
         )
     if args.reward_weights is not None and list(args.reward_weights) != [1.0]:
         raise ValueError(f"reward_weights must be None (the critic is the only reward), got {args.reward_weights!r}")
-    if args.num_generations is None or args.num_generations < 2:
-        raise ValueError(f"num_generations (K) must be >= 2 for ACLOO, got {args.num_generations!r}")
+    single = args.num_generations == 1 and getattr(args, "coach_advantage", "acloo") == "q"
+    if args.num_generations is None or (args.num_generations < 2 and not single):
+        raise ValueError(f"num_generations (K) must be >= 2 for ACLOO (1 with coach_advantage='q'), got "
+                         f"{args.num_generations!r}")
     extras = {"beta": (args.beta, 0.0), "top_entropy_quantile": (args.top_entropy_quantile, 1.0),
               "entropy_coef": (getattr(args, "entropy_coef", 0.0) or 0.0, 0.0),
               "off_policy_mask_threshold": (args.off_policy_mask_threshold, None), "delta": (args.delta, None)}
@@ -334,6 +341,92 @@ class CoachTrainer(GRPOTrainer):
             raise RuntimeError("actor_update already set up this trainer's optimiser; keep using actor_update")
         return super().train(*args, **kwargs)
 
+    # -- K actions from one prompt pass (share_prompt_prefix) --------------------------------------------
+
+    def _group_size(self) -> int:
+        """K of the batch being generated, or 0 when its prompts are not shared (vLLM, tools, the option off)."""
+        if (not getattr(self.args, "share_prompt_prefix", False) or self.use_vllm or self.tools
+                or getattr(self, "use_transformers_continuous_batching", False)):
+            return 0
+        k = self.num_generations if self.model.training else self.num_generations_eval
+        return int(k or 0) if (k or 0) >= 2 else 0
+
+    def _tokenize_prompts(self, prompts: list) -> Any:
+        """TRL's prompt tokenisation, run once per state when the batch holds each state's prompt K times in a row.
+
+        The screenshot of a state is then resized and normalised once instead of K times; the result is expanded
+        back to one entry per row, so everything downstream sees TRL's layout.
+        """
+        k = self._group_size()
+        if not k or len(prompts) % k or any(prompts[i] != prompts[i - i % k] for i in range(len(prompts))):
+            return super()._tokenize_prompts(prompts)
+        prompt_ids, images, fields = super()._tokenize_prompts(prompts[::k])
+        layout = _field_layout(fields, _image_counts(images, len(prompt_ids)))
+        if layout is None:
+            return super()._tokenize_prompts(prompts)
+        rows = [i for i in range(len(prompt_ids)) for _ in range(k)]
+        return ([list(prompt_ids[i]) for i in rows], None if images is None else [images[i] for i in rows],
+                layout.take(fields, rows))
+
+    def _generate_single_turn(self, prompt_ids: list, images: Any, multimodal_fields: dict, num_generations: int,
+                              has_tool_images: bool = False) -> tuple[list[list[int]], Any]:
+        """TRL's Transformers generation, or, with ``share_prompt_prefix``, one prompt pass per group of K rows.
+
+        The rows of a generation batch are each state's prompt K times in a row (TRL's layout); when every group
+        really is K copies of one prompt and image, :func:`coach_rl.sampling.generate_shared_prefix` encodes the
+        prompt (and its screenshot) once and samples the K replies from the shared KV cache. Anything else goes to
+        TRL unchanged.
+        """
+        k = self._group_size()
+        shared = self._shared_groups(prompt_ids, images, multimodal_fields, k) if k else None
+        if shared is None:
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
+        unique_ids, fields = shared
+        tensors = [torch.tensor(ids) for ids in unique_ids]
+        inputs: dict[str, Any] = {
+            "input_ids": pad(tensors, padding_value=self._tokenizer.pad_token_id, padding_side="left",
+                             pad_to_multiple_of=self.pad_to_multiple_of),
+            "attention_mask": pad([torch.ones_like(t) for t in tensors], padding_value=0, padding_side="left",
+                                  pad_to_multiple_of=self.pad_to_multiple_of),
+        }
+        for key, value in fields.items():
+            if isinstance(value, torch.Tensor):
+                inputs[key] = value
+            elif isinstance(value, list) and value and isinstance(value[0], list):  # per-token: padded like the ids
+                inputs[key] = pad([torch.tensor(x) for x in value], padding_value=0, padding_side="left",
+                                  pad_to_multiple_of=self.pad_to_multiple_of)
+            else:
+                inputs[key] = torch.tensor(np.array(value))
+        inputs = Trainer._prepare_inputs(self, inputs)
+        ids, mask = inputs.pop("input_ids"), inputs.pop("attention_mask")
+        with (
+            profiling_context(self, "transformers.generate"),
+            unwrap_model_for_generation(
+                self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+                generation_kwargs=self.generation_kwargs,
+                gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
+            ) as unwrapped_model,
+            torch.no_grad(),
+            self._dist.summon_full_params(self.model_wrapped, recurse=False),
+        ):
+            sequences = generate_shared_prefix(unwrapped_model, ids, mask, k, prefill_inputs=inputs,
+                                               generation_config=self.generation_config)
+        completions = sequences[:, ids.shape[1]:].cpu()
+        eos = torch.isin(completions, torch.tensor(self.eos_token_ids))
+        ends = torch.where(eos.any(dim=1), eos.int().argmax(dim=1), completions.shape[1])
+        return [row[: int(end) + 1].tolist() for row, end in zip(completions, ends)], None
+
+    def _shared_groups(self, prompt_ids: list, images: Any, fields: dict, k: int) -> tuple[list, dict] | None:
+        """The distinct prompts and their multimodal fields when the rows are groups of K identical ones, else None."""
+        n = len(prompt_ids)
+        if n % k or any(list(prompt_ids[i]) != list(prompt_ids[i - i % k]) for i in range(n)):
+            return None
+        layout = _field_layout(fields, _image_counts(images, n))
+        if layout is None or not layout.groups_equal(fields, k):
+            return None
+        return [prompt_ids[i] for i in range(0, n, k)], layout.take(fields, list(range(0, n, k)))
+
     # -- advantages -----------------------------------------------------------------------------------
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -347,7 +440,8 @@ class CoachTrainer(GRPOTrainer):
         output = super()._generate_and_score_completions(inputs)
         mode = "train" if self.model.training else "eval"
         k = self.num_generations if mode == "train" else self.num_generations_eval
-        if k is None or k < 2:
+        plain_q = getattr(self.args, "coach_advantage", "acloo") == "q"  # the no-baseline ablation (K = 1 allowed)
+        if k is None or k < (1 if plain_q else 2):
             raise ValueError(f"ACLOO needs K >= 2 completions per state, got num_generations={k!r} in {mode} mode")
         local = self.critic_reward.last_scores
         if local is None or local.numel() != len(inputs):
@@ -356,7 +450,7 @@ class CoachTrainer(GRPOTrainer):
         q_all = self.accelerator.gather(local.to(device))
         if q_all.numel() % k:
             raise RuntimeError(f"{q_all.numel()} scored completions do not form whole groups of K={k}")
-        if getattr(self.args, "coach_advantage", "acloo") == "q":  # the no-baseline ablation (plain GRPOConfig: ACLOO)
+        if plain_q:
             advantages = q_all.reshape(-1).clone()
         else:
             advantages = acloo(q_all.view(-1, k)).reshape(-1)
@@ -458,6 +552,7 @@ class CoachTrainer(GRPOTrainer):
                 "actor_update drives the optimiser itself and supports one process or DDP; for DeepSpeed/FSDP use "
                 "train() with a dataset of states"
             )
+        self._enable_checkpointing()
         self.create_optimizer()
         model, self.optimizer = self.accelerator.prepare(self.model, self.optimizer)
         self.model_wrapped = model
@@ -465,6 +560,16 @@ class CoachTrainer(GRPOTrainer):
         for attr in ("model", "optimizer", "lr_scheduler"):
             setattr(self.callback_handler, attr, getattr(self, attr))
         self._loop_ready = True
+
+    def _enable_checkpointing(self) -> None:
+        """Turn on the config's gradient (activation) checkpointing, which Transformers' ``train()`` would have done.
+
+        ``actor_update`` drives the optimiser itself and never enters ``Trainer.train``, where the flag takes effect:
+        without this the flag was silently ignored, and at real size (Qwen2.5-VL-3B, 1,620 image tokens per
+        screenshot) an update kept ~25 GB of activations per sampled action and ran out of an H200's memory at K = 4.
+        """
+        if checkpointing_requested(self.args):
+            enable_checkpointing(self.model, self.args)
 
     def _check_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
@@ -701,6 +806,102 @@ class CoachTrainer(GRPOTrainer):
             model.tie_weights()
         state = torch.load(path, map_location="cpu", weights_only=False)
         self.load_actor_state_dict(state)
+
+
+def checkpointing_requested(args: Any) -> bool:
+    """Whether a TrainingArguments asks for gradient (activation) checkpointing (the field was renamed in 5.2x)."""
+    wanted = getattr(args, "activation_checkpointing", None)
+    return bool(wanted if wanted is not None else getattr(args, "gradient_checkpointing", False))
+
+
+def enable_checkpointing(model: Any, args: Any) -> None:
+    """Turn gradient checkpointing on in ``model`` (a Transformers model) with ``args``' checkpointing kwargs."""
+    on = getattr(model, "is_activation_checkpointing", None)
+    if on is None:
+        on = getattr(model, "is_gradient_checkpointing", False)
+    if on:
+        return
+    kwargs = getattr(args, "activation_checkpointing_kwargs", None) or getattr(args, "gradient_checkpointing_kwargs",
+                                                                              None)
+    if callable(getattr(model, "activation_checkpointing_enable", None)):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def _image_counts(images: Any, rows: int) -> list[int]:
+    """Images each row shows (TRL's ``images``: one list per row, ``None`` for a row without)."""
+    if images is None:
+        return [0] * rows
+    return [len(row) if row else 0 for row in images]
+
+
+class _FieldLayout:
+    """How the multimodal fields of a batch split into rows: per row, per image, or per image patch."""
+
+    def __init__(self, kinds: dict[str, str], image_counts: list[int], patches: list[int]) -> None:
+        self.kinds, self.image_counts, self.patches = kinds, image_counts, patches
+
+    def _spans(self, row: int, kind: str) -> tuple[int, int]:
+        if kind == "row":
+            return row, row + 1
+        first = sum(self.image_counts[:row])
+        last = first + self.image_counts[row]
+        if kind == "image":
+            return first, last
+        return sum(self.patches[:first]), sum(self.patches[:last])
+
+    def take(self, fields: dict[str, Any], rows: list[int]) -> dict[str, Any]:
+        """The fields of ``rows`` (in that order, repeats allowed), in the same layout."""
+        out: dict[str, Any] = {}
+        for key, value in fields.items():
+            kind = self.kinds[key]
+            if isinstance(value, (torch.Tensor, np.ndarray)):
+                parts = [value[slice(*self._spans(r, kind))] for r in rows]
+                join = torch.cat if isinstance(value, torch.Tensor) else np.concatenate
+                out[key] = join(parts) if parts else value[:0]
+            else:
+                out[key] = [value[r] for r in rows]
+        return out
+
+    def groups_equal(self, fields: dict[str, Any], k: int) -> bool:
+        """Whether each group of ``k`` consecutive rows holds the same values in every field."""
+        rows = len(self.image_counts)
+        for key, value in fields.items():
+            kind = self.kinds[key]
+            for row in range(rows):
+                first = row - row % k
+                if isinstance(value, (torch.Tensor, np.ndarray)):
+                    a, b = value[slice(*self._spans(row, kind))], value[slice(*self._spans(first, kind))]
+                    if a.shape != b.shape or not bool((a == b).all()):
+                        return False
+                elif value[row] != value[first]:
+                    return False
+        return True
+
+
+def _field_layout(fields: dict[str, Any], image_counts: list[int]) -> _FieldLayout | None:
+    """Classify each multimodal field (Qwen-VL style: ``image_grid_thw`` per image, ``pixel_values`` per patch).
+
+    ``None`` when a field fits no known layout: the caller then leaves the batch to TRL as it is.
+    """
+    rows, n_images = len(image_counts), sum(image_counts)
+    grid = fields.get("image_grid_thw")
+    arrays = (torch.Tensor, np.ndarray)
+    patches = [int(p) for p in grid.prod(-1).tolist()] if isinstance(grid, arrays) and grid.ndim == 2 else []
+    kinds: dict[str, str] = {}
+    for key, value in fields.items():
+        is_array = isinstance(value, arrays) and value.ndim > 0
+        size = value.shape[0] if is_array else (len(value) if isinstance(value, list) else -1)
+        if size == rows and key != "pixel_values":
+            kinds[key] = "row"
+        elif is_array and size == n_images and key != "pixel_values":
+            kinds[key] = "image"
+        elif is_array and len(patches) == n_images and patches and size == sum(patches):
+            kinds[key] = "patch"
+        else:
+            return None
+    return _FieldLayout(kinds, image_counts, patches)
 
 
 def _nanmean(values: Iterable[float]) -> float:

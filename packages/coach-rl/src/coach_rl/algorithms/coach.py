@@ -126,13 +126,16 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
     """Android Coach for a run config: critic from ``critic_model_name_or_path`` (default: the policy's backbone)."""
     from transformers.integrations import get_reporting_integration_callbacks
 
-    from coach_rl.trainer import CoachTrainer
+    from coach_rl.trainer import CoachTrainer, checkpointing_requested, enable_checkpointing
 
     args, loop = config.coach, config.loop
     if args.critic_model_name_or_path:
         critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed))
     else:
         critic = Critic.from_pretrained_lm(model, tokenizer, seed=int(args.seed))
+    if checkpointing_requested(args):
+        # The critic is the policy's size: the config's checkpointing covers its updates as it covers the actor's.
+        enable_checkpointing(critic.backbone, args)
     iterations = int(args.total_iterations)
     per_iteration = estimated_steps_per_iteration(args)
     critic_steps = iterations * (args.critic_updates_per_iteration or math.ceil(per_iteration / args.critic_batch_size))

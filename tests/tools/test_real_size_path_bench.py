@@ -1,0 +1,50 @@
+"""tools/bench/real_size_path.py: the real-size Coach path's CPU twin (tiny Qwen2.5-VL, same code as the GPU run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def bench(load_bench_script):
+    return load_bench_script("real_size_path")
+
+
+@pytest.mark.slow
+def test_tiny_twin_times_every_phase_for_each_k_shared_and_unshared(bench, tmp_path, capsys):
+    out = tmp_path / "real_size.json"
+    report = bench.main(["--model", "tiny", "--states", "2", "--k", "1", "2", "--max-new-tokens", "4",
+                         "--max-pixels", "60000", "--compare-unshared", "--no-warmup", "--threads", "1",
+                         "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert json.loads(printed) == json.loads(out.read_text())
+    assert report["device"] == "cpu" and report["gpu"] is None and report["screenshot"] == [1080, 2400]
+    t, h, w = report["image_grid_thw"]
+    assert report["image_tokens"] == t * h * w // 4 and h * w * 14 * 14 <= 60000
+    assert report["prompt_tokens"] > report["image_tokens"]
+    runs = {(r["k"], r["share_prompt_prefix"]): r for r in report["runs"]}
+    assert sorted(runs) == [(1, False), (1, True), (2, False), (2, True)]
+    for (k, _), run in runs.items():
+        assert "error" not in run, run
+        assert run["actions"] == 2 * k
+        assert set(run["seconds"]) == {"tokenize", "sample", "critic_score", "actor_update", "critic_update"}
+        assert all(v > 0 for v in run["seconds"].values())
+        assert run["total_seconds"] == pytest.approx(sum(run["seconds"].values()))
+        assert run["actions_per_s"] == pytest.approx(run["actions"] / run["total_seconds"])
+        assert run["actor_grad_norm"] > 0 and run["critic_loss"] >= 0
+    assert report["relative_cost"]["shared"]["1"] == 1.0 and report["relative_cost"]["unshared"]["1"] == 1.0
+    assert report["relative_cost"]["shared"]["2"] == pytest.approx(
+        runs[(2, True)]["total_seconds"] / runs[(1, True)]["total_seconds"])
+    assert report["paper_relative_cost"] == {"1": 1.0, "2": 1.22, "4": 1.62, "8": 2.18}
+
+
+def test_real_size_models_need_cuda(bench, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the real-size model would be built")
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--model", "qwen2.5-vl-3b"])
+    assert "CUDA is not available" in capsys.readouterr().err
