@@ -34,7 +34,9 @@ class View:
     dp, points as fractions) strokes the screenshot paints on it), ``scroll_key`` names the app-state
     offset of a scrollable list. A scrolling node with ``wrap_content`` measures as its content (a dialog's body) and only
     scrolls, and reports itself scrollable, once its parent gives it less height than that.
-    ``key`` identifies the node across frames (focus); it defaults to ``resource_id``.
+    ``key`` identifies the node across frames (focus); it defaults to ``resource_id``. An ``overlay`` child of
+    a vertical layout takes no room in it: it is drawn over the bottom of the sibling before it (as a floating
+    button floats over the bottom of a list) and comes after that sibling in the hierarchy.
     """
 
     cls: str = "android.view.View"
@@ -67,6 +69,7 @@ class View:
     drawing: tuple[tuple[str, float, tuple[tuple[float, float], ...]], ...] = ()
     scroll_key: str | None = None
     wrap_content: bool = False
+    overlay: bool = False
     key: str | None = None
     progress: float = 0.0
     max_progress: float = 100.0
@@ -400,7 +403,8 @@ def measure(view: View, width: int, scale: float) -> int:
             if view.scroll_key is None or view.wrap_content:
                 inner_i = int(inner)
                 for c in children:
-                    total += measure(c, inner_i if c.width is None else int(c.width * scale), scale)
+                    if not c.overlay:
+                        total += measure(c, inner_i if c.width is None else int(c.width * scale), scale)
             h = int(total + 2 * pad_v)
         else:
             tallest = 0
@@ -486,13 +490,14 @@ def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
         else:
             h = measure(c, cw, scale)
             heights.append(h)
-            fixed += h
+            if not c.overlay:
+                fixed += h
     if total_weight:
         left = max(0, ih - fixed)
         heights = [int(left * c.weight / total_weight) if h < 0 else h for c, h in zip(children, heights)]
     offset = 0
     if view.scroll_key is not None:
-        view.content_height = sum(heights)
+        view.content_height = sum(h for c, h in zip(children, heights) if not c.overlay)
         limit = max(0, view.content_height - ih)
         if view.wrap_content:
             view.scrollable = limit > 0
@@ -512,11 +517,13 @@ def _place_column(children: list[View], heights: list[int], widths: list[int], x
                   scroll: dict[str, int] | None) -> None:
     """Stack ``children`` downwards from (x, y) with the given pixel heights and widths."""
     for c, h, cw in zip(children, heights, widths):
+        top = y - h if c.overlay else y  # an overlay covers the bottom of what is above it
         if c.children:
-            layout(c, x, y, cw, h, scale, scroll)
+            layout(c, x, top, cw, h, scale, scroll)
         else:  # a leaf only takes its box
-            c.bounds = (x, y, x + cw, y + h)
-        y += h
+            c.bounds = (x, top, x + cw, top + h)
+        if not c.overlay:
+            y += h
 
 
 def _reveal_focused(view: View, top: int, height: int, offset: int, scroll: dict[str, int]) -> int:
