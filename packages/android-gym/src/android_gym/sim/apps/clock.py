@@ -1,8 +1,10 @@
 """Google Clock (com.google.android.deskclock): Alarm, Clock, Timer and Stopwatch tabs.
 
 * Alarm: cards sorted by time with an on/off switch; tapping a card's time or the "Add alarm" FAB
-  opens the "Enter time" picker (Hour and Minute fields, AM/PM); the expand arrow shows the repeat
-  days (S M T W T F S), "Add label", "Vibrate" and "Delete".
+  (floating over the bottom of the list) opens the "Enter time" picker (Hour and Minute fields, AM/PM);
+  the expand arrow (top right of a card) shows the repeat days (S M T W T F S), "Add label", the alarm
+  sound (a list of Android's alarm sounds), "Vibrate" and "Delete". Times carry the real app's hair
+  space before AM/PM; a label and the sound are read out as "Label ..." / "Ringtone ...".
 * Clock: the current time and date, world clocks, "Add city".
 * Timer: a keypad (digits shift in from the right into ``00h 00m 00s``), "Delete" and a "Start" FAB;
   a started timer counts down with the phone's simulated clock (Pause/Resume, Reset, "Add timer").
@@ -19,6 +21,8 @@ and AOSP's ``com.android.deskclock``), readable with ``content query``:
   (milliseconds; state ``running``/``paused``/``expired``). Delete removes timers.
 * ``content://com.google.android.deskclock/stopwatch``: one row ``state`` (``reset``/``running``/
   ``paused``), ``elapsed`` (ms), ``laps``. Delete resets the stopwatch.
+* ``content://com.google.android.deskclock/cities``: the Clock tab's world clocks, ``_id, name`` (a
+  name from :data:`CITIES`). Insert and delete work.
 """
 
 from __future__ import annotations
@@ -70,6 +74,12 @@ CITIES: tuple[tuple[str, str, float], ...] = (
     ("Singapore", "Singapore", 8), ("Sydney", "Australia", 11), ("Tokyo", "Japan", 9),
     ("Toronto", "Canada", -4),
 )
+DEFAULT_RINGTONE = "Default (Cesium)"
+RINGTONES: tuple[str, ...] = (
+    "Silent", DEFAULT_RINGTONE, "Argon", "Carbon", "Cesium", "Helium", "Krypton", "Neon", "Osmium", "Oxygen",
+    "Platinum", "Promethium", "Scandium",
+)
+"""The alarm sounds to pick from: Android's alarm ringtones (named after elements), with the default first."""
 LOCAL_UTC_OFFSET = 0.0  # the phone's home time zone: UTC, as `getprop persist.sys.timezone` reports
 
 DEFAULT_ALARMS: tuple[tuple[int, int, bool, int, str], ...] = (
@@ -78,11 +88,16 @@ DEFAULT_ALARMS: tuple[tuple[int, int, bool, int, str], ...] = (
 )
 
 
+HAIR_SPACE = "\u200a"
+"""What the real Clock puts between the time and AM/PM: its 12-hour pattern is the locale's "h:mm a" with
+the space swapped for a hair space (so the smaller AM/PM sits close), and that is the text its views hold."""
+
+
 def format_time(hour: int, minutes: int, twenty_four: bool = False) -> str:
-    """An alarm time as the app shows it: "7:30 AM" (or "07:30" on a 24-hour phone)."""
+    """A time as the app's clocks show it: "7:30\u200aAM" (a hair space), or "07:30" on a 24-hour phone."""
     if twenty_four:
         return f"{hour:02d}:{minutes:02d}"
-    return f"{hour % 12 or 12}:{minutes:02d} {'AM' if hour < 12 else 'PM'}"
+    return f"{hour % 12 or 12}:{minutes:02d}{HAIR_SPACE}{'AM' if hour < 12 else 'PM'}"
 
 
 def days_summary(mask: int) -> str:
@@ -181,9 +196,11 @@ class ClockApp(App):
         body = getattr(self, f"_tab_{self.tab}")()
         tabs = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=80,
                     resource_id="bottom_navigation", background="#f0f4f9", children=[
+                        # the selected tab takes no click (only focus), as the real navigation bar reports it
                         View(cls="android.widget.FrameLayout", text=TAB_TITLES[t], resource_id=f"tab_menu_{t}",
-                             clickable=True, focusable=True, selected=t == self.tab, weight=1, size=12,
-                             align="center", icon=TAB_TITLES[t][:1], on_click=lambda t=t: self.select_tab(t))
+                             clickable=t != self.tab, focusable=True, selected=t == self.tab, weight=1, size=12,
+                             align="center", icon=TAB_TITLES[t][:1],
+                             on_click=None if t == self.tab else lambda t=t: self.select_tab(t))
                         for t in TABS])
         return Column(
             View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, resource_id="toolbar",
@@ -196,10 +213,11 @@ class ClockApp(App):
         )
 
     @staticmethod
-    def _fab(content_desc: str, on_click: Any, icon: str) -> View:
-        """The centred floating button above the bottom navigation (a Fab would cover the tabs)."""
+    def _fab(content_desc: str, on_click: Any, icon: str, overlay: bool = False) -> View:
+        """The centred floating button above the bottom navigation (a Fab would cover the tabs); ``overlay``
+        draws it over the bottom of the view above instead of below it."""
         return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=96, padding=(0.0, 12.0),
-                    children=[Spacer(weight=1),
+                    overlay=overlay, children=[Spacer(weight=1),
                               ImageButton(content_desc, on_click, resource_id="fab", icon=icon, width=72, height=72,
                                           background="#c2e7ff"),
                               Spacer(weight=1)])
@@ -227,7 +245,7 @@ class ClockApp(App):
         if not 0 <= days <= EVERY_DAY_MASK:
             raise ValueError(f"daysofweek must be a bit mask in 0..127, got {days}")
         alarm = {"_id": self.next_alarm_id, "hour": hour, "minutes": minutes, "enabled": bool(enabled),
-                 "days": days, "label": label, "vibrate": bool(vibrate), "ringtone": "Default (Cesium)"}
+                 "days": days, "label": label, "vibrate": bool(vibrate), "ringtone": DEFAULT_RINGTONE}
         self.next_alarm_id += 1
         self.alarms.append(alarm)
         return alarm
@@ -248,9 +266,12 @@ class ClockApp(App):
         if not cards:
             cards = [Text("No alarms", resource_id="alarms_empty_view", align="center", color="#444746",
                           padding=(24, 48))]
+        cards.append(Spacer(height=96))  # room at the end of the list to scroll the last card above the button
+        # The "Add alarm" button floats over the bottom of the list, as in the real app (so a dump shows the
+        # list's bounds running under it).
         return Column(
             ScrollList(cards, "main:alarms", resource_id="alarm_recycler_view"),
-            self._fab("Add alarm", self.new_alarm, "+"),
+            self._fab("Add alarm", self.new_alarm, "+", overlay=True),
             weight=1,
         )
 
@@ -259,19 +280,31 @@ class ClockApp(App):
         expanded = self.expanded == aid
         time_text = format_time(a["hour"], a["minutes"], self._twenty_four())
         summary = days_summary(a["days"]) or ("Not scheduled" if not a["enabled"] else self._next_day_word(a))
-        head = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, children=[
-            View(cls="android.widget.TextView", text=time_text, resource_id="digital_clock", clickable=True,
-                 focusable=True, size=40, weight=1, padding=(0.0, 4.0),
-                 on_click=lambda: self.edit_alarm_time(aid)),
-            Switch(a["enabled"], lambda: self.toggle_alarm(aid), resource_id="onoff"),
-        ])
+        # In the order a dump lists them: the label line with the expand arrow at the top right, then the time
+        # with the repeat days under it, then the on/off switch at the right of both.
+        if expanded:
+            label: View = View(cls="android.widget.TextView", text=a["label"] or "Add label",
+                               resource_id="edit_label", clickable=True, focusable=True, size=14, weight=1,
+                               content_desc=f"Label {a['label']}" if a["label"] else "No label specified",
+                               padding=(0.0, 12.0), on_click=lambda: self.edit_label(aid))
+        elif a["label"]:
+            label = Text(a["label"], resource_id="label", size=14, color="#444746", padding=(0, 12), weight=1,
+                         content_desc=f"Label {a['label']}")
+        else:
+            label = Spacer(weight=1)
         parts: list[View | None] = [
-            Text(a["label"], resource_id="label", size=14, color="#444746", padding=(0, 2)) if a["label"] else None,
-            head,
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, children=[
-                Text(summary, resource_id="days_of_week", size=14, color="#444746", weight=1, padding=(0, 8)),
+                label,
                 ImageButton("Collapse alarm" if expanded else "Expand alarm", lambda: self.toggle_expand(aid),
                             resource_id="arrow", icon="v"),
+            ]),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, children=[
+                Column(
+                    View(cls="android.widget.TextView", text=time_text, resource_id="digital_clock", clickable=True,
+                         focusable=True, size=40, padding=(0.0, 4.0), on_click=lambda: self.edit_alarm_time(aid)),
+                    Text(summary, resource_id="days_of_week", size=14, color="#444746", padding=(0, 8)),
+                    weight=1),
+                Switch(a["enabled"], lambda: self.toggle_alarm(aid), resource_id="onoff"),
             ]),
         ]
         if expanded:
@@ -282,18 +315,18 @@ class ClockApp(App):
             parts += [
                 View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, resource_id="repeat_days",
                      children=days),
-                ListItem(a["label"] or "Add label", "", lambda: self.edit_label(aid), resource_id="edit_label",
-                         title_id="edit_label_text", icon="L", min_height=48),
-                ListItem(a["ringtone"], "", None, resource_id="choose_ringtone", title_id="ringtone_text",
-                         icon="R", min_height=48),
+                View(cls="android.widget.TextView", text=a["ringtone"], resource_id="choose_ringtone",
+                     content_desc=f"Ringtone {a['ringtone']}", clickable=True, focusable=True, icon="R",
+                     min_height=48, padding=(0.0, 12.0),
+                     on_click=lambda: self.show_dialog("ringtone", alarm_id=aid)),
                 CheckBox(a["vibrate"], lambda: self.toggle_vibrate(aid), text="Vibrate", resource_id="vibrate_onoff"),
                 View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, children=[
                     Button("Delete", lambda: self.delete_alarm(aid), resource_id="delete", background=None)]),
             ]
+        # The card itself takes no touch (the time, switch, arrow and rows inside do), so a dump lists its
+        # views straight under the list, one alarm after another.
         return View(cls="android.widget.FrameLayout", resource_id="alarm_card", padding=(16.0, 8.0),
-                    background="#f0f4f9", clickable=True, focusable=True,
-                    on_click=lambda: self.toggle_expand(aid),
-                    children=[Column(*parts, cls="android.widget.LinearLayout")])
+                    background="#f0f4f9", children=[Column(*parts, cls="android.widget.LinearLayout")])
 
     def _next_day_word(self, a: dict[str, Any]) -> str:
         now = self.phone.now()
@@ -417,6 +450,23 @@ class ClockApp(App):
             a.update(hour=hour, minutes=minutes, enabled=True)
         self.expanded = a["_id"]
         self.toast(self._alarm_set_message(a))
+
+    # alarm sound
+    def dialog_ringtone(self, alarm_id: int) -> View:
+        """The alarm sound list (Android's alarm sounds); a tap picks one and closes it."""
+        items = [ListItem(name, "", lambda n=name: self.set_ringtone(alarm_id, n), resource_id="ringtone_item",
+                          title_id="ringtone_name") for name in RINGTONES]
+        return Dialog("Alarm sound", Column(*items, resource_id="ringtone_list"), [("Cancel", self.close_dialog)],
+                      button_ids=NEGATIVE_POSITIVE[:1])
+
+    def set_ringtone(self, alarm_id: int, name: str) -> None:
+        """Give an alarm the sound ``name`` (one of :data:`RINGTONES`)."""
+        if name not in RINGTONES:
+            raise ValueError(f"unknown alarm sound {name!r}; known: {', '.join(RINGTONES)}")
+        a = self.alarm(alarm_id)
+        if a is not None:
+            a["ringtone"] = name
+        self.close_dialog()
 
     # label dialog
     def edit_label(self, alarm_id: int) -> None:
@@ -719,9 +769,9 @@ class ClockApp(App):
         table = path.strip("/").split("/")[0]
         if table in ("alarms", "alarm_templates"):
             return "alarms"
-        if table in ("timers", "stopwatch"):
+        if table in ("timers", "stopwatch", "cities"):
             return table
-        raise ValueError(f"unknown clock uri {uri!r}; tables: alarms, timers, stopwatch")
+        raise ValueError(f"unknown clock uri {uri!r}; tables: alarms, timers, stopwatch, cities")
 
     def _alarm_row(self, a: dict[str, Any]) -> Row:
         return {"_id": a["_id"], "hour": a["hour"], "minutes": a["minutes"], "enabled": int(a["enabled"]),
@@ -739,10 +789,20 @@ class ClockApp(App):
                 rows.append({"_id": t["_id"], "length": t["length"], "remaining": max(0, left),
                              "state": "expired" if left <= 0 else t["state"], "label": t["label"]})
             return rows
+        if table == "cities":
+            return [{"_id": i, "name": name} for i, name in enumerate(self.cities, 1)]
         return [{"_id": 1, "state": self.stopwatch["state"], "elapsed": self.stopwatch_elapsed(),
                  "laps": len(self.stopwatch["laps"])}]
 
     def content_insert(self, uri: str, values: Row) -> str:
+        if self._table(uri) == "cities":
+            name = str(values.get("name", ""))
+            if name not in {c for c, _, _ in CITIES}:
+                raise ValueError(f"unknown city {name!r}; known: {', '.join(c for c, _, _ in CITIES)}")
+            if name not in self.cities:
+                self.cities.append(name)
+            self.phone.invalidate()
+            return f"content://{CLOCK_PKG}/cities/{self.cities.index(name) + 1}"
         if self._table(uri) != "alarms":
             raise ValueError(f"insert is only supported on content://{CLOCK_PKG}/alarms, not {uri}")
         if "hour" not in values:
@@ -765,7 +825,7 @@ class ClockApp(App):
                 raise ValueError(f"invalid alarm time {hour}:{minutes:02d}")
             a.update(hour=hour, minutes=minutes, enabled=bool(int_column(values, "enabled", int(a["enabled"]))),
                      days=int_column(values, "daysofweek", a["days"]), vibrate=bool(int_column(values, "vibrate", int(a["vibrate"]))),
-                     label=str(values.get("label", a["label"])))
+                     label=str(values.get("label", a["label"])), ringtone=str(values.get("ringtone", a["ringtone"])))
             changed += 1
         self.phone.invalidate()
         return changed
@@ -786,6 +846,11 @@ class ClockApp(App):
             if not self.timers:
                 self.timer_setup = True
                 self.timer_digits = ""
+        elif table == "cities":
+            rows = self.content_query(uri)
+            keep = [r["name"] for r in rows if not match(r)]
+            n = len(rows) - len(keep)
+            self.cities = keep
         else:
             n = 1 if match(self.content_query(uri)[0]) else 0
             if n:

@@ -27,6 +27,7 @@ from android_gym.tasks.device_state import (
 )
 from android_gym.tasks.expert import (
     ExpertStuck,
+    find,
     find_all,
     finish,
     id_is,
@@ -34,6 +35,7 @@ from android_gym.tasks.expert import (
     tap,
     tap_id,
     tap_text,
+    tap_where,
     text_is,
     type_into,
 )
@@ -107,42 +109,79 @@ def _open_tab(ui: Any, tab: str):
     return ui
 
 
+def _shows_time(e: Any, when: str) -> bool:
+    """Whether element ``e`` is an alarm's time showing ``when`` ("3:00 PM"; the app writes a hair space)."""
+    return id_is("digital_clock")(e) and e.text.replace("\u200a", " ") == when.replace("\u200a", " ")
+
+
 def _expand_alarm(ui: Any, when: str):
     """Scroll to the alarm showing ``when`` and expand its card; returns the next ui.
 
-    On a short screen the card can be cut off by the list's bottom edge below its time, so the list is
-    scrolled on until the card's expand arrow shows too.
+    The card's expand arrow sits on its top line, above the time; when the list's top edge cuts it off,
+    the list is scrolled back a little until it shows.
     """
 
     def is_clock(e: Any) -> bool:
-        return text_is(when)(e) and id_is("digital_clock")(e)
+        return _shows_time(e, when)
+
+    def arrow_of(clock: Any, ui_now: Any) -> Any | None:
+        above = [e for e in find_all(ui_now, text_is("Expand alarm")) if e.bounds[3] <= clock.bounds[1] + 2]
+        return max(above, key=lambda e: e.bounds[1]) if above else None
 
     ui, clock = yield from scroll_to(ui, is_clock)
-    arrows = [e for e in find_all(ui, text_is("Expand alarm")) if e.bounds[1] >= clock.bounds[1]]
+    arrow = arrow_of(clock, ui)
     for _ in range(3):
-        if arrows:
+        if arrow is not None:
             break
         lst = next((e for e in ui.elements if e.scrollable), None)
-        ui = yield Scroll("down", *(lst.center if lst else (None, None)))
+        ui = yield Scroll("up", *(lst.center if lst else (None, None)))
         ui, clock = yield from scroll_to(ui, is_clock)
-        arrows = [e for e in find_all(ui, text_is("Expand alarm")) if e.bounds[1] >= clock.bounds[1]]
-    if not arrows:
-        raise ExpertStuck(f"no expand arrow below the {when} alarm")
-    arrow = min(arrows, key=lambda e: e.bounds[1])
+        arrow = arrow_of(clock, ui)
+    if arrow is None:
+        raise ExpertStuck(f"no expand arrow above the {when} alarm")
     return (yield tap(arrow))
 
 
-def _set_alarm(ui: Any, hour: int, minutes: int, label: str = ""):
-    """On the Alarm tab: Add alarm, enter the time (and a label); returns the next ui."""
+def _clear_of_fab(ui: Any, predicate: Any, max_scrolls: int = 8, locate: Any = None):
+    """Scroll the alarm list until an element matching ``predicate`` (or the one ``locate(ui)`` returns) shows
+    clear of the floating "Add alarm" button (which covers the bottom of the list, so a tap there would add
+    an alarm); returns (ui, element)."""
+    for _ in range(max_scrolls):
+        element = locate(ui) if locate is not None else find(ui, predicate)
+        fab = find(ui, text_is("Add alarm"))
+        if element is not None and (fab is None or not _overlap(element.bounds, fab.bounds)):
+            return ui, element
+        lst = next((e for e in ui.elements if e.scrollable), None)
+        ui = yield Scroll("down", *(lst.center if lst else (None, None)))
+    raise ExpertStuck("the element stays under the Add alarm button")
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _tap_in_card(ui: Any, text: str):
+    """Tap the element showing ``text`` on an alarm card, clear of the floating button; returns the next ui."""
+    ui, element = yield from _clear_of_fab(ui, text_is(text))
+    return (yield tap(element))
+
+
+def _set_alarm(ui: Any, hour: int, minutes: int, label: str = "", collapse: bool = True):
+    """On the Alarm tab: Add alarm, enter the time (and a label), collapse the new card unless not
+    ``collapse``; returns the next ui."""
     ui = yield from tap_text(ui, "Add alarm")
     ui = yield from type_into(ui, str(hour % 12 or 12), resource_id="material_hour_text_input")
     ui = yield from type_into(ui, f"{minutes:02d}", resource_id="material_minute_text_input")
     ui = yield from tap_text(ui, "PM" if hour >= 12 else "AM", scroll=False)
     ui = yield from tap_text(ui, "OK", scroll=False)
     if label:
-        ui = yield from tap_text(ui, "Add label")
+        ui = yield from _tap_in_card(ui, "Add label")
         ui = yield from type_into(ui, label, resource_id="label_input_field")
         ui = yield from tap_text(ui, "OK", scroll=False)
+    # The new alarm opens expanded; collapse it, as a person does, so the list shows it as a card
+    # (AndroidLab's judges read an expanded card's time only up to its "Delete" button).
+    if collapse:
+        ui = yield from _tap_in_card(ui, "Collapse alarm")
     return ui
 
 
@@ -347,26 +386,43 @@ class ClockDeleteAlarm(_ClockTask):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from _open_tab(ui, "alarm")
         ui = yield from _expand_alarm(ui, self.params["time"])
-        ui = yield from tap_text(ui, "Delete")
+        ui = yield from _tap_in_card(ui, "Delete")
         yield from finish()
 
 
 # --- AndroidLab ---------------------------------------------------------------------------------------
 
 LAB_ALARMS: list[Alarm] = [
-    (7, 0, True, WEEKDAYS, ""),
     (7, 30, True, 0, ""),
-    (9, 0, False, EVERY_DAY, ""),
-    (16, 0, True, EVERY_DAY, ""),
-    (22, 30, False, WEEKEND, "Watch Football Games"),
+    (9, 0, False, 0, ""),
+    (16, 0, True, WEEKDAYS, ""),
 ]
+"""The alarms AndroidLab's clock tasks start from, as its question tasks' answers describe them: two on
+(clock_13), the earliest on at 7:30 AM (clock_10), one at 9 AM that is off (clock_14), one at 4 PM that is
+on, vibrates and does not ring every day (clock_11, clock_12)."""
+
+CITIES_URI = f"{AUTHORITY}/cities"
 
 
 class _LabClock(_ClockTask):
     suites = SUITES_LAB
+    cities: ClassVar[tuple[str, ...]] = ()
+    """World clocks on the Clock tab at the start."""
 
     def alarms(self) -> list[Alarm]:
         return list(LAB_ALARMS)
+
+    def initialize(self, device: Any) -> None:
+        super().initialize(device)
+        content_delete(device, CITIES_URI)
+        for name in self.cities:
+            content_insert(device, CITIES_URI, [("name", "s", name)])
+
+
+def lab_alarms_unchanged(device: Any, but: tuple[int, int] | None = None) -> bool:
+    """Whether the start alarms (except the one at ``but``) are all there as they were."""
+    now = {(r["hour"], r["minutes"]): (r["enabled"], r["days"], r["label"]) for r in alarm_rows(device)}
+    return all(now.get((h, m)) == (e, d, lb) for h, m, e, d, lb in LAB_ALARMS if (h, m) != but)
 
 
 @register_task
@@ -425,7 +481,7 @@ class _LabTurnOffOne(_LabClock):
 
         def at_time(switch: Any, ui_now: Any) -> bool:
             clock = _clock_of(switch, ui_now)
-            return clock is not None and text_is(shown)(clock)
+            return clock is not None and _shows_time(clock, shown)
 
         ui = yield from _switch_off(ui, at_time)
         yield from finish()
@@ -445,7 +501,7 @@ def _read_alarms(ui: Any, max_scrolls: int = 6):
         for switch in (e for e in ui.elements if id_is("onoff")(e)):
             clock = _clock_of(switch, ui)
             if clock is not None:
-                seen[clock.text] = bool(switch.checked)
+                seen[clock.text.replace("\u200a", " ")] = bool(switch.checked)
         if seen and len(seen) == before:
             return ui, seen
         lst = next((e for e in ui.elements if e.scrollable), None)
@@ -567,4 +623,234 @@ class ClockLab27(_LabClock):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from _open_tab(ui, "alarm")
         ui = yield from _set_alarm(ui, 15, 0)
+        yield from finish()
+
+
+def alarm_details(device: Any) -> list[dict[str, Any]]:
+    """Every alarm with its vibrate flag and sound besides :func:`alarm_rows`' columns."""
+    rows = content_query(device, ALARMS_URI, [*ALARM_COLUMNS, "vibrate", "ringtone"])
+    return [{"hour": int(r["hour"] or 0), "minutes": int(r["minutes"] or 0), "enabled": r["enabled"] == "1",
+             "days": int(r["daysofweek"] or 0), "label": r["label"] or "", "vibrate": r["vibrate"] == "1",
+             "ringtone": r["ringtone"] or ""} for r in rows]
+
+
+def _toggle_days(ui: Any, names: tuple[str, ...]):
+    """On an expanded card, tap the repeat-day buttons ``names`` ("Monday", ...); returns the next ui."""
+    for name in names:
+        ui, button = yield from _clear_of_fab(ui, lambda e, n=name: e.content_desc == n and id_is("day_button")(e))
+        ui = yield tap(button)
+    return ui
+
+
+class _LabNewAlarm(_LabClock):
+    """Add one alarm: at ``when`` (hour 0-23, minutes), on, with ``days``, ``label``; the start alarms stay."""
+
+    difficulty = "medium"
+    complexity = 3.0
+    when: ClassVar[tuple[int, int]] = (0, 0)
+    days: ClassVar[int] = 0
+    label: ClassVar[str] = ""
+    day_names: ClassVar[tuple[str, ...]] = ()
+
+    def wanted(self, row: dict[str, Any]) -> bool:
+        return (row["enabled"] and row["days"] == self.days
+                and row["label"].strip().lower() == self.label.lower())
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        new = [r for r in alarm_details(device) if (r["hour"], r["minutes"]) == self.when]
+        return float(len(new) == 1 and self.wanted(new[0]) and lab_alarms_unchanged(device)
+                     and len(alarm_rows(device)) == len(LAB_ALARMS) + 1)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        if self.day_names:
+            ui = yield from _set_alarm(ui, *self.when, self.label, collapse=False)
+            ui = yield from _toggle_days(ui, self.day_names)
+            ui = yield from _tap_in_card(ui, "Collapse alarm")
+        else:
+            ui = yield from _set_alarm(ui, *self.when, self.label)
+        # End with the whole new card in view, its repeat line too (the list's end lies under the button).
+        shown = time_text(*self.when)
+
+        def summary(ui_now: Any) -> Any | None:
+            clock = next((e for e in ui_now.elements if _shows_time(e, shown)), None)
+            return None if clock is None else next(
+                (e for e in ui_now.elements if id_is("days_of_week")(e) and abs(e.bounds[1] - clock.bounds[3]) < 8),
+                None)
+
+        ui, _ = yield from _clear_of_fab(ui, None, locate=summary)
+        yield from finish()
+
+
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+
+
+@register_task
+class ClockLab2(_LabNewAlarm):
+    """AndroidLab clock_2: a 6:45 AM alarm that does not vibrate and rings Argon."""
+
+    name = "clock_2"
+    template = "Set an alarm for 6:45AM, disable vibrate and change ring song to Argon"
+    difficulty = "hard"
+    complexity = 4.0
+    when = (6, 45)
+
+    def wanted(self, row: dict[str, Any]) -> bool:
+        return super().wanted(row) and not row["vibrate"] and row["ringtone"] == "Argon"
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _set_alarm(ui, *self.when, collapse=False)
+        ui = yield from _tap_in_card(ui, "Vibrate")
+        ui = yield from _tap_in_card(ui, "Default (Cesium)")
+        ui = yield from tap_text(ui, "Argon")
+        # End on the open card with its sound and vibration showing, down to its Delete button.
+        ui, _ = yield from _clear_of_fab(ui, text_is("Delete"))
+        yield from finish()
+
+
+@register_task
+class ClockLab3(_LabNewAlarm):
+    """AndroidLab clock_3: a 7 AM alarm repeating Monday to Friday."""
+
+    name = "clock_3"
+    template = "Help me set an alarm every Monday to Friday, 7AM in morning"
+    when = (7, 0)
+    days = WEEKDAYS
+    day_names = WEEKDAY_NAMES
+
+
+@register_task
+class ClockLab5(_LabNewAlarm):
+    """AndroidLab clock_5: a one-off 10:30 AM alarm (tomorrow, the phone's time being 3:34 PM)."""
+
+    name = "clock_5"
+    template = "Help me set an alarm at 10:30AM tomorrow"
+    complexity = 2.0
+    when = (10, 30)
+
+
+@register_task
+class ClockLab6(_LabNewAlarm):
+    """AndroidLab clock_6: a 10:30 PM weekend alarm labelled "Watch Football Games"."""
+
+    name = "clock_6"
+    template = 'I need to set a 10:30PM clock every weekend, and label it as "Watch Football Games" to remind me'
+    difficulty = "hard"
+    complexity = 4.0
+    when = (22, 30)
+    days = WEEKEND
+    label = "Watch Football Games"
+    day_names = ("Saturday", "Sunday")
+
+
+@register_task
+class ClockLab4(_LabClock):
+    """AndroidLab clock_4: the 9 AM alarm rings every day (and is on); the other alarms stay."""
+
+    name = "clock_4"
+    template = "Change my clock at 9AM, make it ring everyday"
+    difficulty = "medium"
+    complexity = 3.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        nine = [r for r in alarm_rows(device) if (r["hour"], r["minutes"]) == (9, 0)]
+        return float(len(nine) == 1 and nine[0]["enabled"] and nine[0]["days"] == EVERY_DAY
+                     and lab_alarms_unchanged(device, but=(9, 0)) and len(alarm_rows(device)) == len(LAB_ALARMS))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _expand_alarm(ui, time_text(9, 0))
+        ui = yield from _toggle_days(ui, ("Sunday", *WEEKDAY_NAMES, "Saturday"))
+
+        def nine_switch(switch: Any, ui_now: Any) -> bool:
+            clock = _clock_of(switch, ui_now)
+            return clock is not None and _shows_time(clock, time_text(9, 0))
+
+        switch = next((e for e in ui.elements if id_is("onoff")(e) and not e.checked and nine_switch(e, ui)), None)
+        if switch is not None:
+            ui = yield tap(switch)
+        ui = yield from _tap_in_card(ui, "Collapse alarm")
+        yield from finish()
+
+
+@register_task
+class ClockLab8(_LabClock):
+    """AndroidLab clock_8: every alarm later than 2 PM deleted, the earlier ones kept."""
+
+    name = "clock_8"
+    template = "Delete all alarms after 2PM"
+    difficulty = "medium"
+    complexity = 2.5
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        left = sorted((r["hour"], r["minutes"]) for r in alarm_rows(device))
+        return float(left == sorted((h, m) for h, m, *_ in LAB_ALARMS if (h, m) <= (14, 0)))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        for hour, minutes, *_ in sorted(LAB_ALARMS, reverse=True):
+            if (hour, minutes) <= (14, 0):
+                break
+            ui = yield from _expand_alarm(ui, time_text(hour, minutes))
+            ui = yield from _tap_in_card(ui, "Delete")
+        yield from finish()
+
+
+@register_task
+class ClockLab15(_LabClock):
+    """AndroidLab clock_15: London and Barcelona among the world clocks."""
+
+    name = "clock_15"
+    template = "Add London and Barcelona time in clock"
+    difficulty = "medium"
+    complexity = 2.5
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        names = [r["name"] for r in content_query(device, CITIES_URI, ["name"])]
+        return float(sorted(names) == ["Barcelona", "London"])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "clock")
+        for city in ("London", "Barcelona"):
+            ui = yield from tap_text(ui, "Add city", scroll=False)
+            ui = yield from type_into(ui, city, resource_id="search_src_text")
+            ui = yield from tap_where(ui, lambda e, c=city: id_is("city_name")(e) and e.text == c)
+        yield from finish()
+
+
+@register_task
+class ClockLab17(_LabClock):
+    """AndroidLab clock_17: Barcelona removed from the world clocks (London stays)."""
+
+    name = "clock_17"
+    template = "Delete Barcelona time from clock"
+    difficulty = "medium"
+    complexity = 2.0
+    cities = ("London", "Barcelona")
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float([r["name"] for r in content_query(device, CITIES_URI, ["name"])] == ["London"])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "clock")
+        ui = yield from tap_text(ui, "Barcelona", long=True)
+        ui = yield from tap_text(ui, "Remove", scroll=False)
+        yield from finish()
+
+
+@register_task
+class ClockLab25(_LabClock):
+    """AndroidLab clock_25: Clock open (its tabs showing)."""
+
+    name = "clock_25"
+    template = "Open clock app"
+    difficulty = "easy"
+    complexity = 1.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float(_is_deskclock(device))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        yield OpenApp("Clock")
         yield from finish()
