@@ -42,6 +42,7 @@ from android_gym.sim.view import (
 
 CONTACTS_PKG = "com.google.android.contacts"
 SMS_PKG = "com.simplemobiletools.smsmessenger"
+DIALER_PKG = "com.google.android.dialer"
 
 PHONE_TYPES: dict[str, int] = {"Mobile": 2, "Home": 1, "Work": 3, "Main": 12, "Other": 7}
 """Phone label -> Android ``ContactsContract.CommonDataKinds.Phone.TYPE_*`` code, in picker order."""
@@ -71,6 +72,35 @@ DEFAULT_CONTACTS: tuple[tuple[str, str, str, str], ...] = (
     ("Tessa", "Lund", "+18015550131", "Mobile"),
     ("Yusuf", "Demir", "+16195550148", "Mobile"),
 )
+
+
+def format_number(number: str) -> str:
+    """A phone number as the real Contacts shows it on a US phone, formatted while typed (NANP layout).
+
+    Digits only are grouped as the number grows: up to 7 as a local number ("555-0134"), 8 to 10 with the
+    area code in brackets ("(876) 543-21", "(650) 555-0134"), after a leading national prefix 1 always so
+    ("1 (234) 567-8"), and "+1" numbers as "+1 650-555-0134"; spaces, dashes, dots and brackets typed in
+    the number are regrouped so. Anything else (a leading 0, other country codes, more digits than a US
+    number has, letters or other marks) is shown as stored.
+    """
+    text = number.strip()
+    bare = "".join(ch for ch in text if ch not in " -().")
+    if bare.startswith("+"):
+        digits = bare[1:]
+        if digits.isdigit() and len(digits) == 11 and digits[0] == "1":
+            return f"+1 {digits[1:4]}-{digits[4:7]}-{digits[7:]}"
+        return text
+    if not bare.isdigit() or bare[0] == "0":
+        return text
+    prefix, national = ("1 ", bare[1:]) if bare[0] == "1" else ("", bare)
+    if len(national) > 10 or (prefix and not national):
+        return text
+    if not prefix and len(national) <= 7:
+        return national if len(national) <= 3 else f"{national[:3]}-{national[3:]}"
+    if len(national) <= 3:
+        return prefix + national
+    area, rest = national[:3], national[3:]
+    return f"{prefix}({area}) {rest[:3]}" + (f"-{rest[3:]}" if len(rest) > 3 else "")
 
 
 def display_name(first: str, last: str) -> str:
@@ -201,8 +231,10 @@ class ContactsApp(App):
                 header = letter
                 items.append(Text(letter, resource_id="header_text", size=14, bold=True, color="#0b57d0",
                                   padding=(24, 8)))
-            items.append(ListItem(name, "", lambda cid=c["_id"]: self.open_contact(cid), icon=name[:1].upper(),
-                                  resource_id="contact_row", title_id="cliv_name_textview"))
+            row = ListItem(name, "", lambda cid=c["_id"]: self.open_contact(cid), icon=name[:1].upper(),
+                           resource_id="contact_row", title_id="cliv_name_textview")
+            row.find(lambda v: v.resource_id == "cliv_name_textview").content_desc = name  # read out as the name
+            items.append(row)
         if not items:
             items.append(Text("No contacts" if not q else f"No results for \u201c{self.query.strip()}\u201d",
                               resource_id="empty_list_text", align="center", padding=(24, 32), color="#444746"))
@@ -419,7 +451,7 @@ class ContactsApp(App):
         ])
         rows: list[View] = [
             View(cls="android.widget.FrameLayout", height=120, children=[
-                Image(f"Photo of {name}", resource_id="photo", icon=name[:1].upper(), width=96, height=96)]),
+                Image("Contact photo", resource_id="photo", icon=name[:1].upper(), width=96, height=96)]),
             Text(name, resource_id="large_title", size=28, align="center", padding=(24, 8)),
             Text(c["company"], resource_id="organization", size=16, color="#444746", align="center")
             if c["company"] else None,
@@ -427,9 +459,11 @@ class ContactsApp(App):
             Text("Contact info", resource_id="header", size=16, bold=True, padding=(24, 12)),
         ]
         for p in c["phones"]:
-            rows.append(ListItem(p["number"], p["label"], lambda n=p["number"]: self._call(n), icon="T",
+            shown = format_number(p["number"])
+            rows.append(ListItem(shown, p["label"], lambda n=p["number"]: self._call(n), icon="T",
                                  resource_id="phone_row", title_id="header", subtitle_id="sub_header",
-                                 trailing=ImageButton(f"Send message to {p['number']}",
+                                 content_desc=f"Call {p['label']} {shown}",
+                                 trailing=ImageButton(f"Send message to {shown}",
                                                       lambda n=p["number"]: self._text(n),
                                                       resource_id="third_icon", icon="M")))
         if c["email"]:
@@ -453,8 +487,16 @@ class ContactsApp(App):
             Button(label, on_click if enabled else None, resource_id=rid, enabled=enabled, background="#d3e3fd")])
 
     def _call(self, number: str) -> None:
-        if number:
+        """The Call action (and a tap on a number): the phone app's in-call screen when it is installed."""
+        if not number:
+            return
+        dialer = self.phone.apps.get(DIALER_PKG)
+        if dialer is None:
             self.toast(f"Calling {number}\u2026")
+            return
+        self.phone.launch(DIALER_PKG)
+        dialer.place_call(number)
+        self.phone.invalidate()
 
     def _text(self, number: str) -> None:
         """The Text action: open the SMS app on a conversation with ``number`` when it is installed."""

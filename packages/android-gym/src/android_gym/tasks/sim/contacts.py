@@ -15,12 +15,13 @@ import random
 import re
 from typing import Any
 
-from android_gym.actions import OpenApp, Type
+from android_gym.actions import OpenApp, Scroll, Type
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
 from android_gym.tasks.device_state import (
     content_delete,
     content_insert,
     content_query,
+    foreground_activity,
     foreground_package,
     go_home,
     screen_nodes,
@@ -124,7 +125,7 @@ def random_roster(rng: random.Random, n: int, exclude: tuple[str, ...] = ()) -> 
 
 # --- expert pieces ------------------------------------------------------------------------------------
 
-_NUMBER_TEXT = re.compile(r"^\+?[\d][\d\-\s().]{5,}$")
+_NUMBER_TEXT = re.compile(r"^\+?[\d(][\d\-\s().]{5,}$")  # "+1 650-555-0134", "(223) 311-44"
 
 
 def _open_contact(ui: Any, name: str):
@@ -335,7 +336,7 @@ class ContactsPhoneNumberQuery(_ContactsTask):
 
 ANDROIDLAB_ROSTER: list[tuple[str, str, str]] = [
     ("AAA", "+1 650-555-0134", "Mobile"),
-    ("ABC", "+1 650-555-0178", "Mobile"),
+    ("ABC", "22331144", "Mobile"),  # AndroidLab's answer to contacts_12: "22331144 or (223) 311-44"
     ("Chen Wei", "+1 408-555-0112", "Work"),
     ("Li Na", "+1 415-555-0190", "Mobile"),
     ("Maria Lopez", "+1 212-555-0147", "Home"),
@@ -424,12 +425,109 @@ class ContactsLab12(_AndroidLabContacts):
     answer_task = True
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
-        return float(number_answer_matches(answer, "+1 650-555-0178"))
+        return float(number_answer_matches(answer, "22331144"))
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Contacts")
         ui = yield from _open_contact(ui, "ABC")
         yield from finish(_read_number(ui))
+
+
+def _empty_phone_field(e: Any) -> bool:
+    """An editor phone field with no number in it yet (it shows its hint)."""
+    return id_is("phone_edit")(e) and not any(ch.isdigit() for ch in e.text or "")
+
+
+def _empty_row_label_picker(ui: Any, max_scrolls: int = 6):
+    """Scroll the editor until its empty phone row and that row's label picker (right under the field) both
+    show; returns (ui, the picker)."""
+    for _ in range(max_scrolls):
+        field = next((f for f in ui.elements if _empty_phone_field(f)), None)
+        if field is not None:
+            below = [e for e in ui.elements if id_is("spinner")(e) and e.bounds[1] >= field.bounds[3] - 4]
+            if below:
+                return ui, min(below, key=lambda e: e.bounds[1])
+        lst = next((e for e in ui.elements if e.scrollable), None)
+        ui = yield Scroll("down", *(lst.center if lst else (None, None)))
+    raise ExpertStuck("no label picker under the empty phone field")
+
+
+@register_task
+class ContactsLab3(_AndroidLabContacts):
+    """AndroidLab contacts_3: a new contact "Xu" with work number 12345678 and mobile number 87654321."""
+
+    name = "contacts_3"
+    template = ("Add a contacts whose name is Xu, set the working phone number to be 12345678 and mobile phone "
+                "number to be 87654321")
+    difficulty = "hard"
+    complexity = 3.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        xu = sorted((digits(r["number"]), r["label"]) for r in phone_rows(device)
+                    if r["display_name"].strip().lower() == "xu")
+        return float(xu == [("12345678", "Work"), ("87654321", "Mobile")]
+                     and len(contact_names(device)) == len(ANDROIDLAB_ROSTER) + 1)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from tap_text(ui, "Create contact")
+        ui = yield from type_into(ui, "Xu", resource_id="first_name_edit")
+        ui = yield from type_into(ui, "12345678", resource_id="phone_edit")
+        ui = yield from tap_id(ui, "spinner")
+        ui = yield from tap_text(ui, "Work", scroll=False)
+        ui = yield from tap_text(ui, "Add phone")
+        ui = yield from type_into(ui, "87654321", predicate=_empty_phone_field)
+        ui = yield from tap_text(ui, "Save")
+        yield from finish()
+
+
+@register_task
+class ContactsLab6(_AndroidLabContacts):
+    """AndroidLab contacts_6: ABC gets a second number, 00112233 labelled Work."""
+
+    name = "contacts_6"
+    template = "Add a work phone number 00112233 to contacts ABC"
+    difficulty = "medium"
+    complexity = 2.5
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        abc = sorted((digits(r["number"]), r["label"]) for r in phone_rows(device) if r["display_name"] == "ABC")
+        return float(abc == [("00112233", "Work"), ("22331144", "Mobile")])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, "ABC")
+        ui = yield from tap_text(ui, "Edit contact", scroll=False)
+        ui = yield from tap_text(ui, "Add phone")
+        # Label the new (empty) row first: its label picker sits right under its field.
+        ui, spinner = yield from _empty_row_label_picker(ui)
+        ui = yield tap(spinner)
+        ui = yield from tap_text(ui, "Work", scroll=False)
+        ui = yield from type_into(ui, "00112233", predicate=_empty_phone_field)
+        ui = yield from tap_text(ui, "Save")
+        yield from finish()
+
+
+@register_task
+class ContactsLab10(_AndroidLabContacts):
+    """AndroidLab contacts_10: a call to ABC (the phone app's in-call screen up, ABC's number dialled)."""
+
+    name = "contacts_10"
+    template = "Call ABC"
+    difficulty = "easy"
+    complexity = 1.5
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        if "InCallActivity" not in foreground_activity(device)[1]:
+            return 0.0
+        return float(any(n.resource_id.endswith("contactgrid_contact_name") and n.text == "ABC"
+                         for n in screen_nodes(device)))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, "ABC")
+        ui = yield from tap_text(ui, "Call", scroll=False)
+        yield from finish()
 
 
 __all__ = [
