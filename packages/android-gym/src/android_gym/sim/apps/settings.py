@@ -157,9 +157,13 @@ class SettingsApp(App):
             cls="android.widget.LinearLayout", resource_id="content_parent", weight=1,
         )
 
-    def _switch_row(self, title: str, on: bool, toggle: Any, summary: str = "", rid: str = "") -> View:
+    def _switch_row(self, title: str, on: bool, toggle: Any, summary: str = "", rid: str = "",
+                    primary: bool = False) -> View:
+        """A row with a switch at its end. A ``primary`` row (Settings' PrimarySwitchPreference, e.g. Dark
+        theme) gives its switch the row's title as content description, as the real one does."""
         return ListItem(title, summary, toggle, resource_id=rid,
-                        trailing=Switch(on, toggle, resource_id="switch_widget"))
+                        trailing=Switch(on, toggle, resource_id="switch_widget",
+                                        content_desc=title if primary else ""))
 
     # --- pages --------------------------------------------------------------------------------------
     def build_main(self) -> View:
@@ -319,7 +323,7 @@ class SettingsApp(App):
             self._switch_row("Adaptive brightness", self._get("system", "screen_brightness_mode") == "1",
                              lambda: self._toggle("system", "screen_brightness_mode")),
             Text("Appearance", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
-            self._switch_row("Dark theme", dark, self._toggle_dark, "Use dark theme"),
+            self._switch_row("Dark theme", dark, self._toggle_dark, "Use dark theme", primary=True),
             ListItem("Font size", "Default", None),
             ListItem("Display size", "Default", None),
             ListItem("Screen timeout", "After 1 minute of inactivity", None),
