@@ -6,6 +6,7 @@
   sound (a list of Android's alarm sounds), "Vibrate" and "Delete". Times carry the real app's hair
   space before AM/PM; a label and the sound are read out as "Label ..." / "Ringtone ...".
 * Clock: the current time and date, world clocks, "Add city".
+* Settings (More options): Style (Analog/Digital), Home time zone, Silence after.
 * Timer: a keypad (digits shift in from the right into ``00h 00m 00s``), "Delete" and a "Start" FAB;
   a started timer counts down with the phone's simulated clock (Pause/Resume, Reset, "Add timer").
 * Stopwatch: "Start", then "Pause" and "Lap"; paused shows "Start" and "Reset". Time follows the
@@ -23,6 +24,9 @@ and AOSP's ``com.android.deskclock``), readable with ``content query``:
   ``paused``), ``elapsed`` (ms), ``laps``. Delete resets the stopwatch.
 * ``content://com.google.android.deskclock/cities``: the Clock tab's world clocks, ``_id, name`` (a
   name from :data:`CITIES`). Insert and delete work.
+* ``content://com.google.android.deskclock/settings``: the settings page's values, ``name, value``:
+  ``clock_style`` (digital | analog), ``home_time_zone`` (a city, "" for the phone's zone),
+  ``auto_silence`` (minutes, -1 never). Delete puts them back to their defaults.
 """
 
 from __future__ import annotations
@@ -80,6 +84,12 @@ RINGTONES: tuple[str, ...] = (
     "Platinum", "Promethium", "Scandium",
 )
 """The alarm sounds to pick from: Android's alarm ringtones (named after elements), with the default first."""
+SILENCE_AFTER: dict[str, str] = {
+    "1": "1 minute", "5": "5 minutes", "10": "10 minutes", "15": "15 minutes", "20": "20 minutes",
+    "25": "25 minutes", "-1": "Never",
+}
+"""Settings > Silence after: stored value (minutes, -1 never) and what the app shows."""
+DEFAULT_PREFS: dict[str, str] = {"clock_style": "digital", "home_time_zone": "", "auto_silence": "10"}
 LOCAL_UTC_OFFSET = 0.0  # the phone's home time zone: UTC, as `getprop persist.sys.timezone` reports
 
 DEFAULT_ALARMS: tuple[tuple[int, int, bool, int, str], ...] = (
@@ -162,6 +172,7 @@ class ClockApp(App):
         self.next_timer_id = 1
         self.timer_setup = True
         self.stopwatch = {"state": "reset", "accumulated": 0, "started": 0, "laps": []}
+        self.prefs = dict(DEFAULT_PREFS)
 
     def on_open(self) -> None:
         self.expanded = None
@@ -231,10 +242,66 @@ class ClockApp(App):
         self.phone.set_focus(None)
 
     def dialog_overflow(self) -> View:
-        """The More options menu (its entries only close it)."""
-        items = [ListItem(t, "", self.close_dialog, resource_id="menu_item", title_id="title")
+        """The More options menu: Settings opens the settings page, the other entries only close it."""
+        items = [ListItem(t, "", self._open_settings if t == "Settings" else self.close_dialog,
+                          resource_id="menu_item", title_id="title")
                  for t in ("Screen saver", "Settings", "Send feedback", "Help")]
         return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    # --- settings -------------------------------------------------------------------------------
+    def _open_settings(self) -> None:
+        self.close_dialog()
+        self.push("settings")
+
+    def home_zone_summary(self) -> str:
+        """The Home time zone row's value: "(GMT+9:00) Tokyo", or the phone's own zone when none is set."""
+        city = self.prefs["home_time_zone"]
+        offset = next((o for c, _, o in CITIES if c == city), LOCAL_UTC_OFFSET) if city else LOCAL_UTC_OFFSET
+        hours, minutes = int(abs(offset)), int(round(abs(offset) % 1 * 60))
+        zone = f"(GMT{'-' if offset < 0 else '+'}{hours}:{minutes:02d})"
+        return f"{zone} {city}" if city else f"{zone} Coordinated Universal Time"
+
+    def build_settings(self) -> View:
+        """Clock's settings page: the clock style, home time zone and how long an alarm rings."""
+        p = self.prefs
+        silence = SILENCE_AFTER[p["auto_silence"]]
+        rows: list[View] = [
+            Text("Clock", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
+            ListItem("Style", p["clock_style"].capitalize(), lambda: self.show_dialog("clock_style"),
+                     resource_id="clock_style"),
+            ListItem("Home time zone", self.home_zone_summary(), lambda: self.show_dialog("home_time_zone"),
+                     resource_id="home_time_zone"),
+            Text("Alarms", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
+            ListItem("Silence after", silence, lambda: self.show_dialog("auto_silence"), resource_id="auto_silence"),
+        ]
+        return Column(
+            View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, resource_id="toolbar",
+                 padding=(4.0, 8.0), children=[
+                     ImageButton("Navigate up", self.pop, icon="<"),
+                     Text("Settings", resource_id="action_bar_title", size=22, weight=1, max_lines=1)]),
+            ScrollList(rows, "settings:list", resource_id="recycler_view"),
+            cls="android.widget.LinearLayout", weight=1,
+        )
+
+    def _choice(self, title: str, key: str, options: list[tuple[str, str]]) -> View:
+        """A settings choice dialog: one radio button per (value, label); a tap stores it and closes."""
+        buttons = [RadioButton(self.prefs[key] == value, lambda v=value: self._set_pref(key, v), text=label,
+                               resource_id="text1") for value, label in options]
+        return Dialog(title, Column(*buttons, resource_id="select_dialog_listview"),
+                      [("Cancel", self.close_dialog)], button_ids=NEGATIVE_POSITIVE[:1])
+
+    def _set_pref(self, key: str, value: str) -> None:
+        self.prefs[key] = value
+        self.close_dialog()
+
+    def dialog_clock_style(self) -> View:
+        return self._choice("Style", "clock_style", [("analog", "Analog"), ("digital", "Digital")])
+
+    def dialog_home_time_zone(self) -> View:
+        return self._choice("Home time zone", "home_time_zone", [(c, c) for c, _, _ in CITIES])
+
+    def dialog_auto_silence(self) -> View:
+        return self._choice("Silence after", "auto_silence", list(SILENCE_AFTER.items()))
 
     # --- alarms ---------------------------------------------------------------------------------
     def add_alarm(self, hour: int, minutes: int, enabled: bool = True, days: int = 0, label: str = "",
@@ -769,9 +836,9 @@ class ClockApp(App):
         table = path.strip("/").split("/")[0]
         if table in ("alarms", "alarm_templates"):
             return "alarms"
-        if table in ("timers", "stopwatch", "cities"):
+        if table in ("timers", "stopwatch", "cities", "settings"):
             return table
-        raise ValueError(f"unknown clock uri {uri!r}; tables: alarms, timers, stopwatch, cities")
+        raise ValueError(f"unknown clock uri {uri!r}; tables: alarms, timers, stopwatch, cities, settings")
 
     def _alarm_row(self, a: dict[str, Any]) -> Row:
         return {"_id": a["_id"], "hour": a["hour"], "minutes": a["minutes"], "enabled": int(a["enabled"]),
@@ -791,6 +858,8 @@ class ClockApp(App):
             return rows
         if table == "cities":
             return [{"_id": i, "name": name} for i, name in enumerate(self.cities, 1)]
+        if table == "settings":
+            return [{"name": k, "value": v} for k, v in self.prefs.items()]
         return [{"_id": 1, "state": self.stopwatch["state"], "elapsed": self.stopwatch_elapsed(),
                  "laps": len(self.stopwatch["laps"])}]
 
@@ -846,6 +915,13 @@ class ClockApp(App):
             if not self.timers:
                 self.timer_setup = True
                 self.timer_digits = ""
+        elif table == "settings":
+            rows = self.content_query(uri)
+            n = 0
+            for r in rows:
+                if match(r):
+                    self.prefs[r["name"]] = DEFAULT_PREFS[r["name"]]
+                    n += 1
         elif table == "cities":
             rows = self.content_query(uri)
             keep = [r["name"] for r in rows if not match(r)]

@@ -402,6 +402,7 @@ LAB_ALARMS: list[Alarm] = [
 on, vibrates and does not ring every day (clock_11, clock_12)."""
 
 CITIES_URI = f"{AUTHORITY}/cities"
+SETTINGS_URI = f"{AUTHORITY}/settings"
 
 
 class _LabClock(_ClockTask):
@@ -414,6 +415,7 @@ class _LabClock(_ClockTask):
 
     def initialize(self, device: Any) -> None:
         super().initialize(device)
+        content_delete(device, SETTINGS_URI)  # the settings page's defaults
         content_delete(device, CITIES_URI)
         for name in self.cities:
             content_insert(device, CITIES_URI, [("name", "s", name)])
@@ -854,3 +856,58 @@ class ClockLab25(_LabClock):
     def expert(self, ui: Any) -> ExpertGenerator:
         yield OpenApp("Clock")
         yield from finish()
+
+
+def clock_setting(device: Any, name: str) -> str:
+    """A value of Clock's settings page (``clock_style``, ``home_time_zone``, ``auto_silence``)."""
+    rows = content_query(device, SETTINGS_URI, ["name", "value"])
+    return next((r["value"] or "" for r in rows if r["name"] == name), "")
+
+
+class _LabClockSetting(_LabClock):
+    """Pick ``choice`` for the settings row ``row`` (More options > Settings); ``setting`` must become ``value``."""
+
+    difficulty = "medium"
+    complexity = 2.0
+    row: ClassVar[str] = ""
+    choice: ClassVar[str] = ""
+    setting: ClassVar[str] = ""
+    value: ClassVar[str] = ""
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        return float(clock_setting(device, self.setting) == self.value)
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Clock")
+        ui = yield from tap_text(ui, "More options", scroll=False)
+        ui = yield from tap_text(ui, "Settings", scroll=False)
+        ui = yield from tap_text(ui, self.row)
+        ui = yield from tap_where(ui, lambda e: id_is("text1")(e) and e.text == self.choice)
+        yield from finish()
+
+
+@register_task
+class ClockLab22(_LabClockSetting):
+    """AndroidLab clock_22: the clock style is Analog."""
+
+    name = "clock_22"
+    template = "Set alarm style to Analog"
+    row, choice, setting, value = "Style", "Analog", "clock_style", "analog"
+
+
+@register_task
+class ClockLab23(_LabClockSetting):
+    """AndroidLab clock_23: the home time zone is Tokyo's."""
+
+    name = "clock_23"
+    template = "Change home time zone to Tokyo in clock"
+    row, choice, setting, value = "Home time zone", "Tokyo", "home_time_zone", "Tokyo"
+
+
+@register_task
+class ClockLab24(_LabClockSetting):
+    """AndroidLab clock_24: alarms go silent after 5 minutes."""
+
+    name = "clock_24"
+    template = "Modify silence after to 5 minutes"
+    row, choice, setting, value = "Silence after", "5 minutes", "auto_silence", "5"
