@@ -2,9 +2,9 @@
 contact details (call, text, edit, delete) and the contacts content provider.
 
 Pages: ``main`` (search field, contacts grouped under letter headers, "Create contact" FAB),
-``editor`` (First name, Last name, Company, phone rows with a label picker, Email; Save in the app
-bar, "Discard changes?" on Back when edited), ``detail`` (name, Call/Text/Video actions, phone and
-email rows, "Edit contact" and "More options" -> Delete with a confirmation dialog).
+``editor`` (First name, Last name, Company, phone rows with a label picker, Email, Website; Save in
+the app bar, "Discard changes?" on Back when edited), ``detail`` (name, Call/Text/Video actions, phone,
+email and website rows, "Edit contact" and "More options" -> Delete with a confirmation dialog).
 
 Provider (authorities ``com.android.contacts`` and the legacy ``contacts``), what tasks read and
 write through ``content``:
@@ -15,7 +15,7 @@ write through ``content``:
   with ``display_name`` (or ``given_name``/``family_name``), ``number`` and ``label`` or ``type``
   creates a contact, or adds a number to ``contact_id`` when given. Update changes ``number``/``label``.
 * ``content://com.android.contacts/contacts``: one row per contact: ``_id, display_name,
-  given_name, family_name, has_phone_number, company, email``. Delete removes whole contacts.
+  given_name, family_name, has_phone_number, company, email, website``. Delete removes whole contacts.
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def label_of(value: Any) -> str:
 
 
 def _empty_form() -> dict[str, Any]:
-    return {"first": "", "last": "", "company": "", "email": "", "phones": [{"number": "", "label": "Mobile"}]}
+    return {"first": "", "last": "", "company": "", "email": "", "website": "",
+            "phones": [{"number": "", "label": "Mobile"}]}
 
 
 @register_app
@@ -173,10 +174,10 @@ class ContactsApp(App):
 
     # --- data -----------------------------------------------------------------------------------
     def add_contact(self, first: str, last: str, phones: list[tuple[str, str]], company: str = "",
-                    email: str = "") -> dict[str, Any]:
+                    email: str = "", website: str = "") -> dict[str, Any]:
         """Create a contact with (number, label) phones and return it."""
         contact = {"_id": self.next_id, "first": first.strip(), "last": last.strip(), "company": company.strip(),
-                   "email": email.strip(), "phones": []}
+                   "email": email.strip(), "website": website.strip(), "phones": []}
         self.next_id += 1
         for number, label in phones:
             self._add_phone(contact, number, label)
@@ -295,7 +296,7 @@ class ContactsApp(App):
         phones = [{"number": p["number"], "label": p["label"]} for p in c["phones"]] or [
             {"number": "", "label": "Mobile"}]
         self.form = {"first": c["first"], "last": c["last"], "company": c["company"], "email": c["email"],
-                     "phones": phones}
+                     "website": c["website"], "phones": phones}
         self.form_saved = {**self.form, "phones": [dict(p) for p in phones]}
         self.push("editor", contact_id=contact_id)
 
@@ -352,6 +353,9 @@ class ContactsApp(App):
                                             background=None, width=160)]))
         fields.append(self._field_row("@", EditText(f["email"], lambda v: self._set_form("email", v), hint="Email",
                                                     key="editor_email", resource_id="email_edit", weight=1)))
+        fields.append(self._field_row("W", EditText(f["website"], lambda v: self._set_form("website", v),
+                                                    hint="Website", key="editor_website", resource_id="website_edit",
+                                                    weight=1)))
         return Column(
             Toolbar(title, on_back=self._editor_back, back_desc="Cancel", resource_id="editor_toolbar",
                     actions=[Button("Save", lambda: self.save_form(contact_id), resource_id="toolbar_button",
@@ -411,20 +415,21 @@ class ContactsApp(App):
         """Save the editor: create or update the contact, then show its details."""
         f = self.form
         phones = [(p["number"].strip(), p["label"]) for p in f["phones"] if p["number"].strip()]
-        if not (f["first"].strip() or f["last"].strip() or phones or f["email"].strip() or f["company"].strip()):
+        if not (f["first"].strip() or f["last"].strip() or phones or f["email"].strip() or f["company"].strip()
+                or f["website"].strip()):
             self.phone.set_focus(None)
             self.pop()
             self.toast("Empty contact discarded")
             return
         if contact_id is None:
-            c = self.add_contact(f["first"], f["last"], phones, f["company"], f["email"])
+            c = self.add_contact(f["first"], f["last"], phones, f["company"], f["email"], f["website"])
         else:
             c = self.contact(contact_id)
             if c is None:
                 self.pop()
                 return
             c.update(first=f["first"].strip(), last=f["last"].strip(), company=f["company"].strip(),
-                     email=f["email"].strip())
+                     email=f["email"].strip(), website=f["website"].strip())
             c["phones"] = []
             for number, label in phones:
                 self._add_phone(c, number, label)
@@ -469,6 +474,9 @@ class ContactsApp(App):
         if c["email"]:
             rows.append(ListItem(c["email"], "Email", None, icon="@", resource_id="email_row", title_id="header",
                                  subtitle_id="sub_header"))
+        if c["website"]:
+            rows.append(ListItem(c["website"], "Website", None, icon="W", resource_id="website_row",
+                                 title_id="header", subtitle_id="sub_header"))
         return Column(
             Toolbar("", on_back=self.pop, resource_id="toolbar", actions=[
                 ImageButton("Favorite", lambda: None, resource_id="menu_star", icon="*"),
@@ -563,7 +571,7 @@ class ContactsApp(App):
     def _contact_rows(self) -> list[Row]:
         return [{"_id": c["_id"], "display_name": display_name(c["first"], c["last"]), "given_name": c["first"],
                  "family_name": c["last"], "has_phone_number": int(bool(c["phones"])), "company": c["company"],
-                 "email": c["email"]} for c in self.sorted_contacts()]
+                 "email": c["email"], "website": c["website"]} for c in self.sorted_contacts()]
 
     def content_query(self, uri: str) -> list[Row]:
         path = self._path(uri)
@@ -617,7 +625,7 @@ class ContactsApp(App):
                     if "display_name" in values:
                         c["first"], c["last"] = split_name(str(values["display_name"]))
                     for key, attr in (("given_name", "first"), ("family_name", "last"), ("company", "company"),
-                                      ("email", "email")):
+                                      ("email", "email"), ("website", "website")):
                         if key in values:
                             c[attr] = str(values[key]).strip()
                     changed += 1

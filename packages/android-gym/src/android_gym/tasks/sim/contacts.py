@@ -509,6 +509,30 @@ class ContactsLab6(_AndroidLabContacts):
 
 
 @register_task
+class ContactsLab8(_AndroidLabContacts):
+    """AndroidLab contacts_8: ABC's website is abc.github.com."""
+
+    name = "contacts_8"
+    template = "Set contacts ABC's website to be abc.github.com"
+    difficulty = "medium"
+    complexity = 2.0
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        rows = content_query(device, CONTACTS_URI, ["display_name", "website"])
+        abc = [r for r in rows if r["display_name"] == "ABC"]
+        return float(len(abc) == 1 and (abc[0]["website"] or "").strip().lower() == "abc.github.com"
+                     and len(rows) == len(ANDROIDLAB_ROSTER))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield OpenApp("Contacts")
+        ui = yield from _open_contact(ui, "ABC")
+        ui = yield from tap_text(ui, "Edit contact", scroll=False)
+        ui = yield from type_into(ui, "abc.github.com", resource_id="website_edit")
+        ui = yield from tap_text(ui, "Save")
+        yield from finish()
+
+
+@register_task
 class ContactsLab10(_AndroidLabContacts):
     """AndroidLab contacts_10: a call to ABC (the phone app's in-call screen up, ABC's number dialled)."""
 
