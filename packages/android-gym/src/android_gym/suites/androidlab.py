@@ -62,6 +62,7 @@ from android_gym.trajectory import Trajectory
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "HUMAN_STEP_FACTOR",
+    "JUDGE_GAPS",
     "AndroidLabSuite",
     "AndroidLabTask",
     "AndroidLabTaskSpec",
@@ -81,6 +82,28 @@ HUMAN_STEP_FACTOR = 3.0
 
 DEFAULT_MAX_STEPS = 25
 """Step budget when no human step count is known: AndroidLab's own ``max_rounds``."""
+
+_OTHER_CALENDAR = ("the judge wants {texts} on a screen showing 'work': texts of the event page of AndroidLab's own "
+                   "calendar app (com.skuld.calendario), which the sim does not model (its calendar is AndroidWorld's "
+                   "Simple Calendar Pro)")
+
+JUDGE_GAPS: dict[str, str] = {
+    "clock_9": "its judge (find_matching_subtrees on 'Alarm') takes an alarm's time and switch only as the direct "
+               "children of a node whose own text holds 'Alarm', while the judges of clock_1-6, 26 and 27 "
+               "(find_subtrees_of_parents_with_key) take them as the siblings of such a node; no screen gives both, "
+               "and the sim's alarm list reads the way those eight judges read it",
+    "calendar_1": _OTHER_CALENDAR.format(texts="'Today' and '5:00 PM'"),
+    "calendar_5": _OTHER_CALENDAR.format(texts="'Today' and '7:00 PM'"),
+    "calendar_8": _OTHER_CALENDAR.format(texts="'Today', '5:00 PM' and '30 minutes before' (not the note)"),
+    "calendar_9": _OTHER_CALENDAR.format(texts="'Today', '5:00 PM', '30 minutes before' and 'Daily'"),
+    "calendar_10": "its judge looks for 'this_day' (an underscore) while the task asks for an event \"this day\"",
+    "calendar_14": "its judge looks for 'Yearly' beside 'exam' while the task asks to make the event all-day",
+}
+"""Re-created AndroidLab tasks with a rule judge that does not pass the expert's episode on the sim, and why.
+
+The expert solves each (the sim's own check scores 1.0); AndroidLab's judge, run offline on the exported
+trace, does not. Every other re-created task with a rule judge passes it (tests/android_gym/
+test_androidlab_own_evaluator.py asserts both; tools/androidlab_judges_table.py writes the README table)."""
 
 HUMAN_STEPS_FILE = "ground_truth_length.json"
 QUERY_METRIC = "query_detect"
