@@ -83,9 +83,10 @@ HUMAN_STEP_FACTOR = 3.0
 DEFAULT_MAX_STEPS = 25
 """Step budget when no human step count is known: AndroidLab's own ``max_rounds``."""
 
-_OTHER_CALENDAR = ("the judge wants {texts} on a screen showing 'work': texts of the event page of AndroidLab's own "
-                   "calendar app (com.skuld.calendario), which the sim does not model (its calendar is AndroidWorld's "
-                   "Simple Calendar Pro)")
+_OTHER_CALENDAR = ("the judge wants {texts} on a screen showing 'work': the event editor of AndroidLab's own calendar "
+                   "app (com.skuld.calendario), whose date, notification and recurrence read 'Today', '30 minutes "
+                   "before', 'Daily'; the sim does not model that app (its calendar is AndroidWorld's Simple "
+                   "Calendar Pro, whose editor writes the date as 'Sun, Oct 15, 2023')")
 
 JUDGE_GAPS: dict[str, str] = {
     "clock_9": "its judge (find_matching_subtrees on 'Alarm') takes an alarm's time and switch only as the direct "
