@@ -62,6 +62,9 @@ def test_random_agent_rarely_succeeds():
     ("setting_17", ["13", "Android 13"], ["12", "Android 1.3"]),
     ("clock_10", ["7:30 AM", "7:30am", "07:30", "Your earliest open alarm rings at 7:30"], ["7:00 AM", "4 PM", "7"]),
     ("clock_13", ["2", "two alarms", "There are 2 alarms on"], ["3", "five", "none"]),
+    ("clock_11", ["No", "no, it rings on weekdays", "It is not"], ["Yes", "yes and no", "4 PM"]),
+    ("clock_12", ["Yes", "yes, it vibrates"], ["No", "it does not", "maybe"]),
+    ("clock_14", ["No", "It has not been turned on"], ["Yes", "", "9 AM"]),
 ])
 def test_answers_are_checked_against_the_device(name, right, wrong):
     task = get_task_class(name)(seed=0)

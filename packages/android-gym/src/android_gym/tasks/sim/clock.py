@@ -911,3 +911,84 @@ class ClockLab24(_LabClockSetting):
     name = "clock_24"
     template = "Modify silence after to 5 minutes"
     row, choice, setting, value = "Silence after", "5 minutes", "auto_silence", "5"
+
+
+def yes_or_no(answer: str | None) -> bool | None:
+    """A yes/no answer: True for yes, False for no ("no", "not"), None when it says neither or both."""
+    words = set(re.findall(r"[a-z]+", (answer or "").lower()))
+    yes = bool(words & {"yes", "yeah", "yep"})
+    no = bool(words & {"no", "not", "nope"})
+    return yes if yes != no else None
+
+
+class _LabClockQuestion(_LabClock):
+    """A yes/no question about the alarm at ``when``, answered from the alarm list."""
+
+    difficulty = "easy"
+    complexity = 1.5
+    answer_task = True
+    when: ClassVar[tuple[int, int]] = (0, 0)
+
+    def truth(self, alarm: dict[str, Any] | None) -> bool:
+        raise NotImplementedError
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        alarm = next((r for r in alarm_details(device) if (r["hour"], r["minutes"]) == self.when), None)
+        said = yes_or_no(answer)
+        return float(said is not None and said == self.truth(alarm))
+
+
+@register_task
+class ClockLab11(_LabClockQuestion):
+    """AndroidLab clock_11 (question): is the 4 PM alarm set for every day?"""
+
+    name = "clock_11"
+    template = "Is there an alarm set on 4PM everyday?"
+    when = (16, 0)
+
+    def truth(self, alarm: dict[str, Any] | None) -> bool:
+        return alarm is not None and alarm["days"] == EVERY_DAY
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        shown = time_text(*self.when)
+        ui, clock = yield from scroll_to(ui, lambda e: _shows_time(e, shown))
+        summary = next((e for e in ui.elements if id_is("days_of_week")(e)
+                        and abs(e.bounds[1] - clock.bounds[3]) < 8), None)
+        yield from finish("Yes" if summary is not None and summary.text == "Every day" else "No")
+
+
+@register_task
+class ClockLab12(_LabClockQuestion):
+    """AndroidLab clock_12 (question): does the 4 PM alarm vibrate?"""
+
+    name = "clock_12"
+    template = "Does my alarm at 4PM turn on vibrate?"
+    complexity = 2.0
+    when = (16, 0)
+
+    def truth(self, alarm: dict[str, Any] | None) -> bool:
+        return alarm is not None and alarm["vibrate"]
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui = yield from _expand_alarm(ui, time_text(*self.when))
+        ui, vibrate = yield from _clear_of_fab(ui, lambda e: id_is("vibrate_onoff")(e))
+        yield from finish("Yes" if vibrate.checked else "No")
+
+
+@register_task
+class ClockLab14(_LabClockQuestion):
+    """AndroidLab clock_14 (question): is the 9 AM alarm on?"""
+
+    name = "clock_14"
+    template = "Have my alarm at 9AM been turned on?"
+    when = (9, 0)
+
+    def truth(self, alarm: dict[str, Any] | None) -> bool:
+        return alarm is not None and alarm["enabled"]
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _open_tab(ui, "alarm")
+        ui, alarms = yield from _read_alarms(ui)
+        yield from finish("Yes" if alarms.get(time_text(*self.when)) else "No")
