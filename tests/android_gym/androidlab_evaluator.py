@@ -14,16 +14,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import json
 import os
 import sys
+import uuid
 from glob import glob
+
+
+def _unique_node_names() -> None:
+    """Make AndroidLab's node names unique within a tree, so a run is repeatable.
+
+    Its XML compression names every node ``"n"`` + the first 4 hex digits of ``uuid.uuid4()``; two
+    siblings that draw the same name become one list in the ``xmltodict`` tree its judges walk, and the
+    judges then miss those nodes' texts (about 1 screen in 200 of a run of the re-created tasks, so now
+    and then a passing task failed). The digits come from a counter here instead; nothing else changes.
+    """
+    counter = itertools.count()
+    uuid.uuid4 = lambda: uuid.UUID(int=(next(counter) % 0x10000) << 112)
 
 
 def main() -> int:
     """Evaluate, then print ``{task_id: result dict}`` as one JSON line on stdout."""
     sys.dont_write_bytecode = True  # the vendored folder is read-only input
     sys.path.insert(0, os.getcwd())
+    _unique_node_names()
     traces_folder, output_folder, *task_ids = sys.argv[1:]
     with contextlib.redirect_stdout(io.StringIO()):  # its modules print while importing
         from evaluation.configs import AppConfig
