@@ -29,7 +29,8 @@ from .task_checks import (
 PKG = "com.google.android.contacts"
 NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == contacts_tasks.__name__)
 AW_NAMES = ["ContactsAddContact", "ContactsNewContactDraft"]
-LAB_NAMES = ["contacts_1", "contacts_4", "contacts_11", "contacts_12"]
+LAB_NAMES = ["contacts_1", "contacts_3", "contacts_4", "contacts_6", "contacts_8", "contacts_10", "contacts_11",
+             "contacts_12"]
 
 
 # --- the app ---------------------------------------------------------------------------------------
