@@ -14,6 +14,7 @@ import gymnasium as gym
 import pytest
 
 from android_gym import AndroidEnv
+from android_gym.actions import Click
 from android_gym.adbd import SimAdbd
 from android_gym.agents import RandomAgent
 from android_gym.sim import SimDevice, SimPhone
@@ -29,7 +30,8 @@ ADB = "/usr/bin/adb"
 FAST = ["SystemWifiTurnOff", "ClockTimerEntry", "ContactsAddContact", "MarkorCreateNote",
         "SimpleCalendarAddOneEvent", "ExpenseDeleteDuplicates", "SimpleSmsSend", "TasksDueOnDate",
         "SportsTrackerTotalDistanceForCategoryOverInterval", "RecipeAddSingleRecipe", "RecipeDeleteDuplicateRecipes2",
-        "SimpleCalendarEventsInNextWeek", "CameraTakeVideo", "VlcCreatePlaylist", "SimpleDrawProCreateDrawing"]
+        "SimpleCalendarEventsInNextWeek", "CameraTakeVideo", "VlcCreatePlaylist", "SimpleDrawProCreateDrawing",
+        "ContactsNewContactDraft"]
 
 
 @pytest.fixture(autouse=True)
@@ -132,6 +134,35 @@ def test_androidworlds_waits_are_skipped_on_the_in_process_sim_only():
     with _sim_clock(device), _sim_clock(SimDevice()):  # nested (threads stepping several sims)
         assert sms.time is not time
     assert sms.time is time
+
+
+def test_the_accessibility_forest_is_the_screen_androidworld_reads():
+    """env.get_state().forest is android_env's forest of the same nodes as the dump; AndroidWorld's own
+    forest_to_ui_elements finds the new-contact form's fields by their hints (what ContactsNewContactDraft reads)."""
+    from android_world.env import representation_utils
+
+    from android_gym.actions import OpenApp, Type
+    from android_gym.tasks.expert import find, id_is, text_is
+    from android_gym.tasks.runner import observe_ui
+
+    device = SimDevice()
+    env = sim_suite(["ContactsNewContactDraft"]).attach(device)
+    device.execute(OpenApp("Contacts"))
+    device.execute(Click(*find(observe_ui(device), text_is("Create contact")).center))
+    device.execute(Click(*find(observe_ui(device), id_is("first_name_edit")).center))
+    device.execute(Type("Alice"))
+    state = env.get_state()
+    kinds = {w.window_type for w in state.forest.windows}
+    assert {1, 2, 3} <= kinds  # the app, the keyboard (input method) and System UI
+    nodes = [n for w in state.forest.windows for n in w.tree.nodes]
+    assert len(nodes) == len(state.ui_elements)
+    ids = {n.unique_id for n in nodes}
+    assert all(c in ids for n in nodes for c in n.child_ids)
+    elements = representation_utils.forest_to_ui_elements(state.forest)
+    first = [e for e in elements if e.hint_text == "First name"]
+    assert [e.text for e in first] == ["Alice"] and first[0].is_editable and first[0].is_focused
+    assert [e.text for e in elements if e.hint_text == "Last name"] == ["Last name"]  # empty: its hint
+    assert env.controller.get_a11y_forest() == state.forest
 
 
 # --- through sim-adbd, with AndroidWorld's adb utilities going through the real adb binary ---------------------

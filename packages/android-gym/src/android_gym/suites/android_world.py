@@ -51,6 +51,7 @@ __all__ = [
     "UIElementRecord",
     "android_world_available",
     "android_world_params",
+    "forest_from_xml",
     "require_android_world",
     "ui_elements_from_xml",
 ]
@@ -365,6 +366,79 @@ def ui_elements_from_xml(xml: str) -> list[Any]:
     return elements
 
 
+_IME_PACKAGES = ("com.google.android.inputmethod.latin", "com.android.inputmethod.latin")
+_FOREST_FLAGS = (("checkable", "is_checkable"), ("checked", "is_checked"), ("clickable", "is_clickable"),
+                 ("long-clickable", "is_long_clickable"), ("enabled", "is_enabled"), ("focusable", "is_focusable"),
+                 ("focused", "is_focused"), ("scrollable", "is_scrollable"), ("selected", "is_selected"),
+                 ("password", "is_password"))
+
+
+def forest_from_xml(xml: str) -> Any:
+    """The accessibility forest (android_env's ``AndroidAccessibilityForest``) of a uiautomator dump.
+
+    What AndroidWorld's accessibility forwarder sends, rebuilt from the same nodes: each top-level node
+    of the dump is one window (the keyboard's a ``TYPE_INPUT_METHOD`` window, System UI's
+    ``TYPE_SYSTEM``, others ``TYPE_APPLICATION``), its nodes listed depth first with ``child_ids``,
+    bounds, text, ``hint_text``, content description, class, package, resource name and the flags
+    (an ``EditText`` is editable; every dumped node is visible to the user, as the dump lists only
+    those). None when android_env is not installed.
+    """
+    try:
+        from android_env.proto.a11y import android_accessibility_forest_pb2 as forest_pb2
+        from android_env.proto.a11y import android_accessibility_window_info_pb2 as window_pb2
+    except ImportError:
+        return None
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"the hierarchy dump is not XML: {exc}") from exc
+    forest = forest_pb2.AndroidAccessibilityForest()
+    next_id = 0
+    for layer, top in enumerate(root.findall("node")):
+        package = top.get("package", "")
+        window = forest.windows.add(id=layer, layer=layer, display_id=0, title=package,
+                                    is_active=layer == 0, is_focused=layer == 0)
+        if package in _IME_PACKAGES:
+            window.window_type = window_pb2.AndroidAccessibilityWindowInfo.TYPE_INPUT_METHOD
+        elif package == "com.android.systemui":
+            window.window_type = window_pb2.AndroidAccessibilityWindowInfo.TYPE_SYSTEM
+        else:
+            window.window_type = window_pb2.AndroidAccessibilityWindowInfo.TYPE_APPLICATION
+        stack = [(top, 0, None)]
+        order = 0
+        while stack:
+            node, depth, parent = stack.pop()
+            info = window.tree.nodes.add()
+            info.unique_id = next_id
+            next_id += 1
+            if parent is not None:
+                parent.child_ids.append(info.unique_id)
+            bounds = node.get("bounds")
+            if bounds:
+                x1, y1, x2, y2 = (int(v) for v in bounds.strip("[]").replace("][", ",").split(","))
+                info.bounds_in_screen.left, info.bounds_in_screen.top = x1, y1
+                info.bounds_in_screen.right, info.bounds_in_screen.bottom = x2, y2
+            cls = node.get("class", "")
+            info.class_name = cls
+            info.text = node.get("text", "")
+            info.hint_text = node.get("hint", "")
+            info.content_description = node.get("content-desc", "")
+            info.package_name = node.get("package", "")
+            info.view_id_resource_name = node.get("resource-id", "")
+            info.window_id = window.id
+            info.depth = depth
+            info.drawing_order = order
+            order += 1
+            for attr, field in _FOREST_FLAGS:
+                setattr(info, field, node.get(attr) == "true")
+            info.is_editable = cls.endswith("EditText")
+            info.is_visible_to_user = True
+            for child in reversed(node.findall("node")):
+                stack.append((child, depth + 1, info))
+        window.bounds_in_screen.CopyFrom(window.tree.nodes[0].bounds_in_screen)
+    return forest
+
+
 # --- env.controller ---------------------------------------------------------------------------------------
 
 
@@ -417,9 +491,11 @@ class AndroidWorldControllerAdapter:
         return ui_elements_from_xml(self.device.observe(screenshot=False).xml)
 
     def get_a11y_forest(self) -> Any:
-        """Not available: this adapter reads uiautomator dumps, not the accessibility forwarder's forest."""
-        raise RuntimeError("no accessibility forest: android-gym reads uiautomator hierarchy dumps "
-                           "(AndroidWorld's A11yMethod.UIAUTOMATOR); use get_ui_elements()")
+        """The accessibility forest of the current screen, rebuilt from a hierarchy dump (:func:`forest_from_xml`)."""
+        forest = forest_from_xml(self.device.observe(screenshot=False).xml)
+        if forest is None:
+            raise RuntimeError("the accessibility forest is android_env's proto: install android_env")
+        return forest
 
     @contextlib.contextmanager
     def pull_file(self, remote_db_file_path: str, timeout_sec: float | None = None) -> Iterator[str]:
@@ -479,7 +555,7 @@ class AndroidWorldEnvAdapter:
     """The ``env`` object AndroidWorld's tasks receive (its ``interface.AsyncEnv``), over one of our devices.
 
     ``controller`` runs their adb requests; ``get_state()`` gives the screenshot and ``ui_elements``
-    from a hierarchy dump (``forest`` is None: no accessibility forwarder); ``interaction_cache``
+    from a hierarchy dump, and ``forest`` rebuilt from the same dump (:func:`forest_from_xml`); ``interaction_cache``
     holds the agent's answer; ``execute_action`` takes their ``JSONAction`` (or its dict) and performs
     it with our driver. When android_world is installed this class is registered as a virtual
     subclass of ``interface.AsyncEnv``.
@@ -498,7 +574,7 @@ class AndroidWorldEnvAdapter:
         return self._controller
 
     def get_state(self, wait_to_stabilize: bool = False) -> Any:
-        """The screen: ``pixels`` (HxWx3), ``forest`` (None) and ``ui_elements`` from a hierarchy dump."""
+        """The screen: ``pixels`` (HxWx3), and ``forest`` and ``ui_elements`` from one hierarchy dump."""
         if wait_to_stabilize:
             wait = getattr(self.device, "wait_for_idle", None)
             if callable(wait):
@@ -506,11 +582,12 @@ class AndroidWorldEnvAdapter:
         screen = self.device.observe(screenshot=True)
         elements = ui_elements_from_xml(screen.xml)
         self._last_elements = elements
+        forest = forest_from_xml(screen.xml)
         try:
             from android_world.env.interface import State
         except ImportError:
-            return ScreenState(screen.screenshot, None, elements, {})
-        return State(pixels=screen.screenshot, forest=None, ui_elements=elements, auxiliaries={})
+            return ScreenState(screen.screenshot, forest, elements, {})
+        return State(pixels=screen.screenshot, forest=forest, ui_elements=elements, auxiliaries={})
 
     def reset(self, go_home: bool = False) -> Any:
         """Clear the answer cache (and press Home when asked); return the state."""
