@@ -9,9 +9,10 @@ keeps this free of system fonts.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -203,6 +204,8 @@ def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
             if dark and e.window in ("app", "dialog") and sum(bg) > 600:
                 bg = (48, 48, 52)
             draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=bg)
+        if v.picture:
+            _paste_picture(img, phone, v.picture, v.bounds, e.bounds)
         for stroke_color, stroke_dp, points in v.drawing:  # a drawing surface's strokes
             fw, fh = v.bounds[2] - v.bounds[0], v.bounds[3] - v.bounds[1]
             draw.line([(v.bounds[0] + px * fw, v.bounds[1] + py * fh) for px, py in points], fill=_rgb(stroke_color),
@@ -268,6 +271,46 @@ def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
             _paste_text(img, e.text, v, e.bounds, v.bounds, s, color,
                         cls in ("android.widget.Button", "android.widget.Toast") or v.max_lines == 1)
     return _pixels(img)
+
+
+_PICTURES: dict[tuple[Any, ...], Image.Image | None] = {}
+_PICTURES_MAX = 16
+
+
+def _paste_picture(img: Image.Image, phone: SimPhone, path: str, box: tuple[int, int, int, int],
+                   clip: tuple[int, int, int, int]) -> None:
+    """Draw the image file at ``path`` scaled to fit ``box`` (centred, aspect kept), clipped to ``clip``.
+
+    Decoded and scaled pictures are cached by file content and size (a gallery grid repaints them every frame);
+    a file that is missing or not an image leaves the node as it is."""
+    try:
+        data = phone.files.read(path)
+    except Exception:  # noqa: BLE001 - a deleted or unreadable file draws nothing
+        return
+    w, h = box[2] - box[0], box[3] - box[1]
+    if w <= 0 or h <= 0:
+        return
+    key = (path, len(data), data[:64], data[-64:], w, h)
+    pic = _PICTURES.get(key, False)
+    if pic is False:
+        try:
+            with Image.open(io.BytesIO(data)) as src:
+                src = src.convert("RGB")
+                factor = min(w / src.width, h / src.height)
+                pic = src.resize((max(1, int(src.width * factor)), max(1, int(src.height * factor))))
+        except Exception:  # noqa: BLE001 - not an image Pillow reads
+            pic = None
+        if len(_PICTURES) >= _PICTURES_MAX:
+            _PICTURES.clear()
+        _PICTURES[key] = pic
+    if pic is None:
+        return
+    x = box[0] + (w - pic.width) // 2
+    y = box[1] + (h - pic.height) // 2
+    cx1, cy1, cx2, cy2 = max(clip[0], x), max(clip[1], y), min(clip[2], x + pic.width), min(clip[3], y + pic.height)
+    if cx1 >= cx2 or cy1 >= cy2:
+        return
+    img.paste(pic.crop((cx1 - x, cy1 - y, cx2 - x, cy2 - y)), (cx1, cy1))
 
 
 def _pixels(img: Image.Image) -> np.ndarray:

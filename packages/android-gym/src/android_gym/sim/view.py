@@ -31,7 +31,8 @@ class View:
     ``on_text(new_value)`` makes the node an editable field, ``on_submit`` runs on Enter,
     ``on_seek(fraction)`` for seek bars, ``on_stroke(x1, y1, x2, y2)`` for drawing surfaces (a swipe
     starting on the node, as fractions of its width and height; ``drawing`` holds the (colour, width in
-    dp, points as fractions) strokes the screenshot paints on it), ``scroll_key`` names the app-state
+    dp, points as fractions) strokes the screenshot paints on it), ``picture`` is the path of an image file
+    (on the phone's storage) the screenshot shows in the node, scaled to fit, ``scroll_key`` names the app-state
     offset of a scrollable list. A scrolling node with ``wrap_content`` measures as its content (a dialog's body) and only
     scrolls, and reports itself scrollable, once its parent gives it less height than that.
     ``key`` identifies the node across frames (focus); it defaults to ``resource_id``. An ``overlay`` child of
@@ -67,6 +68,7 @@ class View:
     on_seek: Callable[[float], Any] | None = None
     on_stroke: Callable[[float, float, float, float], Any] | None = None
     drawing: tuple[tuple[str, float, tuple[tuple[float, float], ...]], ...] = ()
+    picture: str = ""
     scroll_key: str | None = None
     wrap_content: bool = False
     overlay: bool = False
