@@ -1,6 +1,7 @@
 """The simulated phone's in-memory file system (/sdcard and app data), plain data so snapshots copy it.
 
-Paths are absolute POSIX paths; ``/sdcard`` is an alias of ``/storage/emulated/0`` as on Android.
+Paths are absolute POSIX paths; ``/sdcard`` is an alias of ``/storage/emulated/0`` as on Android, and of
+``/data/media/0``, the folder behind shared storage that root sees (AndroidWorld reads OsmAnd's files there).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import posixpath
 from collections.abc import Callable
 
 SDCARD = "/sdcard"
-_ALIASES = ("/storage/emulated/0", "/storage/self/primary", "/mnt/sdcard")
+_ALIASES = ("/storage/emulated/0", "/storage/self/primary", "/mnt/sdcard", "/data/media/0")
 DEFAULT_DIRS = ("/", "/sdcard", "/sdcard/Download", "/sdcard/Documents", "/sdcard/DCIM", "/sdcard/Pictures",
                 "/sdcard/Music", "/sdcard/Movies", "/sdcard/Alarms", "/sdcard/Android", "/sdcard/Android/data",
                 "/data", "/data/data", "/data/local", "/data/local/tmp", "/system", "/system/bin")

@@ -64,6 +64,7 @@ SIM_TASKS: tuple[str, ...] = (
     "VlcCreatePlaylist", "VlcCreateTwoPlaylists",
     "SimpleDrawProCreateDrawing",
     "SaveCopyOfReceiptTaskEval",
+    "OsmAndFavorite", "OsmAndMarker", "OsmAndTrack",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -80,7 +81,7 @@ NOT_ON_SIM: dict[str, str] = {
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
 APP_OF_PREFIX: tuple[tuple[str, str], ...] = (
-    ("Browser", "Chrome"), ("OsmAnd", "OsmAnd"),
+    ("Browser", "Chrome"),
 )
 """The app of each AndroidWorld task family the sim does not model (by task-name prefix)."""
 
