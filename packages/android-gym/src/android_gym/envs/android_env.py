@@ -326,11 +326,19 @@ class AndroidEnv(gym.Env):
         if self.task is None or self._done:
             raise RuntimeError("expert_action() needs an episode in progress; call reset() first")
         if self._expert_suggestion is None:
+            ui = self._ui
+            if getattr(self.task, "reads_pixels", False):  # its expert reads the screenshot too
+                from android_gym.tasks.ocr import ScreenUI
+
+                shot = self._screen.screenshot if self._screen is not None else None
+                if shot is None:
+                    shot = self.device.observe(screenshot=True).screenshot
+                ui = ScreenUI(ui, shot)
             if self._expert is None:
-                self._expert = self.task.expert(self._ui)
+                self._expert = self.task.expert(ui)
                 self._expert_suggestion = next(self._expert)
             else:
-                self._expert_suggestion = self._expert.send(self._ui)
+                self._expert_suggestion = self._expert.send(ui)
         return self._expert_suggestion
 
     def _advance_expert(self, action: Action) -> None:

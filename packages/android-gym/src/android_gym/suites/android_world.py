@@ -790,6 +790,13 @@ class AndroidWorldTask(Task):
         return str(self.aw_task.goal)
 
     @property
+    def reads_pixels(self) -> bool:  # type: ignore[override]
+        """Whether the expert of this task (our re-creation's) reads the screenshot as well as the UI tree."""
+        from android_gym.suites.android_world_sim import SIM_TASKS, expert_class
+
+        return self.name in SIM_TASKS and bool(expert_class(self.name).reads_pixels)
+
+    @property
     def max_steps(self) -> int:
         """AndroidWorld's budget, ``int(10 * complexity)``."""
         return max(1, int(10 * float(self.aw_task.complexity)))

@@ -161,6 +161,11 @@ _PARAMS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
 """Parameters an expert reads that AndroidWorld names or encodes differently, derived from its instance's params."""
 
 
+def expert_class(name: str) -> type[Task]:
+    """The re-creation whose scripted expert solves AndroidWorld's task ``name``."""
+    return get_task_class(_EXPERT_OF.get(name, name))
+
+
 def sim_expert_task(name: str, params: Mapping[str, Any]) -> Task:
     """Our re-creation of ``name`` carrying AndroidWorld's instance ``params`` (its expert solves that instance).
 
@@ -168,7 +173,7 @@ def sim_expert_task(name: str, params: Mapping[str, Any]) -> Task:
     that differ in name or form); those only the re-creation has (its own set-up data) keep their
     seed-0 values, and the experts do not read them for what AndroidWorld set up.
     """
-    cls = get_task_class(_EXPERT_OF.get(name, name))
+    cls = expert_class(name)
     merged = dict(cls(seed=0).params)
     merged.update({k: v for k, v in params.items() if k != "seed"})
     translate = _PARAMS.get(name)

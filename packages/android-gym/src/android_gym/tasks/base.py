@@ -58,6 +58,8 @@ class Task:
     app_names: ClassVar[tuple[str, ...]] = ()
     suites: ClassVar[tuple[str, ...]] = ("sim",)
     answer_task: ClassVar[bool] = False
+    reads_pixels: ClassVar[bool] = False
+    """Its expert reads the screenshot too (its observations are :class:`~android_gym.tasks.ocr.ScreenUI`)."""
 
     def __init__(self, params: dict[str, Any] | None = None, *, seed: int | None = None):
         if params is None:

@@ -27,25 +27,32 @@ class EpisodeResult:
     actions: list[Action] = field(default_factory=list)
 
 
-def observe_ui(device: Any) -> Any:
-    """The compressed UI of the device's current screen (what agents and experts read)."""
+def observe_ui(device: Any, pixels: bool = False) -> Any:
+    """The compressed UI of the device's current screen (what agents and experts read); with ``pixels``, a
+    :class:`~android_gym.tasks.ocr.ScreenUI` that carries the screenshot too."""
     from android_gym.xml import compress_xml
 
-    screen = device.observe(screenshot=False)
-    return compress_xml(screen.xml, screen_size=(screen.width, screen.height))
+    screen = device.observe(screenshot=pixels)
+    ui = compress_xml(screen.xml, screen_size=(screen.width, screen.height))
+    if pixels:
+        from android_gym.tasks.ocr import ScreenUI
+
+        return ScreenUI(ui, screen.screenshot)
+    return ui
 
 
 def run_expert(task: Task, device: Any, max_steps: int | None = None) -> EpisodeResult:
     """Run ``task``'s scripted expert on ``device`` from ``task.initialize`` to its ``Finished`` action."""
     task.initialize(device)
-    ui = observe_ui(device)
+    pixels = bool(getattr(task, "reads_pixels", False))
+    ui = observe_ui(device, pixels)
     generator = task.expert(ui)
     action = next(generator)
 
     def policy(ui_now: Any) -> Action:
         return generator.send(ui_now)
 
-    return _play(task, device, policy, max_steps, first_action=action, first_ui=ui)
+    return _play(task, device, policy, max_steps, first_action=action, first_ui=ui, pixels=pixels)
 
 
 def run_policy(task: Task, device: Any, policy: Policy, max_steps: int | None = None) -> EpisodeResult:
@@ -56,7 +63,7 @@ def run_policy(task: Task, device: Any, policy: Policy, max_steps: int | None = 
 
 
 def _play(task: Task, device: Any, policy: Policy, max_steps: int | None, first_action: Action,
-          first_ui: Any) -> EpisodeResult:
+          first_ui: Any, pixels: bool = False) -> EpisodeResult:
     budget = max_steps if max_steps is not None else task.max_steps
     trajectory = Trajectory(task=task.name, instruction=task.goal, seed=task.seed)
     actions: list[Action] = []
@@ -74,7 +81,7 @@ def _play(task: Task, device: Any, policy: Policy, max_steps: int | None, first_
             device.execute(action)
         except ValueError as exc:  # e.g. an unknown app name: an invalid action, not a crash
             trajectory.steps[-1].parse_error = str(exc)
-        ui = observe_ui(device)
+        ui = observe_ui(device, pixels)
         action = policy(ui)
     success = float(task.is_successful(device, answer)) if finished else 0.0
     trajectory.success = success
