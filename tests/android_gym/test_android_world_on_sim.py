@@ -68,8 +68,8 @@ def test_recreations_stay_available_and_unknown_tasks_say_why():
     env.reset(seed=0)
     assert not hasattr(env.task, "aw_task")
     env.close()
-    with pytest.raises(ValueError, match="RecipeAddMultipleRecipesFromImage: the sim does not model Simple Gallery"):
-        sim_suite(["RecipeAddMultipleRecipesFromImage"])
+    with pytest.raises(ValueError, match="BrowserDraw: the sim does not model Chrome"):
+        sim_suite(["BrowserDraw"])
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -230,6 +230,8 @@ def test_every_sim_task_is_solved_by_its_expert_and_unsolved_at_its_start():
         device = SimDevice()
         suite.attach(device)
         task = suite.instance(name, 0, 0)
+        if task.reads_pixels and shutil.which("tesseract") is None:
+            continue  # its expert reads the picture's words with Tesseract (.ci/run installs it)
         result = run_expert(task, device)
         if result.success != 1.0:
             failures.append(f"{name} seed 0: {task.goal!r} scored {result.success}")

@@ -65,18 +65,16 @@ SIM_TASKS: tuple[str, ...] = (
     "SimpleDrawProCreateDrawing",
     "SaveCopyOfReceiptTaskEval",
     "OsmAndFavorite", "OsmAndMarker", "OsmAndTrack",
+    "ExpenseAddMultipleFromGallery", "RecipeAddMultipleRecipesFromImage", "MarkorTranscribeReceipt",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
 
 _APP_NOT_MODELLED = "the sim does not model {app} yet"
 NOT_ON_SIM: dict[str, str] = {
-    "ExpenseAddMultipleFromGallery": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
-    "MarkorTranscribeReceipt": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
     "MarkorTranscribeVideo": "its words are drawn only into the video's frames; the sim's VLC plays the file but "
                              "does not decode its pictures, and the scripted experts read the UI tree, not screenshots, so "
                              "no expert can honestly transcribe them",
-    "RecipeAddMultipleRecipesFromImage": _APP_NOT_MODELLED.format(app="Simple Gallery Pro"),
 }
 """Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
 
