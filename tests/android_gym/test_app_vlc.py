@@ -204,3 +204,34 @@ def test_initial_state_is_not_a_success_and_initialize_is_repeatable(name):
 
 def test_random_agent_rarely_succeeds():
     check_random_agent_rarely_succeeds(NAMES, lambda seed: RandomAgent(seed=seed), episodes=3)
+
+
+def test_the_player_shows_the_videos_decoded_frame_and_its_seek_bar_moves_through_it(tmp_path):
+    """A real MP4 (red for 4 s, then blue for 4 s): the player's surface shows the frame at the position, and a tap
+    on the seek bar jumps there (what an agent watching a video reads: MarkorTranscribeVideo's captions)."""
+    cv2 = pytest.importorskip("cv2", reason="video frames are decoded with OpenCV")
+    import numpy as np
+
+    path = str(tmp_path / "two.mp4")
+    out = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), 2, (160, 120))
+    for colour in ((0, 0, 255), (255, 0, 0)):  # BGR: red, then blue
+        for _ in range(8):
+            out.write(np.full((120, 160, 3), colour, dtype=np.uint8))
+    out.release()
+    phone = SimPhone()
+    phone.files.write("/sdcard/Movies/two.mp4", (tmp_path / "two.mp4").read_bytes(), 1)
+    phone.launch(VLC_PKG)
+    tap_on(phone, text="two")
+    assert "0:08" in texts(phone)
+
+    def centre() -> list[int]:
+        return phone.screenshot()[phone.height // 2, phone.width // 2].tolist()
+
+    r, g, b = centre()
+    assert r > 200 and b < 60
+    bar = next(e for e in ui_of(phone).elements if e.resource_id.endswith(":id/player_overlay_seekbar"))
+    x1, y1, x2, y2 = bar.bounds
+    phone.tap(x1 + (x2 - x1) * 3 // 4, (y1 + y2) // 2)
+    assert phone.apps[VLC_PKG].position_ms() >= 4000
+    r, g, b = centre()
+    assert b > 200 and r < 60

@@ -9,6 +9,7 @@ keeps this free of system fonts.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Callable
 from functools import lru_cache
@@ -282,7 +283,9 @@ def _paste_picture(img: Image.Image, phone: SimPhone, path: str, box: tuple[int,
     """Draw the image file at ``path`` scaled to fit ``box`` (centred, aspect kept), clipped to ``clip``.
 
     Decoded and scaled pictures are cached by file content and size (a gallery grid repaints them every frame);
-    a file that is missing or not an image leaves the node as it is."""
+    a file that is missing or not an image leaves the node as it is. ``path#t=MS`` is the frame of a video file
+    shown at MS milliseconds (decoded with OpenCV when it is installed, else nothing is drawn)."""
+    path, _, at = path.partition("#t=")
     try:
         data = phone.files.read(path)
     except Exception:  # noqa: BLE001 - a deleted or unreadable file draws nothing
@@ -290,11 +293,14 @@ def _paste_picture(img: Image.Image, phone: SimPhone, path: str, box: tuple[int,
     w, h = box[2] - box[0], box[3] - box[1]
     if w <= 0 or h <= 0:
         return
-    key = (path, len(data), data[:64], data[-64:], w, h)
+    key = (path, len(data), data[:64], data[-64:], w, h, at)
     pic = _PICTURES.get(key, False)
     if pic is False:
         try:
-            with Image.open(io.BytesIO(data)) as src:
+            src = _video_frame(data, int(at)) if at else Image.open(io.BytesIO(data))
+            if src is None:
+                pic = None
+            else:
                 src = src.convert("RGB")
                 factor = min(w / src.width, h / src.height)
                 pic = src.resize((max(1, int(src.width * factor)), max(1, int(src.height * factor))))
@@ -311,6 +317,47 @@ def _paste_picture(img: Image.Image, phone: SimPhone, path: str, box: tuple[int,
     if cx1 >= cx2 or cy1 >= cy2:
         return
     img.paste(pic.crop((cx1 - x, cy1 - y, cx2 - x, cy2 - y)), (cx1, cy1))
+
+
+_VIDEO_FILES: dict[tuple[int, bytes], str] = {}
+
+
+def _video_frame(data: bytes, at_ms: int) -> Image.Image | None:
+    """The frame of the video ``data`` at ``at_ms`` (its last frame past the end); None without OpenCV or a frame."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    import hashlib
+    import os
+    import tempfile
+
+    key = (len(data), hashlib.sha1(data).digest())
+    path = _VIDEO_FILES.get(key)
+    if path is None or not os.path.exists(path):
+        if len(_VIDEO_FILES) >= 8:
+            for old in _VIDEO_FILES.values():
+                with contextlib.suppress(OSError):
+                    os.remove(old)
+            _VIDEO_FILES.clear()
+        handle, path = tempfile.mkstemp(suffix=".mp4", prefix="android_gym_video_")
+        with os.fdopen(handle, "wb") as fh:
+            fh.write(data)
+        _VIDEO_FILES[key] = path
+    cap = cv2.VideoCapture(path)
+    try:
+        frames = cap.get(cv2.CAP_PROP_FRAME_COUNT)
+        fps = cap.get(cv2.CAP_PROP_FPS) or 0.0
+        index = int(at_ms * fps / 1000) if fps > 0 else 0
+        if frames > 0:
+            index = min(index, int(frames) - 1)
+        cap.set(cv2.CAP_PROP_POS_FRAMES, max(0, index))
+        ok, frame = cap.read()
+    finally:
+        cap.release()
+    if not ok or frame is None:
+        return None
+    return Image.fromarray(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
 
 
 def _pixels(img: Image.Image) -> np.ndarray:

@@ -39,6 +39,7 @@ from android_gym.sim.view import (
     ImageButton,
     ListItem,
     ScrollList,
+    SeekBar,
     Text,
     Toolbar,
     View,
@@ -584,13 +585,30 @@ class VlcApp(App):
         else:
             p.update(paused=True, offset=self.position_ms())
 
+    def seek(self, fraction: float) -> None:
+        """Jump to ``fraction`` of the media (the seek bar), playing on from there unless paused."""
+        m = self.media_item(self.playing.get("media_id"))
+        if m is None or m["duration"] <= 0:
+            return
+        self.playing.update(offset=int(fraction * m["duration"]), started=self.phone.clock_ms)
+
+    def _frame_picture(self, m: dict[str, Any]) -> str:
+        """The video's frame now on the player's surface (``path#t=MS``), '' for audio or a missing file."""
+        path = m.get("path") or ""
+        if not path.lower().endswith(VIDEO_EXTENSIONS) or not self.phone.files.is_file(path):
+            return ""
+        return f"{path}#t={self.position_ms()}"
+
     def build_player(self, media_id: int) -> View:
         m = self.media_item(media_id) or {"title": "", "duration": -1}
         paused = self.playing.get("paused", False)
         return Column(
             Toolbar(m["title"], on_back=self.pop, resource_id="player_overlay_toolbar", title_id="player_overlay_title",
                     background="#000000"),
-            View(cls="android.view.SurfaceView", resource_id="player_surface", weight=1, background="#000000"),
+            View(cls="android.view.SurfaceView", resource_id="player_surface", weight=1, background="#000000",
+                 picture=self._frame_picture(m)),
+            SeekBar(self.position_ms(), max(1, m["duration"]), self.seek, resource_id="player_overlay_seekbar",
+                    background="#000000"),
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, background="#000000",
                  children=[Text(format_duration(self.position_ms()), resource_id="player_overlay_time",
                                 color="#ffffff", size=13),
