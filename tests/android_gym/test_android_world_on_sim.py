@@ -68,7 +68,7 @@ def test_recreations_stay_available_and_unknown_tasks_say_why():
     env.reset(seed=0)
     assert not hasattr(env.task, "aw_task")
     env.close()
-    with pytest.raises(ValueError, match="BrowserDraw: the sim does not model Chrome"):
+    with pytest.raises(ValueError, match="BrowserDraw: the sim has no Chrome"):
         sim_suite(["BrowserDraw"])
 
 

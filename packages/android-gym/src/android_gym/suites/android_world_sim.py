@@ -71,12 +71,20 @@ SIM_TASKS: tuple[str, ...] = (
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
 
 _APP_NOT_MODELLED = "the sim does not model {app} yet"
+_NO_WEB_ENGINE = ("the sim has no Chrome: the task's page (task.html) is a script, and the 'Success!' AndroidWorld "
+                  "reads back is written by that script, so a browser must run its JavaScript")
 NOT_ON_SIM: dict[str, str] = {
-    "MarkorTranscribeVideo": "its words are drawn only into the video's frames; the sim's VLC plays the file but "
-                             "does not decode its pictures, and the scripted experts read the UI tree, not screenshots, so "
-                             "no expert can honestly transcribe them",
+    "BrowserDraw": f"{_NO_WEB_ENGINE}; the three colours to draw with are only CSS colours (no text in the "
+                   "accessibility tree), and the page's script checks the canvas's pixels",
+    "BrowserMaze": f"{_NO_WEB_ENGINE}; the maze's walls are only CSS colours (no text in the accessibility tree)",
+    "BrowserMultiply": _NO_WEB_ENGINE,
+    "MarkorTranscribeVideo": "AndroidWorld's set-up and check run on the sim and VLC's player shows the video's "
+                             "decoded frames (with a seek bar), but no scripted expert reads the captions reliably: "
+                             "they are OpenCV's thin Hershey letters over random noise, and Tesseract misreads "
+                             "letters such as l (Daniel as Daniei) in about 1 frame in 4, enough to fail "
+                             "AndroidWorld's 0.9 fuzzy match on 1 of 3 seeds",
 }
-"""Why an AndroidWorld task whose app the sim models does not run here (other tasks: their app is not modelled)."""
+"""Why an AndroidWorld task does not run here."""
 
 APP_OF_PREFIX: tuple[tuple[str, str], ...] = (
     ("Browser", "Chrome"),
