@@ -9,6 +9,7 @@ import pytest
 from android_gym.actions import Click
 from android_gym.sim import SimPhone
 from android_gym.sim.device import SimDevice
+from android_gym.suites import android_world_available
 from android_gym.tasks.base import TASK_REGISTRY, list_tasks
 from android_gym.tasks.device_state import parse_rows
 from android_gym.tasks.runner import run_expert
@@ -18,6 +19,7 @@ from android_gym.xml import compress_xml
 
 from .sim_ui import tap_on, texts, ui_of
 from .task_checks import (
+    check_android_world_expert_solves,
     check_android_world_tasks,
     check_androidlab_tasks,
     check_expert_solves,
@@ -216,3 +218,9 @@ def test_draft_task_fails_once_the_draft_is_saved():
 def test_random_agent_rarely_succeeds():
     check_random_agent_rarely_succeeds(
         NAMES, lambda seed: random_policy(random.Random(seed), digit_answers=True), step_cap=15)
+
+
+@pytest.mark.skipif(not android_world_available(), reason="the android_world package is not installed")
+def test_androidworlds_draft_task_reads_the_forest_and_is_solved_on_three_seeds():
+    """AndroidWorld's ContactsNewContactDraft scores the screen's accessibility forest (rebuilt from the dump)."""
+    check_android_world_expert_solves("ContactsNewContactDraft")
