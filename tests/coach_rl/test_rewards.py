@@ -179,3 +179,51 @@ def test_bad_pipeline_arguments_are_refused():
         RewardPipeline(gamma=2.0)
     with pytest.raises(ValueError, match="tolerance"):
         SimOracle(tolerance=-1)
+
+
+class CandidatePolicy(ExpertPolicy):
+    """Acts as the expert; asked for the extra candidates (every second call), answers press_home then the expert."""
+
+    def act(self, requests, *, greedy: bool = False):
+        from android_gym.actions import PressHome
+
+        self.calls += 1
+        expert = self.env.unwrapped.expert_action()
+        if self.calls % 2:  # the executed reply
+            actions = [expert] * len(requests)
+        else:  # two candidates per request: a wrong one, then a copy of the executed reply (dropped)
+            actions = [PressHome(), expert] * (len(requests) // 2)
+        return [PolicyOutput(text=format_action(a, "uitars"), action=a, error=None, thought="",
+                             prompt=[{"role": "user", "content": "s"}], prompt_text="<state>") for a in actions]
+
+
+def test_prm_candidates_are_sampled_labelled_and_become_critic_targets(lm, judge_server):
+    """critic_prm_candidates: extra replies per collected state, deduplicated against the executed one, judged by
+    the PRM (sim oracle: the expert match; a served PRM: its verdict) and appended to the critic's examples."""
+    from coach_rl.algorithms.coach import critic_examples
+
+    env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff", max_steps=8)
+    rewards = RewardPipeline(SimOracle())
+    batch = RolloutCollector([env], CandidatePolicy(env), rewards=rewards, candidates=2).collect(1, seeds=[0])
+    home = format_action(__import__("android_gym.actions", fromlist=["PressHome"]).PressHome(), "uitars")
+    assert batch.records and all(r.candidate_labels == [(home, 0.0)] for r in batch.records)
+    states, actions, targets = critic_examples(batch.records)
+    n = len(batch.records)
+    assert actions == [r.response for r in batch.records] + [home] * n
+    assert targets == [r.return_t for r in batch.records] + [0.0] * n
+    assert states == [r.prompt_text for r in batch.records] * 2
+
+    model, tokenizer = lm
+    from coach_reward.backends import OpenAIBackend
+
+    served = RewardPipeline(ProcessRewardModel(OpenAIBackend(judge_server.url, "judge", max_retries=0, timeout=30)))
+    batch = RolloutCollector([env], CandidatePolicy(env), rewards=served, candidates=2).collect(1, seeds=[0])
+    assert all(r.candidate_labels == [(home, 1.0)] for r in batch.records)  # this judge says True to everything
+    assert served.stats.prm_candidates == len(batch.records)
+    # without candidates (the paper) nothing changes
+    plain = RolloutCollector([env], ExpertPolicy(env), rewards=RewardPipeline(SimOracle())).collect(1, seeds=[0])
+    assert all(r.candidate_labels == [] for r in plain.records)
+    with pytest.raises(ValueError, match="candidates"):
+        RolloutCollector([env], ExpertPolicy(env), rewards=RewardPipeline(SimOracle()), candidates=-1)
+    with pytest.raises(ValueError, match="critic_prm_candidates"):
+        load_config("smoke", ["critic_prm_candidates=2"])

@@ -299,3 +299,45 @@ def test_the_plain_critic_value_ablation_uses_q_itself(tiny, tmp_path):
     torch.testing.assert_close(batch["advantages"], batch["q"])
     with pytest.raises(ValueError, match="coach_advantage"):
         _config(tmp_path, coach_advantage="gae")
+
+
+class _VowelFormat:
+    """A stand-in PolicyFormat for the oracle: a reply holding an 'e' reads as press_home, any other as press_back."""
+
+    def parse(self, text, request):
+        from android_gym.actions.types import PressBack, PressHome
+
+        return "", (PressHome() if "e" in text else PressBack())
+
+
+def test_the_sim_oracle_q_source_takes_the_advantages_from_the_oracle_labels(tiny, tmp_path):
+    """coach_q_source=sim-oracle (the perfect-critic diagnostic): Q_i = 1 for the expert's action, 0 otherwise, then
+    ACLOO; the critic still scores the K actions (its ranking is what diag/critic_* reports)."""
+    from android_gym.actions.types import PressHome
+    from coach_rl.diagnostics import StateOracle
+
+    model, tok = tiny
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_q_source="sim-oracle",
+                                                                                 temperature=2.0), tok)
+    trainer.oracle_format = _VowelFormat()
+    oracle = StateOracle(PressHome()).to_json()
+    rows = [{**row, "oracle": oracle} for row in _rows(2)]
+    metrics = trainer.actor_update(rows, num_steps=1)
+    batch = trainer.batches[0]
+    texts = tok.batch_decode(batch["completion_ids"], skip_special_tokens=True)
+    labels = torch.tensor([1.0 if "e" in t else 0.0 for t in texts]).view(-1, K)
+    # hand-computed ACLOO of 0/1 labels: A_i = y_i - mean_{j != i} y_j
+    expected = torch.stack([torch.stack([labels[g, i] - (labels[g].sum() - labels[g, i]) / (K - 1) for i in range(K)])
+                            for g in range(labels.shape[0])]).flatten()
+    torch.testing.assert_close(batch["advantages"], expected.to(batch["advantages"].dtype))
+    # the critic's own Q was still computed (vowel_critic), and differs from the labels
+    assert not torch.equal(batch["q"], labels.flatten())
+    if bool((expected != 0).any()):
+        assert metrics["diag/adv_sign_agreement"] == 1.0
+    # no oracle in the rows: the diagnostic cannot run and says so
+    plain = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_q_source="sim-oracle"), tok)
+    plain.oracle_format = _VowelFormat()
+    with pytest.raises(ValueError, match="sim-oracle"):
+        plain.actor_update(_rows(2), num_steps=1)
+    with pytest.raises(ValueError, match="coach_q_source"):
+        _config(tmp_path, coach_q_source="prm")

@@ -380,6 +380,28 @@ class CriticArguments:
         },
     )
 
+    coach_q_source: str = field(
+        default="critic",
+        metadata={
+            "help": "What scores the K sampled actions in the actor update: `critic` (the learned Q_phi(s, a), the "
+            "paper) or `sim-oracle` (a DIAGNOSTIC upper bound, simulated phone only: Q = 1 when the action is the "
+            "expert's next action by the action-match rule, else 0; needs `oracle_diagnostics`). The critic is still "
+            "trained and its ranking still logged (`diag/critic_*`), but the advantages come from the oracle: it "
+            "measures what Coach gains with a perfect critic, i.e. whether the critic or the actor side is the "
+            "bottleneck. Never a training setting for a real device."
+        },
+    )
+    critic_prm_candidates: int = field(
+        default=0,
+        metadata={
+            "help": "Beyond the paper (Android Coach only; 0 = off, the paper): at every state collected online, "
+            "sample this many extra replies (never executed, no env step), let the run's process reward model judge "
+            "the ones that differ from the executed reply (one batched call per collection; the sim oracle judges by "
+            "the expert match), and add them to that iteration's critic update with the PRM's verdict as target "
+            "(1 judged correct, 0 not: the critic's pre-training labels). The online critic otherwise sees one "
+            "action per state and never learns to rank the alternatives ACLOO compares. Needs `use_prm`."
+        },
+    )
     critic_pretrain_dataset: str | None = field(
         default=None,
         metadata={
@@ -407,6 +429,12 @@ class CriticArguments:
             raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
         if not isinstance(self.share_prompt_prefix, bool):
             raise ValueError(f"share_prompt_prefix must be true or false, got {self.share_prompt_prefix!r}")
+        _positive_int(self.critic_prm_candidates, "critic_prm_candidates", minimum=0)
+        if self.critic_prm_candidates and not getattr(self, "use_prm", True):
+            raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "
+                             "(and prm_model), or critic_prm_candidates=0")
+        if self.coach_q_source not in ("critic", "sim-oracle"):
+            raise ValueError(f"coach_q_source must be 'critic' or 'sim-oracle', got {self.coach_q_source!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)

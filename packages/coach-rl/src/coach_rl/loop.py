@@ -455,13 +455,18 @@ class TrainingLoop:
         args = self.args
         self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size)
         self.rewards = build_reward_pipeline(args)
+        # critic_prm_candidates: extra replies sampled per collected state for the PRM to label (Coach's critic only)
+        candidates = int(args.critic_prm_candidates) if self.loop.algorithm == "coach" else 0
         if args.collector == "ray":
+            if candidates:
+                raise ValueError("critic_prm_candidates samples extra replies in the local collector; collector=ray "
+                                 "does not (set critic_prm_candidates=0)")
             self.collector = self._ray_collector()
         else:
             self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks,
                                   env_kwargs=_env_kwargs(self.config))
             self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
-                                              threads=self.loop.env_threads)
+                                              threads=self.loop.env_threads, candidates=candidates)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
         self.rewards.oracle_diagnostics = bool(self.loop.oracle_diagnostics)
         use_oracle = getattr(self.algorithm, "use_oracle_format", None)

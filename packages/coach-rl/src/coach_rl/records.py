@@ -56,6 +56,9 @@ class PolicyTurn:
     elements index answers point into), recorded for the oracle diagnostics; None off the sim or when switched off."""
     expert_match: float | None = None
     """1.0 when the action taken here is the expert's, 0.0 when not, None when unknown (diagnostics only)."""
+    candidates: list[tuple[str, Any]] = field(default_factory=list)
+    """Extra replies sampled at this state and never executed (``critic_prm_candidates``), each with its parsed
+    action (None when it did not parse): the process reward model judges them for the critic."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.prompt_text, str):
@@ -120,6 +123,10 @@ class StepRecord:
     oracle: str | None = None
     """Diagnostics only: the state's :class:`coach_rl.diagnostics.StateOracle` as JSON, so that actions sampled
     later at this stored state (Android Coach's K) can be labelled against the expert too."""
+    candidate_labels: list[tuple[str, float]] = field(default_factory=list)
+    """``(reply, label)`` of extra actions sampled at this state and never executed, labelled by the process reward
+    model (1.0 judged correct, 0.0 not; ``critic_prm_candidates``): extra critic targets of this iteration's critic
+    update. Not stored in the replay buffer."""
     info: dict[str, Any] = field(default_factory=dict)
     """Free-form extras for reports (never read by a learner)."""
 

@@ -61,6 +61,7 @@ class RewardStats:
     prm_steps: int = 0
     prm_retries: int = 0
     prm_missing: int = 0
+    prm_candidates: int = 0
     verifier_calls: int = 0
     verifier_retries: int = 0
     verifier_failures: int = 0
@@ -184,16 +185,22 @@ def _check_turns(trajectory: Trajectory, turns: Sequence[PolicyTurn]) -> None:
 
 
 def step_records(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_rewards: Sequence[float],
-                 returns: Sequence[float], outcome_reward: float, episode_id: str) -> list[StepRecord]:
+                 returns: Sequence[float], outcome_reward: float, episode_id: str,
+                 candidate_labels: Sequence[Sequence[tuple[str, float]]] | None = None) -> list[StepRecord]:
     """The :class:`StepRecord` of every step: the env's step, the policy's turn there, its r_p and R_t.
 
-    The one place records are built; ``returns`` come from :func:`coach_rl.returns.coach_returns`.
+    The one place records are built; ``returns`` come from :func:`coach_rl.returns.coach_returns`;
+    ``candidate_labels`` (one list per step, :meth:`RewardPipeline.candidate_labels`) the judged extra actions.
     """
     _check_turns(trajectory, turns)
     n = len(trajectory.steps)
     if len(process_rewards) != n or len(returns) != n:
         raise ValueError(f"{len(process_rewards)} process rewards and {len(returns)} returns for a trajectory of "
                          f"{n} steps")
+    if candidate_labels is None:
+        candidate_labels = [[] for _ in range(n)]
+    if len(candidate_labels) != n:
+        raise ValueError(f"{len(candidate_labels)} candidate label lists for a trajectory of {n} steps")
     group = f"{trajectory.task}:{trajectory.seed}"
     return [StepRecord(
         episode_id=episode_id, step_index=i, num_steps=n, task=str(trajectory.task), group=group,
@@ -205,13 +212,15 @@ def step_records(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_re
         parse_error=step.parse_error, truncated=bool(trajectory.truncated), instruction=str(trajectory.instruction),
         ui=step.ui or "",
         action=json.dumps(step.action.to_dict(), ensure_ascii=False) if step.action is not None else None,
-        expert_match=turn.expert_match, oracle=turn.oracle,
-    ) for i, (step, turn, r_p, r_t) in enumerate(zip(trajectory.steps, turns, process_rewards, returns))]
+        expert_match=turn.expert_match, oracle=turn.oracle, candidate_labels=[(str(t), float(y)) for t, y in cands],
+    ) for i, (step, turn, r_p, r_t, cands) in enumerate(zip(trajectory.steps, turns, process_rewards, returns,
+                                                              candidate_labels))]
 
 
 def score_trajectory(trajectory: Trajectory, turns: Sequence[PolicyTurn], process_rewards: Sequence[float],
                      outcome_reward: float, episode_id: str, *, w_p: float = 0.2, w_o: float = 1.0,
-                     gamma: float = 0.95) -> list[StepRecord]:
+                     gamma: float = 0.95,
+                     candidate_labels: Sequence[Sequence[tuple[str, float]]] | None = None) -> list[StepRecord]:
     """The records of one ended trajectory: its returns from its rewards (NaN r_p: missing), then :func:`step_records`.
 
     Nothing is written into the trajectory: r_p and R_t live in the records only (returns are computed here
@@ -220,7 +229,8 @@ def score_trajectory(trajectory: Trajectory, turns: Sequence[PolicyTurn], proces
     if len(process_rewards) != len(trajectory.steps):
         raise ValueError(f"{len(process_rewards)} process rewards for a trajectory of {len(trajectory.steps)} steps")
     returns = coach_returns(list(process_rewards), outcome_reward, w_p=w_p, w_o=w_o, gamma=gamma)
-    return step_records(trajectory, turns, [float(r) for r in process_rewards], returns, outcome_reward, episode_id)
+    return step_records(trajectory, turns, [float(r) for r in process_rewards], returns, outcome_reward, episode_id,
+                        candidate_labels)
 
 
 @dataclass
@@ -422,9 +432,63 @@ class RewardPipeline:
         if len(episode_ids) != len(trajectories):
             raise ValueError(f"{len(episode_ids)} episode ids for {len(trajectories)} trajectories")
         process = self.process_rewards(trajectories, turns)
+        candidates = self.candidate_labels(trajectories, turns)
         return [score_trajectory(trajectory, episode_turns, rewards, float(trajectory.info["outcome_reward"]),
-                                 episode_id, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)
-                for trajectory, episode_turns, rewards, episode_id in zip(trajectories, turns, process, episode_ids)]
+                                 episode_id, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma, candidate_labels=labels)
+                for trajectory, episode_turns, rewards, episode_id, labels
+                in zip(trajectories, turns, process, episode_ids, candidates)]
+
+    def candidate_labels(self, trajectories: Sequence[Trajectory],
+                         turns: Sequence[Sequence[PolicyTurn]]) -> list[list[list[tuple[str, float]]]]:
+        """The PRM's label of every extra reply sampled at each step (:attr:`PolicyTurn.candidates`), one batched call.
+
+        ``(reply, 1.0)`` when the PRM judges the candidate correct (p_correct >= 0.5, as the critic's pre-training
+        labels), ``(reply, 0.0)`` when not; candidates it cannot judge are left out. The sim oracle labels by the
+        expert match; with no PRM there are no labels. Per trajectory, per step, a list (empty without candidates).
+        """
+        out: list[list[list[tuple[str, float]]]] = [[[] for _ in t.steps] for t in trajectories]
+        jobs: list[tuple[int, int, str, Any]] = []  # (trajectory, step, reply, StepInput)
+        if self.prm is None:
+            return out
+        for k, (trajectory, episode_turns) in enumerate(zip(trajectories, turns)):
+            for t, (step, turn) in enumerate(zip(trajectory.steps, episode_turns)):
+                for text, action in turn.candidates:
+                    if isinstance(self.prm, SimOracle):
+                        if turn.expert_action is None:
+                            continue
+                        from coach_reward.prm_data import match_actions
+
+                        width = int(trajectory.info.get("screen_width") or 1080)
+                        ok = action is not None and match_actions(action, turn.expert_action, screen_width=width,
+                                                                  tolerance=self.prm.tolerance).match
+                        out[k][t].append((text, 1.0 if ok else 0.0))
+                    elif callable(getattr(self.prm, "score_batch", None)):
+                        from coach_reward.prm import StepInput
+                        from coach_rl.prompting import split_thought_action
+
+                        earlier = [s.action if s.action is not None else s.response for s in trajectory.steps[:t]]
+                        thought, _ = split_thought_action(text)
+                        jobs.append((k, t, text, StepInput(
+                            instruction=trajectory.instruction, action=action if action is not None else text,
+                            screenshot=step.screenshot, ui=step.ui, history=earlier, thought=thought)))
+        if not jobs:
+            return out
+        t0 = time.perf_counter()
+        try:
+            scores = self._retrying(lambda: self.prm.score_batch([job[3] for job in jobs]), "prm_retries")
+            self.stats.prm_calls += 1
+        except Exception as err:  # no labels this round: the critic trains on the executed actions alone
+            self._warn("prm_candidates", f"the process reward model failed on the candidate actions "
+                       f"({type(err).__name__}: {err}); they get no label this round")
+            return out
+        finally:
+            self.stats.seconds += time.perf_counter() - t0
+        self.stats.prm_candidates += len(jobs)
+        for (k, t, text, _), score in zip(jobs, scores):
+            p = float(score.p_correct)
+            if getattr(score, "verdict", True) is not None and math.isfinite(p):
+                out[k][t].append((text, 1.0 if p >= 0.5 else 0.0))
+        return out
 
 
 def build_reward_pipeline(args: Any) -> RewardPipeline:

@@ -210,6 +210,9 @@ class RolloutCollector:
         threads: step and reset the envs in threads (for envs that wait on devices; the sim is CPU-bound).
         keep_xml: keep each step's hierarchy XML (``step.xml``; stored in the replay buffer).
         max_reset_failures: resets failing in a row after which an env is left out of the collection.
+        candidates: extra replies sampled at every state while collecting (never executed, no env step), kept on
+            the step's :class:`~coach_rl.records.PolicyTurn` when they differ from the executed reply and from each
+            other, for the reward pipeline to label (``critic_prm_candidates``). 0: none (the paper).
     """
 
     def __init__(
@@ -227,6 +230,7 @@ class RolloutCollector:
         threads: bool = False,
         keep_xml: bool = True,
         max_reset_failures: int = 3,
+        candidates: int = 0,
     ) -> None:
         """Set up the collector; see the class docstring for the arguments."""
         if isinstance(envs, (str, bytes)) or not isinstance(envs, Sequence) or not envs:
@@ -252,6 +256,9 @@ class RolloutCollector:
         self.threads = bool(threads)
         self.keep_xml = bool(keep_xml)
         self.max_reset_failures = max_reset_failures
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 0:
+            raise ValueError(f"candidates must be an integer >= 0, got {candidates!r}")
+        self.candidates = candidates
 
     # -- public -----------------------------------------------------------------------------------------
 
@@ -298,6 +305,7 @@ class RolloutCollector:
                 stats.generate_calls += 1
                 if len(outputs) != len(requests):
                     raise RuntimeError(f"the policy answered {len(outputs)} of {len(requests)} requests")
+                extras = self._candidates(requests, outputs, stats) if self.candidates and not greedy else None
                 t0 = time.perf_counter()
                 if pool is not None:
                     results = list(pool.map(lambda pair: self._step_env(*pair), zip(active, outputs)))
@@ -305,10 +313,10 @@ class RolloutCollector:
                     results = [self._step_env(i, out) for i, out in zip(active, outputs)]
                 stats.env_seconds += time.perf_counter() - t0
                 ended = []
-                for i, request, output, result in zip(active, requests, outputs, results):
+                for j, (i, request, output, result) in enumerate(zip(active, requests, outputs, results)):
                     slot = slots[i]
                     assert slot is not None
-                    done = self._record(slot, request, output, result, batch)
+                    done = self._record(slot, request, output, result, batch, extras[j] if extras else ())
                     if done:
                         finished[slot.episode] = (self._finish(i, slot, result, batch), slot.turns)
                         ended.append(i)
@@ -322,6 +330,26 @@ class RolloutCollector:
         batch.trajectories = [finished[k][0] for k in sorted(finished)]
         self._score_and_store(batch, [finished[k][1] for k in sorted(finished)])
         return batch
+
+    def _candidates(self, requests: list[PolicyRequest], outputs: Sequence[PolicyOutput],
+                    stats: Any) -> list[list[tuple[str, Any]]]:
+        """``self.candidates`` more sampled replies per request (one batched call): per request, the ``(reply,
+        parsed action or None)`` pairs that differ from the executed reply and from each other."""
+        n = self.candidates
+        t0 = time.perf_counter()
+        more = self.policy.act([request for request in requests for _ in range(n)], greedy=False)
+        stats.generation_seconds += time.perf_counter() - t0
+        stats.generate_calls += 1
+        out: list[list[tuple[str, Any]]] = []
+        for j, output in enumerate(outputs):
+            seen = {output.text.strip()}
+            kept: list[tuple[str, Any]] = []
+            for extra in more[j * n:(j + 1) * n]:
+                if extra.text.strip() not in seen:
+                    seen.add(extra.text.strip())
+                    kept.append((extra.text, extra.action if extra.error is None else None))
+            out.append(kept)
+        return out
 
     def _score_and_store(self, batch: RolloutBatch, turns: list[list[PolicyTurn]]) -> None:
         """Process rewards (one batched call), returns and records of the finished episodes; replay writes."""
@@ -441,7 +469,7 @@ class RolloutCollector:
             return ("raised", f"{type(err).__name__}: {err}", expert)
 
     def _record(self, slot: _Slot, request: PolicyRequest, output: PolicyOutput, result: tuple[Any, ...],
-                batch: RolloutBatch) -> bool:
+                batch: RolloutBatch, candidates: Sequence[tuple[str, Any]] = ()) -> bool:
         """Annotate the step the env recorded (or record it, for envs that keep no record); True when it ended."""
         stats = batch.stats
         stats.env_steps += 1
@@ -465,7 +493,7 @@ class RolloutCollector:
             prompt=output.prompt, prompt_text=output.prompt_text, thought=output.thought or "",
             num_tokens=int(output.num_tokens), token_ids=output.token_ids, token_logprobs=output.token_logprobs,
             policy_version=int(getattr(self.policy, "version", 0)), expert_action=result[-1], oracle=oracle_json,
-            expert_match=expert_match))
+            expert_match=expert_match, candidates=list(candidates)))
         if output.error is not None:
             stats.parse_errors += 1
         if result[0] == "raised":

@@ -450,10 +450,18 @@ class CoachTrainer(GRPOTrainer):
         q_all = self.accelerator.gather(local.to(device))
         if q_all.numel() % k:
             raise RuntimeError(f"{q_all.numel()} scored completions do not form whole groups of K={k}")
+        grouped = q_all.view(-1, k)
+        labels = self._oracle_labels(inputs, grouped)
+        q_used = q_all
+        if getattr(self.args, "coach_q_source", "critic") == "sim-oracle":  # the perfect-critic diagnostic
+            if labels is None or bool(torch.isnan(labels).any()):
+                raise ValueError("coach_q_source='sim-oracle' needs every state's oracle (the sim, with "
+                                 "oracle_diagnostics on) and the policy's format to read the replies")
+            q_used = labels.to(q_all.dtype).to(device).reshape(-1)
         if plain_q:
-            advantages = q_all.reshape(-1).clone()
+            advantages = q_used.reshape(-1).clone()
         else:
-            advantages = acloo(q_all.view(-1, k)).reshape(-1)
+            advantages = acloo(q_used.view(-1, k)).reshape(-1)
         start = self.accelerator.process_index * len(inputs)
         output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
 
@@ -462,27 +470,25 @@ class CoachTrainer(GRPOTrainer):
         for _ in range(min(len(logged), advantages.numel())):
             logged.pop()
         logged.extend(advantages.tolist())
-        grouped = q_all.view(-1, k)
-        self._oracle_metrics(inputs, grouped, advantages, mode)
+        self._oracle_metrics(grouped, labels, advantages, mode)
         self._metrics[mode]["acloo/advantage_abs_mean"].append(advantages.abs().mean().item())
         self._metrics[mode]["acloo/q_mean"].append(q_all.mean().item())
         self._metrics[mode]["acloo/q_group_spread"].append((grouped.max(1).values - grouped.min(1).values).mean().item())
         return output
 
-    def _oracle_metrics(self, inputs: list[dict[str, Any]], q: torch.Tensor, advantages: torch.Tensor,
-                        mode: str) -> None:
-        """``diag/`` metrics: the critic's ranking of the K actions and the advantages' signs against the sim oracle.
+    def _oracle_labels(self, inputs: list[dict[str, Any]], q: torch.Tensor) -> torch.Tensor | None:
+        """The sim oracle's label of each sampled reply (groups x K: 1 the expert's action, 0 not, NaN unknown).
 
-        Only when rows carry the state's oracle (an ``oracle`` column, :class:`coach_rl.diagnostics.StateOracle`
+        None unless rows carry the state's oracle (an ``oracle`` column, :class:`coach_rl.diagnostics.StateOracle`
         JSON) and :attr:`oracle_format` can read the replies; one process only (the rows of other processes are
         not here).
         """
         if self.oracle_format is None or self.accelerator.num_processes != 1:
-            return
+            return None
         oracles = [row.get("oracle") for row in inputs]
         if not any(oracles) or len(oracles) != q.numel():
-            return
-        from coach_rl.diagnostics import StateOracle, advantage_agreement, ranking_metrics
+            return None
+        from coach_rl.diagnostics import StateOracle
 
         parsed: dict[str, StateOracle] = {}
         labels: list[float] = []
@@ -492,7 +498,15 @@ class CoachTrainer(GRPOTrainer):
                 continue
             oracle = parsed.get(text) or parsed.setdefault(text, StateOracle.from_json(text))
             labels.append(float(oracle.label_reply(action, self.oracle_format)))
-        y = torch.tensor(labels, dtype=torch.float64).view_as(q)
+        return torch.tensor(labels, dtype=torch.float64).view_as(q)
+
+    def _oracle_metrics(self, q: torch.Tensor, y: torch.Tensor | None, advantages: torch.Tensor, mode: str) -> None:
+        """``diag/`` metrics: the critic's ranking of the K actions (its own Q, whatever scored them for the
+        advantages) and the advantages' signs against the sim oracle's labels ``y`` (:meth:`_oracle_labels`)."""
+        if y is None:
+            return
+        from coach_rl.diagnostics import advantage_agreement, ranking_metrics
+
         known = ~torch.isnan(y).any(dim=1)
         metrics = self._metrics[mode]
         if bool(known.any()):

@@ -21,7 +21,7 @@ from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.records import StepRecord, check_records
 
-__all__ = ["CoachAlgorithm"]
+__all__ = ["CoachAlgorithm", "critic_examples"]
 
 _ACTOR_STATE = "actor_trainer.pt"
 _CRITIC_DIR = "critic"
@@ -67,9 +67,10 @@ class CoachAlgorithm:
             records = context.replay.sample_records(min(len(context.replay), per * self.critic_batch_size), context.rng)
         out: dict[str, float] = {}
         if records:
-            metrics = self.critic_trainer.update([r.prompt_text for r in records], [r.response for r in records],
-                                                 [r.return_t for r in records], mini_batch_size=self.critic_batch_size)
+            states, actions, targets = critic_examples(records)
+            metrics = self.critic_trainer.update(states, actions, targets, mini_batch_size=self.critic_batch_size)
             out.update({f"critic/{k}": v for k, v in metrics.items()})
+            out["critic/candidate_examples"] = float(len(states) - len(records))
         out["time/critic"] = time.perf_counter() - t0
         return out
 
@@ -113,6 +114,20 @@ class CoachAlgorithm:
             return False
         self.critic.load_state_dict(Critic.load(path).state_dict())
         return True
+
+
+def critic_examples(records: Sequence[StepRecord]) -> tuple[list[str], list[str], list[float]]:
+    """The critic's ``(state, action, target)`` lists: each record's executed reply with its return R_t (Eq. 2's
+    target), then the PRM-labelled extra replies of its state (``critic_prm_candidates``) with their label."""
+    states = [r.prompt_text for r in records]
+    actions = [r.response for r in records]
+    targets = [float(r.return_t) for r in records]
+    for r in records:
+        for text, label in r.candidate_labels:
+            states.append(r.prompt_text)
+            actions.append(text)
+            targets.append(float(label))
+    return states, actions, targets
 
 
 def estimated_steps_per_iteration(args: Any) -> int:
