@@ -21,6 +21,8 @@
 # EXTRA (more key=value overrides for every run), PRM (default: train one into $OUT/prm; "none": no PRM;
 # "sim-oracle": the simulated phone's expert as a perfect PRM), COMPARE (e.g. "grpo": also run that algorithm
 # from the same warm-up, per seed, on the env steps the Coach run of that seed used).
+# Diagnostic: EXTRA="learning_rate=0.0001 coach_q_source=sim-oracle" scores Coach's K actions with the sim's expert
+# match instead of the critic (a perfect critic, the upper bound; packages/coach-rl/README.md, the diagnosis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup_env.sh
