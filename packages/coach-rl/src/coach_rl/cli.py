@@ -113,11 +113,34 @@ def _load(args: argparse.Namespace, extra: dict[str, str] | None = None):
     return load_config(args.config, overrides)
 
 
+def _on_existing_ray_cluster(args: argparse.Namespace) -> bool:
+    """Whether this ``train`` joins a running Ray cluster (collector=ray with ray_address), read from the raw config
+    without building it (the supervising process imports neither torch nor Ray)."""
+    from coach_rl.configs import parse_overrides, read_config_file
+
+    try:
+        raw, _ = read_config_file(args.config)
+        raw.update(parse_overrides(args.overrides))
+    except Exception:  # noqa: BLE001 - a broken config is reported by the run itself
+        return False
+    return raw.get("collector") == "ray" and bool(raw.get("ray_address"))
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
+    from coach_rl.distributed.supervise import EXIT_HEAD_LOST, STATE_ENV, run_state, supervise
+
+    if not os.environ.get(STATE_ENV) and _on_existing_ray_cluster(args):
+        return supervise(args.argv)  # reports a head node lost even when Ray ends the driver itself
+    from coach_rl.distributed.collector import RayHeadLost
     from coach_rl.loop import train
 
     config = _load(args)
-    result = train(config, resume=not args.fresh, progress=False if args.no_progress else None)
+    try:
+        result = train(config, resume=not args.fresh, progress=False if args.no_progress else None)
+    except RayHeadLost as err:
+        spool = config.coach.spool_dir or Path(config.coach.output_dir) / "spool"
+        print(f"coach-rl train: error: {err}. {run_state(config.coach.output_dir, spool)}", file=sys.stderr)
+        return EXIT_HEAD_LOST
     summary = {
         "run_dir": str(result.run_dir), "iterations": result.state.iteration, "env_steps": result.state.env_steps,
         "episodes": result.state.episodes, "train_seconds": round(result.state.train_seconds, 2),
@@ -355,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``coach-rl`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     # TRL 1.16's GRPOConfig sets gradient_checkpointing, which transformers 5 renamed: a warning on every
     # config, about a setting the user did not make (activation_checkpointing takes the value either way)
@@ -362,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
     try:
         return _COMMANDS[args.command](args)
-    except (KeyError, ValueError, FileNotFoundError) as err:
+    except (KeyError, ValueError, FileNotFoundError, ConnectionError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"coach-rl {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -22,7 +22,7 @@ r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns
 4. **evaluation after** and ``report.md`` with plots.
 
 **Exact resume.** Starting a run whose folder has a checkpoint continues from it (the configuration must
-be the same). All randomness the loop draws comes from
+be the same, except where it runs: ``ray_address`` may name a new cluster). All randomness the loop draws comes from
 generators that the checkpoint saves (Python, NumPy and torch global states, the critic's and the actor's
 own generators, the loop's NumPy generator for replay sampling) and every episode's seed is a function of
 the iteration, so the iterations after a resume produce the same numbers as an uninterrupted run (on the
@@ -73,6 +73,8 @@ _POLICY_DIR = "policy"
 _ALGORITHM_DIR = "algorithm"
 _TIMING_KEYS = ("env", "generation", "reward")
 _SEED_STRIDE = 10_000
+_WHERE_KEYS = ("ray_address",)
+"""Settings a resumed run may change: where it runs, not what it computes (a new Ray head after the old one died)."""
 
 
 @dataclass
@@ -255,7 +257,7 @@ class TrainingLoop:
 
     def _check_resume_config(self) -> None:
         saved = load_config(self.run.read_config())
-        diff = saved.differences(self.config)
+        diff = saved.differences(self.config, ignore=_WHERE_KEYS)
         if diff:
             shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(diff.items())[:8])
             raise ValueError(
@@ -476,14 +478,17 @@ class TrainingLoop:
     def _ray_collector(self) -> Any:
         """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
         from coach_rl.distributed import RayCollector, SimDeviceSpec
+        from coach_rl.distributed.supervise import record_driver
 
         args = self.args
         kwargs = {**_env_kwargs(self.config), "task": list(self.tasks)}
         device = SimDeviceSpec(kwargs, env_id=args.env_id)
         spool = args.spool_dir or str(self.run.path / "spool")
-        return RayCollector.from_config(device, self.policy, args, spool_dir=spool,
-                                        collector_kwargs={"rewards": self.rewards, "keep_xml": False},
-                                        base_seed=self.loop.train_seed_offset + _SEED_STRIDE * int(args.seed))
+        collector = RayCollector.from_config(device, self.policy, args, spool_dir=spool,
+                                             collector_kwargs={"rewards": self.rewards, "keep_xml": False},
+                                             base_seed=self.loop.train_seed_offset + _SEED_STRIDE * int(args.seed))
+        record_driver(self.run.path, spool, collector.gcs_address)  # for `coach-rl train`'s report of a lost head
+        return collector
 
     # -- checkpoints --------------------------------------------------------------------------------------
 

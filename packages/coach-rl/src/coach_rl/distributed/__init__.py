@@ -8,7 +8,7 @@ fields of :class:`DistributedArguments`. Nothing here imports Ray until a collec
 from __future__ import annotations
 
 from coach_rl.distributed.arguments import DistributedArguments
-from coach_rl.distributed.collector import DistributedRolloutBatch, RayCollector, ensure_ray
+from coach_rl.distributed.collector import DistributedRolloutBatch, RayCollector, RayHeadLost, ensure_ray
 from coach_rl.distributed.devices import AdbDeviceSpec, DeviceSpec, EmulatorDeviceSpec, SimDeviceSpec
 from coach_rl.distributed.scripted import ScriptedPolicy
 from coach_rl.distributed.spool import TrajectorySpool
@@ -24,6 +24,7 @@ __all__ = [
     "EmulatorDeviceSpec",
     "InferenceServer",
     "RayCollector",
+    "RayHeadLost",
     "RemotePolicy",
     "ScriptedPolicy",
     "SimDeviceSpec",

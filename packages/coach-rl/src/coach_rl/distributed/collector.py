@@ -23,7 +23,9 @@ as a trajectory without records, and its seed and options go back to the front o
 The collector watches the cluster's nodes: it logs a lost node (and the workers it held) and a node that joins;
 Ray places the workers again on free device slots; a worker Ray gave up on after its node was lost is started
 anew. With no ``device_resource`` slot left in the cluster it waits, saying so, and ``collect`` raises after
-``ray_node_wait_s`` seconds. Every trajectory (with its records) is written to the spool folder the moment it
+``ray_node_wait_s`` seconds. A head node whose GCS refuses connections for 15 s is the cluster lost:
+``collect`` and ``publish_policy`` raise :class:`RayHeadLost` (see :mod:`coach_rl.distributed.supervise` for
+when Ray ends the driver first). Every trajectory (with its records) is written to the spool folder the moment it
 reaches the driver (see :class:`coach_rl.distributed.spool.TrajectorySpool`) and removed from it by
 :meth:`RayCollector.acknowledge`.
 """
@@ -51,12 +53,13 @@ from coach_rl.distributed.arguments import (
     DistributedArguments,
 )
 from coach_rl.distributed.spool import TrajectorySpool
+from coach_rl.distributed.supervise import head_lost_advice
 from coach_rl.distributed.weights import cpu_state_dict, write_shared_weights
 from coach_rl.distributed.worker import DeviceWorker, InferenceServer
 from coach_rl.records import StepRecord
 from coach_rl.rollout import EpisodeFailure, RolloutBatch, RolloutStats, per_episode
 
-__all__ = ["DistributedRolloutBatch", "RayCollector", "ensure_ray"]
+__all__ = ["DistributedRolloutBatch", "RayCollector", "RayHeadLost", "ensure_ray"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +70,17 @@ _NODE_CHECK_S = 1.0
 _HEAD_LOST_S = 15.0
 """How long the head's GCS port may refuse connections before collect() reports the head lost (Ray itself
 aborts the driver after 60 s without its GCS, with a message that names neither the run nor what to do)."""
+
+
+class RayHeadLost(RuntimeError):
+    """The Ray head node (its GCS) is gone, and the cluster with it: the run stops; run it again on a new cluster."""
+
+    def __init__(self, gcs_address: str, detail: str) -> None:
+        super().__init__(f"lost the Ray head node: its GCS at {gcs_address} {detail}, so the cluster is gone (workers, "
+                         f"objects). {head_lost_advice()}")
+        self.gcs_address = gcs_address
+
+
 _RUNTIME_ENV = {"env_vars": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}}
 
 
@@ -288,6 +302,7 @@ class RayCollector:
         self._next_node_check = 0.0
         self._gcs_address = str(ray.get_runtime_context().gcs_address or "")
         self._head_lost_since: float | None = None
+        self._head_lost = False  # RayHeadLost was raised: close() leaves Ray alone
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._streaming = False  # async mode: set by the first collect(); from then on workers never stop
@@ -338,6 +353,11 @@ class RayCollector:
     # -- public -----------------------------------------------------------------------------------------
 
     @property
+    def gcs_address(self) -> str:
+        """The GCS ('host:port') of the Ray cluster this collector runs on."""
+        return self._gcs_address
+
+    @property
     def num_workers(self) -> int:
         """Devices, i.e. workers in the sense of one device each (dead ones included)."""
         return len(self.workers)
@@ -352,6 +372,7 @@ class RayCollector:
         ray = _ray()
         if isinstance(version, bool) or not isinstance(version, int) or version < self.version:
             raise ValueError(f"version must be an integer >= the current {self.version}, got {version!r}")
+        self._check_head()
         if model is None:
             weights = None
         elif self.args.weight_transport == "shared_dir":
@@ -403,6 +424,18 @@ class RayCollector:
                 self._ready.extend(kept)
         return self.spool.acknowledge(uids) if self.spool is not None else 0
 
+    def _check_head(self) -> None:
+        """Raise :class:`RayHeadLost` when the head is lost (waiting out the rest of the grace period first), before a
+        call into Ray's object store: Ray ends a driver whose node's object store died (a driver attached to the
+        head's raylet), without a word on its stderr."""
+        with self._cond:
+            while self._head_lost_since is not None and self._pump_error is None:
+                left = _HEAD_LOST_S - (time.monotonic() - self._head_lost_since)
+                if left <= 0:
+                    self._head_lost = True
+                    raise RayHeadLost(self._gcs_address, f"has refused connections for {_HEAD_LOST_S:.0f} s")
+                self._cond.wait(timeout=min(1.0, left))
+
     def worker_info(self, timeout: float = _RECOVERY_TIMEOUT_S) -> list[dict[str, Any]]:
         """Each live worker's counters (episodes, device replacements, restarted, pid, host), once workers Ray is
         restarting are back (up to ``timeout`` seconds)."""
@@ -424,6 +457,9 @@ class RayCollector:
         if self._pump.is_alive():
             self._pump.join(timeout=10)
         if not ray.is_initialized() or not self.workers:
+            return
+        if self._head_lost:  # the cluster is gone: a call would wait for the GCS or end the process
+            self.workers, self._handles, self._inflight, self._probes = [], [], {}, {}
             return
         try:
             ray.get([w.close.remote() for w in self._live_handles()], timeout=10)
@@ -498,11 +534,9 @@ class RayCollector:
         if self._pump_error is not None:
             raise RuntimeError("the collector's result thread failed") from self._pump_error
         if self._head_lost_since is not None and time.monotonic() - self._head_lost_since >= _HEAD_LOST_S:
-            raise RuntimeError(
-                f"lost the Ray head node: its GCS at {self._gcs_address} has refused connections for "
-                f"{time.monotonic() - self._head_lost_since:.0f} s, so the cluster is gone (workers, objects). Start "
-                "a new head at the same address (`ray start --head --port=...`, same RAY_AUTH_MODE/RAY_AUTH_TOKEN) and "
-                "the device nodes, then run the same command again: the run resumes from its checkpoint and spool")
+            self._head_lost = True
+            raise RayHeadLost(self._gcs_address, f"has refused connections for "
+                                                 f"{time.monotonic() - self._head_lost_since:.0f} s")
         if self._no_slots_since is not None:
             waited = time.monotonic() - self._no_slots_since
             if waited >= self.args.ray_node_wait_s:
