@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -237,3 +239,40 @@ def test_generation_leaves_a_training_model_in_training_mode(tiny_lm):
         assert model.training
     finally:
         model.eval()
+
+
+class _StepLog(LogitsProcessor):
+    """Notes which thread each generation step runs in, and yields the GIL at every step (as a real model's
+    longer steps do), so that generations from several threads would interleave."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def __call__(self, input_ids, scores):
+        self.threads.append(threading.get_ident())
+        time.sleep(0.002)
+        return scores
+
+
+def test_generation_from_several_threads_runs_one_call_at_a_time(tiny_lm):
+    # a worker driving several devices in threads scores all their steps with one PRM on one model
+    model, tok = tiny_lm
+    log = _StepLog()
+    backend = TransformersBackend(model, tok, generate_kwargs={"logits_processor": LogitsProcessorList([log])})
+    expected = TransformersBackend(model, tok).generate(CHATS, max_new_tokens=4, logprobs=True, top_logprobs=3)
+    start = threading.Barrier(4)
+    results: dict[int, list] = {}
+
+    def run(i: int) -> None:
+        start.wait()
+        results[i] = backend.generate(CHATS, max_new_tokens=4, logprobs=True, top_logprobs=3)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(log.threads)) == 4
+    # each call's steps in one run: the thread changes 3 times, not at every step
+    assert sum(a != b for a, b in zip(log.threads, log.threads[1:])) == 3
+    assert all(results[i] == expected for i in range(4))

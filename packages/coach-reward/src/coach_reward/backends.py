@@ -21,9 +21,11 @@ import math
 import os
 import random
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ __all__ = [
     "TokenLogprob",
     "TransformersBackend",
     "VLLMBackend",
+    "generation_lock",
     "normalize_messages",
 ]
 
@@ -120,6 +123,26 @@ def _check_generate_args(max_new_tokens: int, temperature: float, n: int, top_lo
         raise ValueError(f"n must be a positive int, got {n!r}")
     if not isinstance(top_logprobs, int) or top_logprobs < 0:
         raise ValueError(f"top_logprobs must be an int >= 0, got {top_logprobs!r}")
+
+
+_GENERATION_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
+def generation_lock(engine: Any) -> threading.Lock:
+    """The lock that serialises generation with ``engine`` (a torch model, a ``vllm.LLM``) across threads.
+
+    Neither a Hugging Face model and its tokenizer nor a vLLM engine may generate for two threads at once (the
+    backend flips the model's train/eval mode around ``generate``, the fast tokenizer's padding settings are
+    process-wide state, vLLM's engine is single-threaded), and a worker that drives several devices in threads
+    scores all their steps with one PRM. One lock per engine, not per backend: two backends over one model
+    share it. Kept outside the backend so that a backend still pickles (Ray ships it to workers).
+    """
+    with _LOCKS_LOCK:
+        lock = _GENERATION_LOCKS.get(engine)
+        if lock is None:
+            lock = _GENERATION_LOCKS[engine] = threading.Lock()
+        return lock
 
 
 class _CheckedBackend:
@@ -330,9 +353,10 @@ class TransformersBackend(_CheckedBackend):
         """``n`` completions per request (greedy when temperature is 0), in batches of ``batch_size``."""
         chats = [self._prepare(r) for r in requests]
         results: list[list[Completion]] = []
-        for start in range(0, len(chats), self.batch_size):
-            results.extend(self._generate_batch(chats[start:start + self.batch_size], max_new_tokens,
-                                                temperature, n, logprobs, top_logprobs))
+        with generation_lock(self.model):  # one thread at a time: see generation_lock
+            for start in range(0, len(chats), self.batch_size):
+                results.extend(self._generate_batch(chats[start:start + self.batch_size], max_new_tokens,
+                                                    temperature, n, logprobs, top_logprobs))
         return results
 
     def _generate_batch(self, chats, max_new_tokens, temperature, n, logprobs, top_logprobs):
@@ -639,7 +663,8 @@ class VLLMBackend(_CheckedBackend):
             n=n, temperature=float(temperature), max_tokens=max_new_tokens,
             logprobs=(max(top_logprobs, 1) if logprobs else None),
         )
-        outputs = self.llm.chat(chats, sampling_params=params, use_tqdm=False)
+        with generation_lock(self.llm):  # vLLM's offline engine serves one caller at a time
+            outputs = self.llm.chat(chats, sampling_params=params, use_tqdm=False)
         results = []
         for out in outputs:
             group = []

@@ -30,7 +30,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from android_gym.trajectory import Trajectory
@@ -273,6 +273,13 @@ class RewardPipeline:
         if not (isinstance(self.retry_wait, (int, float)) and self.retry_wait >= 0):
             raise ValueError(f"retry_wait must be a number of seconds >= 0, got {self.retry_wait!r}")
         coach_returns([0.0], 0.0, w_p=self.w_p, w_o=self.w_o, gamma=self.gamma)  # checks weights and discount now
+
+    def fork(self) -> RewardPipeline:
+        """A pipeline with the same reward models and settings and its own counters and warnings: one per device
+        thread of a worker that drives several devices (each episode's reward time and verifier failures are
+        read as differences of these counters, which another thread's episode would change meanwhile). The
+        models themselves are shared; ``coach_reward``'s local backends serialise their generation calls."""
+        return replace(self, stats=RewardStats(), _warned=set())
 
     @property
     def needs_expert(self) -> bool:

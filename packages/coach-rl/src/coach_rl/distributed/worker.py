@@ -136,7 +136,13 @@ class DeviceWorker:
         self.policy = policy if inference is None else RemotePolicy(inference)
         self.max_env_replacements = int(max_env_replacements)
         self.envs = [d.open(self.index + k) for k, d in enumerate(self.devices)]
-        self.collectors = [RolloutCollector([env], self.policy, **dict(collector_kwargs or {})) for env in self.envs]
+        kwargs = dict(collector_kwargs or {})
+        rewards = kwargs.pop("rewards", None)
+        # one reward pipeline per device (its own counters; the same PRM and verifier): the devices' threads
+        # score at the same time
+        self.collectors = [RolloutCollector([env], self.policy, **kwargs,
+                                            **({} if rewards is None else {"rewards": rewards.fork() if k else rewards}))
+                           for k, env in enumerate(self.envs)]
         self.replacements = [0] * self.count
         self.played = [0] * self.count
         try:
