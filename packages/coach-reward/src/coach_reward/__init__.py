@@ -43,7 +43,6 @@ from coach_reward.prompts import (
 )
 from coach_reward.selection import CandidateScore, Selection, score_candidates, select_best
 from coach_reward.server import ChatCompletionServer, serve
-from coach_reward.tiny_models import build_tiny_causal_lm, build_tiny_tokenizer, build_tiny_vision_lm
 from coach_reward.trajectory_fit import FittedPrompt, fit_outcome_messages
 from coach_reward.verifiers import (
     LAST_SCREEN_SYSTEM_PROMPT,
@@ -126,3 +125,18 @@ __all__ = [
     "convert_gguf",
     "packaged_gguf",
 ]
+
+_LAZY = {"build_tiny_causal_lm": "coach_reward.tiny_models", "build_tiny_tokenizer": "coach_reward.tiny_models",
+         "build_tiny_vision_lm": "coach_reward.tiny_models"}
+"""Names imported on first use: the tiny-model builders import transformers (seconds), which a process that only
+builds prompts or scores through a server (a Ray device worker, a coach-rl subprocess) never needs."""
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'coach_reward' has no attribute {name!r}")

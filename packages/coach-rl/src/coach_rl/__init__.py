@@ -1,108 +1,70 @@
-"""coach-rl: online RL for Android GUI agents on TRL (Android Coach, GRPO and PPO)."""
+"""coach-rl: online RL for Android GUI agents on TRL (Android Coach, GRPO and PPO).
 
-from coach_rl.actor import ActorSample, ActorUpdater
-from coach_rl.advantages import (
-    acloo,
-    aride_advantages,
-    dgrpo_advantages,
-    grpo_advantages,
-    rloo,
-    trajectory_scores,
-)
-from coach_rl.algorithms import Algorithm, UpdateContext, algorithm_names, build_algorithm, register_algorithm
-from coach_rl.algorithms.dgrpo import DGRPO, DGRPOArguments
-from coach_rl.baselines import GRPOBaseline, PPOBaseline, TrajectoryRecord, trajectory_records
-from coach_rl.config import OUTCOME_VERIFIERS, PRM_BACKENDS, CoachConfig, CriticArguments, OnlineRLArguments
-from coach_rl.configs import LoopArguments, RunConfig, load_config
-from coach_rl.critic import Critic, CriticPretrainResult, CriticTrainer, critic_pretrain, critic_update
-from coach_rl.curriculum import FailureCurriculum
-from coach_rl.demos import DemoRecord, DemoSet, DemoStats, collect_demos
-from coach_rl.envs import make_envs
-from coach_rl.evaluation import (
-    BestOfNReport,
-    EvalReport,
-    best_of_n_verifier,
-    evaluate_best_of_n,
-    evaluate_policy,
-)
-from coach_rl.irr import IRRResult, iterative_reasoning_refinement, load_irr_dataset
-from coach_rl.loop import LoopState, TrainingLoop, TrainResult, train
-from coach_rl.losses import (
-    DGRPOLossOutput,
-    DistRLLossOutput,
-    PPOLossOutput,
-    clipped_value_loss,
-    dgrpo_loss,
-    distrl_actor_loss,
-    kl_to_reference,
-    ppo_clip_loss,
-)
-from coach_rl.policy import (
-    ACTION_FORMATS,
-    HFPolicy,
-    Policy,
-    PolicyFormat,
-    PolicyOutput,
-    PolicyRequest,
-    VLLMPolicy,
-    json_safe_messages,
-    stored_prompt,
-)
-from coach_rl.positive_replay import PositiveReplay, ReplayTrajectory, prune_negatives
-from coach_rl.priorities import (
-    PrioritizedTrajectorySampler,
-    TrajectoryStats,
-    dper_priorities,
-    sampling_probabilities,
-)
-from coach_rl.prompting import (
-    INDEX_ACTION_SPACE,
-    POLICY_MODES,
-    UITARS_MOBILE_ACTION_SPACE,
-    build_index_policy_messages,
-    build_policy_messages,
-    fit_policy_messages,
-    format_index_action,
-    index_target,
-    parse_index_output,
-    parse_policy_output,
-    render_indexed_elements,
-    render_messages_text,
-    sanitize_policy_text,
-    split_thought_action,
-)
-from coach_rl.records import PolicyTurn, StepRecord, episodes
-from coach_rl.replay import ReplayBuffer, ReplayResumeReport, ReplayStep
-from coach_rl.returns import (
-    coach_returns,
-    discounted_returns,
-    fill_missing_process_rewards,
-    gae,
-    retrace_targets,
-    spa_rewards,
-)
-from coach_rl.rewards import (
-    SIM_ORACLE,
-    RewardPipeline,
-    RewardStats,
-    SimOracle,
-    build_outcome_verifier,
-    build_process_reward_model,
-    build_reward_pipeline,
-    score_trajectory,
-)
-from coach_rl.rollout import (
-    STEP_INFO_KEYS,
-    TRAJECTORY_INFO_KEYS,
-    EpisodeFailure,
-    RolloutBatch,
-    RolloutCollector,
-    RolloutStats,
-)
-from coach_rl.sft import DemoAccuracy, SFTResult, demo_accuracy, sft_warmup
-from coach_rl.trainer import COACH_LOSS_TYPES, CoachTrainer, CriticReward, completion_text
+The names below are imported on first use (PEP 562): ``import coach_rl`` costs nothing, and a process that
+needs one module (a Ray device worker plays episodes with ``coach_rl.rollout``) does not import TRL, the
+critic and the learners with it.
+"""
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "coach_rl.actor": ("ActorSample", "ActorUpdater"),
+    "coach_rl.advantages": (
+        "acloo", "aride_advantages", "dgrpo_advantages", "grpo_advantages", "rloo", "trajectory_scores",
+    ),
+    "coach_rl.algorithms": ("Algorithm", "UpdateContext", "algorithm_names", "build_algorithm", "register_algorithm"),
+    "coach_rl.algorithms.dgrpo": ("DGRPO", "DGRPOArguments"),
+    "coach_rl.baselines": ("GRPOBaseline", "PPOBaseline", "TrajectoryRecord", "trajectory_records"),
+    "coach_rl.config": ("OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"),
+    "coach_rl.configs": ("LoopArguments", "RunConfig", "load_config"),
+    "coach_rl.critic": ("Critic", "CriticPretrainResult", "CriticTrainer", "critic_pretrain", "critic_update"),
+    "coach_rl.curriculum": ("FailureCurriculum",),
+    "coach_rl.demos": ("DemoRecord", "DemoSet", "DemoStats", "collect_demos"),
+    "coach_rl.envs": ("make_envs",),
+    "coach_rl.evaluation": (
+        "BestOfNReport", "EvalReport", "best_of_n_verifier", "evaluate_best_of_n", "evaluate_policy",
+    ),
+    "coach_rl.irr": ("IRRResult", "iterative_reasoning_refinement", "load_irr_dataset"),
+    "coach_rl.loop": ("LoopState", "TrainingLoop", "TrainResult", "train"),
+    "coach_rl.losses": (
+        "DGRPOLossOutput", "DistRLLossOutput", "PPOLossOutput", "clipped_value_loss", "dgrpo_loss",
+        "distrl_actor_loss", "kl_to_reference", "ppo_clip_loss",
+    ),
+    "coach_rl.policy": (
+        "ACTION_FORMATS", "HFPolicy", "Policy", "PolicyFormat", "PolicyOutput", "PolicyRequest", "VLLMPolicy",
+        "json_safe_messages", "stored_prompt",
+    ),
+    "coach_rl.positive_replay": ("PositiveReplay", "ReplayTrajectory", "prune_negatives"),
+    "coach_rl.priorities": (
+        "PrioritizedTrajectorySampler", "TrajectoryStats", "dper_priorities", "sampling_probabilities",
+    ),
+    "coach_rl.prompting": (
+        "INDEX_ACTION_SPACE", "POLICY_MODES", "UITARS_MOBILE_ACTION_SPACE", "build_index_policy_messages",
+        "build_policy_messages", "fit_policy_messages", "format_index_action", "index_target", "parse_index_output",
+        "parse_policy_output", "render_indexed_elements", "render_messages_text", "sanitize_policy_text",
+        "split_thought_action",
+    ),
+    "coach_rl.records": ("PolicyTurn", "StepRecord", "episodes"),
+    "coach_rl.replay": ("ReplayBuffer", "ReplayResumeReport", "ReplayStep"),
+    "coach_rl.returns": (
+        "coach_returns", "discounted_returns", "fill_missing_process_rewards", "gae", "retrace_targets",
+        "spa_rewards",
+    ),
+    "coach_rl.rewards": (
+        "SIM_ORACLE", "RewardPipeline", "RewardStats", "SimOracle", "build_outcome_verifier",
+        "build_process_reward_model", "build_reward_pipeline", "score_trajectory",
+    ),
+    "coach_rl.rollout": (
+        "STEP_INFO_KEYS", "TRAJECTORY_INFO_KEYS", "EpisodeFailure", "RolloutBatch", "RolloutCollector",
+        "RolloutStats",
+    ),
+    "coach_rl.sft": ("DemoAccuracy", "SFTResult", "demo_accuracy", "sft_warmup"),
+    "coach_rl.trainer": ("COACH_LOSS_TYPES", "CoachTrainer", "CriticReward", "completion_text"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "train",
@@ -228,3 +190,24 @@ __all__ = [
     "retrace_targets",
     "sampling_probabilities",
 ]
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use; a submodule (``coach_rl.loop``) likewise."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
