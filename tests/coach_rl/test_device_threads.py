@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 from types import SimpleNamespace
 
+import pytest
+
 from coach_rl.distributed import ScriptedPolicy, SimDeviceSpec
 from coach_rl.distributed.worker import DeviceWorker
 from coach_rl.rewards import RewardPipeline
@@ -31,6 +33,18 @@ class _Verifier:
         self.other_one_checking.set()
         assert self.failed_one_moved_on.wait(timeout=60)
         return SimpleNamespace(score=float(trajectory.success), reason="checked")
+
+
+@pytest.fixture(autouse=True)
+def _no_ray_left_behind():
+    """The worker path calls Ray's API, which starts a default local Ray instance when none runs; shut it
+    down, or test_distributed's session cluster would find Ray running without its ``android_device`` slots."""
+    import ray
+
+    running = ray.is_initialized()
+    yield
+    if not running and ray.is_initialized():
+        ray.shutdown()
 
 
 def test_each_device_thread_counts_only_its_own_episode_rewards() -> None:
