@@ -259,8 +259,11 @@ def test_probing_exposes_a_false_claim_and_confirms_a_real_success(tiny_lm, add_
             assert v.details["relations"][0]["relation"] == "contradicts"
             assert "I created the contact" in v.details["agent_claims"][-1]  # the claim the probe refuted
         else:
-            assert probe["report"] == f"{p['name']}: {p['number']}"
-            assert p["number"] in probe["observations"]
+            # the probe reports what the screen shows: Contacts displays the stored number formatted, as the real app
+            from android_gym.sim.apps.contacts import format_number
+
+            assert probe["report"] == f"{p['name']}: {format_number(p['number'])}"
+            assert format_number(p["number"]) in probe["observations"]
 
 
 def test_probes_cannot_change_what_is_scored(tiny_lm, add_contact):
