@@ -19,8 +19,8 @@ import posixpath
 from typing import Any
 
 from android_gym.sim.app import App, register_app
+from android_gym.sim.apps.folder_picker import folder_picker_parts
 from android_gym.sim.view import (
-    Button,
     Column,
     Dialog,
     EditText,
@@ -28,7 +28,6 @@ from android_gym.sim.view import (
     ListItem,
     RadioButton,
     Row,
-    ScrollList,
     SeekBar,
     Text,
     Toolbar,
@@ -208,21 +207,7 @@ class SimpleDrawApp(App):
     def dialog_picker(self) -> View:
         """The folder picker: a breadcrumb from Internal, the sub-folders of the folder shown, OK picks it."""
         folder = self.form.get("picker") or STORAGE_ROOT
-        fs = self.phone.files
-        crumbs: list[View] = []
-        path = STORAGE_ROOT
-        parts = [p for p in folder[len(STORAGE_ROOT):].split("/") if p]
-        for i, label in enumerate(["Internal", *parts]):
-            if i:
-                path = f"{path}/{label}"
-            crumbs.append(Button(label if i == 0 else f"> {label}", lambda p=path: self._set("picker", p),
-                                 resource_id="breadcrumb_text", background=None, height=40, padding=(6, 4)))
-        names = fs.listdir(folder) if fs.is_dir(folder) else []
-        rows = [ListItem(n, "", lambda p=f"{folder}/{n}": self._set("picker", p), resource_id="list_item_holder",
-                         title_id="list_item_name", icon="D", min_height=52)
-                for n in sorted(names, key=str.lower) if not n.startswith(".") and fs.is_dir(f"{folder}/{n}")]
-        listing = ScrollList(rows or [Text("This folder is empty", padding=(24, 16), color="#5f6368")],
-                             "__picker__", resource_id="filepicker_list", height=420)
+        crumbs, listing = folder_picker_parts(self.phone.files, folder, lambda p: self._set("picker", p))
         body = Column(Row(*crumbs, resource_id="filepicker_breadcrumbs", padding=(16, 0)), listing,
                       resource_id="filepicker_holder")
         return Dialog("Select a folder", body, [("OK", self._pick), ("Cancel", lambda: self.show_dialog("save"))],
