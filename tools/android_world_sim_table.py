@@ -19,6 +19,8 @@ import time
 import warnings
 from pathlib import Path
 
+from readme_tables import replace_readme_block  # tools/readme_tables.py (this script's folder)
+
 README = Path(__file__).resolve().parents[1] / "packages" / "android-gym" / "README.md"
 BEGIN = "<!-- android-world-sim-table:begin (tools/android_world_sim_table.py writes this) -->"
 END = "<!-- android-world-sim-table:end -->"
@@ -68,15 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rows.append(f"| {name} | no | | {reason_not_on_sim(name)} |")
     table = "\n".join(rows)
-    text = README.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README} lacks the marker lines {BEGIN!r} ... {END!r}")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{table}\n{END}{tail}"
-    changed = new != text
-    if not args.check:
-        README.write_text(new)
+    changed = replace_readme_block(README, BEGIN, END, table, write=not args.check)
     print(json.dumps({"tasks": len(names), "on_sim": len(SIM_TASKS), "expert_solves_every_seed": solved,
                       "seeds": args.seeds, "seconds": round(time.perf_counter() - started, 1),
                       "readme_changed": changed}))

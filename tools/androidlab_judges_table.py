@@ -24,6 +24,8 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
+from readme_tables import replace_readme_block  # tools/readme_tables.py (this script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "packages" / "android-gym" / "README.md"
 EVALUATOR = ROOT / "tests" / "android_gym" / "androidlab_evaluator.py"
@@ -122,15 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append("")
     rows.extend(f"- {n}: {JUDGE_GAPS.get(n, 'not named in JUDGE_GAPS')}" for n in _sorted_ids(gaps))
     table = "\n".join(rows)
-    text = README.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README} lacks the marker lines {BEGIN!r} ... {END!r}")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{table}\n{END}{tail}"
-    changed = new != text
-    if not args.check:
-        README.write_text(new)
+    changed = replace_readme_block(README, BEGIN, END, table, write=not args.check)
     print(json.dumps({"androidlab_tasks": totals["tasks"], "re_created": totals["sim"],
                       "re_created_rule_judged": sim_rule_total, "judge_passes": totals["pass"],
                       "judge_fails": sorted(gaps), "expert_below_1": sorted(n for n, s in ours.items() if s < 1.0),
