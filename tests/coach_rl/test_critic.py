@@ -14,6 +14,7 @@ from coach_rl.critic import (
     CRITIC_WEIGHTS_NAME,
     Critic,
     CriticTrainer,
+    balanced_batches,
     critic_pretrain,
     critic_update,
     last_token_index,
@@ -299,3 +300,72 @@ def test_bf16_backbone_round_trip_and_float32_head(tiny, tmp_path):
     assert torch.equal(loaded.score(STATES, ACTIONS), scores)
     with pytest.raises(ValueError, match="torch_dtype"):
         Critic.from_pretrained_lm(model, tokenizer, torch_dtype=torch.bfloat16)
+
+
+# -- beyond the paper: critic_pretrain_balanced and critic_action_targets ----------------------------------------
+
+SCREEN_STATE = (
+    "<|im_start|>user\n## Task\nTurn bluetooth on.\n\n## Previous actions\nNone yet.\n\n## Screen\n"
+    "[0] TextView 'Settings'\n[3] LinearLayout click\n[4] TextView 'Network & internet'\n"
+    "[5] TextView 'Mobile, Wi-Fi, hotspot'\n[6] LinearLayout click\n[7] TextView 'Connected devices'\n"
+    "[9] Switch 'Bluetooth' checked click\n<|im_end|>\n<|im_start|>assistant\n"
+)
+
+
+def test_balanced_batches_hold_half_of_each_label_and_are_seeded():
+    labels = [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    batches = balanced_batches(labels, 5, 20, torch.Generator().manual_seed(3))
+    assert len(batches) == 20
+    for batch in batches:
+        assert [labels[i] for i in batch] == [1, 1, 0, 0, 0]  # 2 of label 1 (5 // 2), then 3 of label 0
+    assert batches == balanced_batches(labels, 5, 20, torch.Generator().manual_seed(3))
+    with pytest.raises(ValueError, match="both labels: 0 positive and 3 negative"):
+        balanced_batches([0, 0, 0], 4, 1, torch.Generator())
+
+
+def test_balanced_pretraining_leaves_the_label_prior(tiny):
+    """One positive in eight: plain batches mostly see negatives; balanced ones see both equally often."""
+    model, tokenizer = tiny
+    examples = [e for e in _toy_examples(0, 64) if e[2] == 0][:28] + [e for e in _toy_examples(0, 64) if e[2] == 1][:4]
+    result = {}
+    for balanced in (False, True):
+        critic = Critic.from_pretrained_lm(model, tokenizer, seed=0)
+        critic_pretrain(critic, examples, learning_rate=1e-3, batch_size=8, max_steps=12, seed=0, balanced=balanced)
+        q = critic.score([s for s, _, _ in examples], [a for _, a, _ in examples])
+        result[balanced] = (float(q[-4:].mean()), float(q[:-4].mean()))
+    (pos_plain, neg_plain), (pos_balanced, neg_balanced) = result[False], result[True]
+    assert pos_balanced > pos_plain + 0.3  # the rare correct actions are no longer pulled to the prior
+    assert pos_balanced - neg_balanced > 2 * (pos_plain - neg_plain) + 0.1  # (seeded: 0.26 vs 0.06)
+
+
+def test_action_targets_name_the_element_an_index_points_at(tiny):
+    model, tokenizer = tiny
+    plain = Critic.from_pretrained_lm(model, tokenizer, seed=0)
+    targets = Critic.from_pretrained_lm(model, tokenizer, seed=0, action_targets=True)
+    click = '{"action_type": "click", "index": 4}'
+    assert plain.action_text(SCREEN_STATE, click) == click
+    assert targets.action_text(SCREEN_STATE, click) == click + " on TextView 'Network & internet'"
+    # a container without a label of its own is named by the labels of the lines after it (its children), up to
+    # the next actionable line: an unlabelled one is the next row, a labelled one may be a switch inside the row
+    assert targets.action_text(SCREEN_STATE, '{"action_type": "click", "index": 3}').endswith(
+        "on LinearLayout click 'Network & internet' 'Mobile, Wi-Fi, hotspot'")
+    assert targets.action_text(SCREEN_STATE, '{"action_type": "click", "index": 6}').endswith(
+        "on LinearLayout click 'Connected devices' 'Bluetooth'")
+    assert targets.action_text(SCREEN_STATE, '{"action_type": "click", "index": 9}').endswith(
+        "on Switch 'Bluetooth' checked click")
+    for other in ('{"action_type": "status", "goal_status": "complete"}', '{"action_type": "click", "index": 8}',
+                  "not json"):
+        assert targets.action_text(SCREEN_STATE, other) == other  # no index, or no such line: unchanged
+    assert targets.tokenize_pair(SCREEN_STATE, click) != plain.tokenize_pair(SCREEN_STATE, click)
+    assert not torch.equal(targets.score([SCREEN_STATE], [click]), plain.score([SCREEN_STATE], [click]))
+
+
+def test_action_targets_survive_save_and_load(tiny, tmp_path):
+    model, tokenizer = tiny
+    critic = Critic.from_pretrained_lm(model, tokenizer, seed=0, action_targets=True)
+    loaded = Critic.load(critic.save(tmp_path / "critic"))
+    assert loaded.action_targets is True
+    click = '{"action_type": "click", "index": 7}'
+    assert torch.equal(loaded.score([SCREEN_STATE], [click]), critic.score([SCREEN_STATE], [click]))
+    with pytest.raises(TypeError, match="action_targets must be True or False"):
+        Critic.from_pretrained_lm(model, tokenizer, action_targets="yes")

@@ -415,6 +415,23 @@ class CriticArguments:
             "help": "Critic pre-training optimizer steps on `critic_pretrain_dataset`. `0` skips pre-training."
         },
     )
+    critic_pretrain_balanced: bool = field(
+        default=False,
+        metadata={
+            "help": "Beyond the paper: pre-training batches hold as many actions labelled correct as wrong (drawn "
+            "with replacement). With about one correct action in five, plain passes let a small critic settle on the "
+            "label prior (Q the same for every action); measured in the coach-rl README."
+        },
+    )
+    critic_action_targets: bool = field(
+        default=False,
+        metadata={
+            "help": "Beyond the paper: the critic reads an index-format action followed by the screen element it names "
+            "(`{... \"index\": 4} on TextView 'Wi-Fi'`, read from the state's element list) instead of the number alone, "
+            "so it compares the task with the element's text rather than looking the number up in the screen list. "
+            "Changes only the critic's input; the policy and its answers are unchanged."
+        },
+    )
     critic_pretrain_learning_rate: float | None = field(
         default=None,
         metadata={
@@ -433,6 +450,9 @@ class CriticArguments:
         if self.critic_prm_candidates and not getattr(self, "use_prm", True):
             raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "
                              "(and prm_model), or critic_prm_candidates=0")
+        for name in ("critic_pretrain_balanced", "critic_action_targets"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.coach_q_source not in ("critic", "sim-oracle"):
             raise ValueError(f"coach_q_source must be 'critic' or 'sim-oracle', got {self.coach_q_source!r}")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)

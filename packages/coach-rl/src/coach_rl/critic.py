@@ -47,6 +47,7 @@ __all__ = [
     "Critic",
     "CriticPretrainResult",
     "CriticTrainer",
+    "balanced_batches",
     "critic_pretrain",
     "critic_update",
     "last_token_index",
@@ -114,12 +115,14 @@ class Critic(nn.Module):
         *,
         max_length: int | None = None,
         append_eos: bool = True,
+        action_targets: bool = False,
         seed: int | None = 0,
     ) -> None:
         """Wrap ``backbone`` (a base model, e.g. ``Qwen2Model``) and add a freshly initialised value head.
 
         The head's weights are drawn from N(0, 1/(hidden+1)) (small outputs whatever the hidden scale),
-        bias 0, from a forked RNG seeded by ``seed`` (``None``: the global RNG).
+        bias 0, from a forked RNG seeded by ``seed`` (``None``: the global RNG). ``action_targets``: the
+        critic reads an index-format action followed by the element it names (see :meth:`action_text`).
         """
         super().__init__()
         if not isinstance(backbone, nn.Module):
@@ -132,6 +135,9 @@ class Critic(nn.Module):
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.append_eos = bool(append_eos)
+        if not isinstance(action_targets, bool):
+            raise TypeError(f"action_targets must be True or False, got {action_targets!r}")
+        self.action_targets = action_targets
         hidden = _hidden_size(backbone.config)
         device = next(backbone.parameters()).device
         self.value_head = nn.Linear(hidden, 1, device=device, dtype=torch.float32)
@@ -151,6 +157,7 @@ class Critic(nn.Module):
         *,
         max_length: int | None = None,
         append_eos: bool = True,
+        action_targets: bool = False,
         seed: int | None = 0,
         torch_dtype: torch.dtype | None = None,
     ) -> Critic:
@@ -180,7 +187,8 @@ class Critic(nn.Module):
                 f"path_or_model must be a checkpoint path or a transformers model, got {type(path_or_model).__name__}"
             )
         backbone.config.use_cache = False
-        return cls(backbone, tokenizer, max_length=max_length, append_eos=append_eos, seed=seed)
+        return cls(backbone, tokenizer, max_length=max_length, append_eos=append_eos, action_targets=action_targets,
+                   seed=seed)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the critic to ``directory``: weights (safetensors), backbone ``config.json``, tokenizer, our JSON config."""
@@ -194,6 +202,7 @@ class Critic(nn.Module):
             "version": _FORMAT_VERSION,
             "max_length": self.max_length,
             "append_eos": self.append_eos,
+            "action_targets": self.action_targets,
             "hidden_size": self.value_head.in_features,
             "backbone_class": type(self.backbone).__name__,
             "backbone_dtype": str(next(self.backbone.parameters()).dtype).removeprefix("torch."),
@@ -226,7 +235,8 @@ class Critic(nn.Module):
         backbone = AutoModel.from_config(config, dtype=dtype)
         tokenizer = AutoTokenizer.from_pretrained(src)
         critic = cls(backbone, tokenizer, max_length=settings.get("max_length"),
-                     append_eos=settings.get("append_eos", True), seed=None)
+                     append_eos=settings.get("append_eos", True),
+                     action_targets=bool(settings.get("action_targets", False)), seed=None)
         load_model(critic, str(src / CRITIC_WEIGHTS_NAME), strict=True)
         if device is not None:
             critic.to(device)
@@ -258,11 +268,26 @@ class Critic(nn.Module):
         pooled = hidden[rows, last.to(hidden.device)]
         return self.value_head(pooled.to(self.value_head.weight.dtype)).squeeze(-1)
 
+    def action_text(self, state: str, action: str) -> str:
+        """The action as the critic reads it: as given, or with ``action_targets`` followed by `` on <element>``.
+
+        ``{"action_type": "click", "index": 4}`` becomes ``... on TextView 'Network & internet'`` (the screen line
+        the index names in ``state``, :func:`coach_rl.prompting.screen_index_target`), so that the critic compares
+        the task with the element's text next to the action instead of looking the number up through the screen
+        list, which a small backbone fits poorly. Actions without an index are unchanged.
+        """
+        if not self.action_targets:
+            return action
+        from coach_rl.prompting import screen_index_target
+
+        target = screen_index_target(state, action)
+        return action if target is None else f"{action} on {target}"
+
     def tokenize_pair(self, state: str, action: str) -> list[int]:
         """Token ids of one ``state + action`` (see the module docstring: separate tokenisation, EOS, left truncation)."""
         tok = self.tokenizer
         ids = list(tok(state, add_special_tokens=True)["input_ids"]) + list(
-            tok(action, add_special_tokens=False)["input_ids"]
+            tok(self.action_text(state, action), add_special_tokens=False)["input_ids"]
         )
         eos = tok.eos_token_id
         if self.append_eos and eos is not None and (not ids or ids[-1] != eos):
@@ -624,6 +649,7 @@ def critic_pretrain(
     lr_scheduler_type: str = "constant_with_warmup",
     seed: int = 0,
     eval_examples: Sequence[tuple[str, str, int | float | bool]] | None = None,
+    balanced: bool = False,
 ) -> CriticPretrainResult:
     """Pre-train Q on PRM-labelled steps (Appendix B): MSE of Q towards the 0/1 label (see the module docstring).
 
@@ -631,6 +657,10 @@ def critic_pretrain(
     them in an order shuffled by ``seed``; ``batch_size`` pairs per optimiser step (micro-batched by
     ``micro_batch_size``, default ``batch_size``); ``max_steps`` stops early. Returns the per-step losses
     and the final accuracies (``Q > 0.5`` predicts label 1).
+
+    ``balanced`` (beyond the paper): every batch holds as many label-1 as label-0 pairs, drawn with replacement
+    (:func:`balanced_batches`). With about one correct action in five, plain passes let a small critic settle
+    on the label prior (Q near 0.2 for everything, accuracy equal to the majority class) and rank poorly.
     """
     states, actions, labels = _unzip3(examples, "examples", "(state, action, label)")
     if not states:
@@ -650,6 +680,11 @@ def critic_pretrain(
                             max_grad_norm=max_grad_norm, micro_batch_size=micro_batch_size or batch_size,
                             lr_scheduler_type=lr_scheduler_type, seed=seed)
     result = CriticPretrainResult(steps=0, trainer=trainer)
+    if balanced:
+        for idx in balanced_batches(labels, batch_size, total, trainer.generator):
+            metrics = trainer.regress([states[i] for i in idx], [actions[i] for i in idx], [labels[i] for i in idx])
+            result.losses.append(metrics["loss"])
+            result.steps += 1
     while result.steps < total:
         order = torch.randperm(len(states), generator=trainer.generator).tolist()
         for start in range(0, len(order), batch_size):
@@ -664,6 +699,27 @@ def critic_pretrain(
         e_states, e_actions, e_labels = _unzip3(eval_examples, "eval_examples", "(state, action, label)")
         result.eval_accuracy = _accuracy(critic, e_states, e_actions, e_labels, batch_size)
     return result
+
+
+def balanced_batches(
+    labels: Sequence[float], batch_size: int, steps: int, generator: torch.Generator
+) -> list[list[int]]:
+    """``steps`` batches of example indices, each half label 1 and half label 0 (the odd one out a label 0),
+    drawn with replacement by ``generator``; ``ValueError`` when one of the two classes is missing."""
+    positives = [i for i, y in enumerate(labels) if y > 0.5]
+    negatives = [i for i, y in enumerate(labels) if y <= 0.5]
+    if not positives or not negatives:
+        raise ValueError(f"balanced batches need both labels: {len(positives)} positive and {len(negatives)} "
+                         "negative examples")
+    if batch_size < 2:
+        raise ValueError(f"balanced batches need batch_size >= 2, got {batch_size}")
+    half = batch_size // 2
+    out = []
+    for _ in range(steps):
+        pos = torch.randint(len(positives), (half,), generator=generator).tolist()
+        neg = torch.randint(len(negatives), (batch_size - half,), generator=generator).tolist()
+        out.append([positives[i] for i in pos] + [negatives[i] for i in neg])
+    return out
 
 
 def _accuracy(critic: Critic, states: list[str], actions: list[str], labels: list[float], batch_size: int) -> float:

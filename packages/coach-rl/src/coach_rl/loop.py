@@ -433,7 +433,7 @@ class TrainingLoop:
                                                          / max(1, len(examples)))),
                                  batch_size=args.critic_batch_size, max_steps=args.critic_pretrain_steps,
                                  warmup_ratio=args.critic_warmup_ratio, max_grad_norm=args.critic_max_grad_norm,
-                                 seed=int(args.seed))
+                                 seed=int(args.seed), balanced=args.critic_pretrain_balanced)
         positives = sum(label for _, _, label in examples)
         self.stats.update({"critic_pretrain_examples": len(examples), "critic_pretrain_positives": positives,
                            "critic_pretrain_steps": result.steps, "critic_pretrain_accuracy": result.accuracy,

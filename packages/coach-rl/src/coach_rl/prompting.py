@@ -65,6 +65,7 @@ __all__ = [
     "render_indexed_elements",
     "render_messages_text",
     "sanitize_policy_text",
+    "screen_index_target",
     "split_thought_action",
 ]
 
@@ -572,6 +573,47 @@ def index_target(text: str, elements: Sequence[Any] | None, max_label_chars: int
                       max_label_chars)
     kind = sanitize_policy_text(getattr(element, "short_class", "") or "") or "View"
     return f"{kind} '{label}'" if label else kind
+
+
+_SCREEN_LINE_RE = re.compile(r"^\[(\d+)\] (.+)$")
+_QUOTED_RE = re.compile(r"'([^']*)'")
+_ELEMENT_ACTION_WORDS = frozenset(("click", "long-click", "scroll", "check", "input"))
+
+
+def screen_index_target(state: str, answer: str, *, max_children: int = 3) -> str | None:
+    """What an index-format ``answer`` points at on the screen rendered in ``state`` (the templated prompt), or None.
+
+    Reads the element lines of :func:`render_indexed_elements` back from the prompt text: ``[4] TextView
+    'Network & internet'`` gives ``TextView 'Network & internet'``. A container without a label of its own
+    (``[3] LinearLayout click``) is named by the labels of the lines right after it (its children, in the
+    screen's depth-first order): at most ``max_children`` lines, ending at the first actionable one, whose label
+    counts when it has one (a switch inside a row) and which ends the run unlabelled (the next row). None when
+    the answer names no index or the screen has no such line.
+    """
+    if not isinstance(state, str) or not isinstance(answer, str):
+        return None
+    match = _INDEX_RE.search(answer)
+    if match is None:
+        return None
+    head, sep, screen = state.rpartition("## Screen\n")
+    lines = [m.groups() for m in map(_SCREEN_LINE_RE.match, (screen if sep else state).splitlines()) if m]
+    position = {int(number): i for i, (number, _) in enumerate(lines)}
+    i = position.get(int(match.group(1)))
+    if i is None:
+        return None
+    text = lines[i][1]
+    if _QUOTED_RE.search(text) is None:
+        labels: list[str] = []
+        for _, child in lines[i + 1:i + 1 + max_children]:
+            words = child.split()
+            if words[-1] in _ELEMENT_ACTION_WORDS and _QUOTED_RE.search(child) is None:
+                break
+            labels += _QUOTED_RE.findall(child)
+            if words[-1] in _ELEMENT_ACTION_WORDS:
+                break
+        if labels:
+            text += " " + " ".join(f"'{label}'" for label in labels)
+    return text
 
 
 def _index_history_entry(item: HistoryItem, clean: Callable[[Any], str]) -> str:

@@ -145,9 +145,10 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
 
     args, loop = config.coach, config.loop
     if args.critic_model_name_or_path:
-        critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed))
+        critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed),
+                                           action_targets=args.critic_action_targets)
     else:
-        critic = Critic.from_pretrained_lm(model, tokenizer, seed=int(args.seed))
+        critic = Critic.from_pretrained_lm(model, tokenizer, seed=int(args.seed), action_targets=args.critic_action_targets)
     if checkpointing_requested(args):
         # The critic is the policy's size: the config's checkpointing covers its updates as it covers the actor's.
         enable_checkpointing(critic.backbone, args)
