@@ -66,6 +66,7 @@ SIM_TASKS: tuple[str, ...] = (
     "SaveCopyOfReceiptTaskEval",
     "OsmAndFavorite", "OsmAndMarker", "OsmAndTrack",
     "ExpenseAddMultipleFromGallery", "RecipeAddMultipleRecipesFromImage", "MarkorTranscribeReceipt",
+    "MarkorTranscribeVideo",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
@@ -78,11 +79,6 @@ NOT_ON_SIM: dict[str, str] = {
                    "accessibility tree), and the page's script checks the canvas's pixels",
     "BrowserMaze": f"{_NO_WEB_ENGINE}; the maze's walls are only CSS colours (no text in the accessibility tree)",
     "BrowserMultiply": _NO_WEB_ENGINE,
-    "MarkorTranscribeVideo": "AndroidWorld's set-up and check run on the sim and VLC's player shows the video's "
-                             "decoded frames (with a seek bar), but no scripted expert reads the captions reliably: "
-                             "they are OpenCV's thin Hershey letters over random noise, and Tesseract misreads "
-                             "letters such as l (Daniel as Daniei) in about 1 frame in 4, enough to fail "
-                             "AndroidWorld's 0.9 fuzzy match on 1 of 3 seeds",
 }
 """Why an AndroidWorld task does not run here."""
 

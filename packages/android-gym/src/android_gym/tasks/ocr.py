@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from typing import Any
 
-__all__ = ["OCR_INSTALL_HINT", "ScreenUI", "ocr_available", "read_screen_text"]
+__all__ = ["OCR_INSTALL_HINT", "ScreenUI", "ocr_available", "ocr_image", "read_screen_text"]
 
 OCR_INSTALL_HINT = "reading text off the screen needs Tesseract: apt-get install tesseract-ocr"
 
@@ -54,14 +54,23 @@ def read_screen_text(screenshot: Any, box: tuple[int, int, int, int] | None = No
     """
     from PIL import Image
 
-    if not ocr_available():
-        raise RuntimeError(OCR_INSTALL_HINT)
     img = Image.fromarray(screenshot)
     if box is not None:
         img = img.crop(box)
+    return ocr_image(img, psm=6, timeout=timeout)
+
+
+def ocr_image(image: Any, psm: int = 6, timeout: float = 60.0) -> str:
+    """What Tesseract reads in an image (a Pillow image or an array, read as grey) with page segmentation mode
+    ``psm`` (6: a block of lines, 7: one line). Raises RuntimeError when Tesseract is not installed or fails."""
+    from PIL import Image
+
+    if not ocr_available():
+        raise RuntimeError(OCR_INSTALL_HINT)
+    img = image if isinstance(image, Image.Image) else Image.fromarray(image)
     buf = io.BytesIO()
     img.convert("L").save(buf, format="PNG")
-    done = subprocess.run(["tesseract", "stdin", "stdout", "--psm", "6", "-l", "eng"], input=buf.getvalue(),
+    done = subprocess.run(["tesseract", "stdin", "stdout", "--psm", str(psm), "-l", "eng"], input=buf.getvalue(),
                           capture_output=True, timeout=timeout, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"tesseract failed ({done.returncode}): {done.stderr.decode('utf-8', 'replace')[-300:]}")
