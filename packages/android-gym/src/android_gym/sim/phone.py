@@ -486,7 +486,8 @@ class SimPhone:
             if da is not None and e.window == "app":
                 return None  # the dialog is modal: the page beneath gets nothing
             v = e.view
-            if v.clickable or v.on_click is not None or v.on_text is not None or v.on_seek is not None:
+            if (v.clickable or v.on_click is not None or v.on_text is not None or v.on_seek is not None
+                    or v.on_touch is not None):
                 return e
         return None
 
@@ -525,8 +526,12 @@ class SimPhone:
                 self.focus = key
                 self.keyboard_shown = True
                 self.selection = False
-            if v.on_click is not None:
+            if v.on_touch is not None:
+                v.on_touch(x, y)
+            elif v.on_click is not None:
                 v.on_click()
+        elif v.on_touch is not None:
+            v.on_touch(x, y)
         elif v.on_click is not None:
             v.on_click()
         self.invalidate()
@@ -574,6 +579,10 @@ class SimPhone:
             if bx1 <= x1 < bx2 and by1 <= y1 < by2:
                 if frame.dialog_area is not None and e.window == "app":
                     break
+                if e.view.on_drag is not None:  # a web page takes the finger's path
+                    e.view.on_drag(x1, y1, x2, y2)
+                    self.invalidate()
+                    return
                 if e.view.on_stroke is not None:  # a drawing surface takes the finger's path
                     w, h = max(1, bx2 - bx1), max(1, by2 - by1)
                     e.view.on_stroke((x1 - bx1) / w, (y1 - by1) / h, min(max(x2 - bx1, 0), w) / w,

@@ -197,6 +197,8 @@ def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
     default_text = theme["text"]
     for e in frame.entries:
         v = e.view
+        if not v.painted:  # drawn by its parent's image (a web page's element)
+            continue
         x1, y1, x2, y2 = e.bounds
         if e.window == "dialog" and e.depth == 0:
             draw.rectangle((0, frame.app_area[1], W, frame.app_area[3]), fill=(90, 90, 90))
@@ -207,6 +209,8 @@ def render_frame(phone: SimPhone, frame: RenderedFrame) -> np.ndarray:
             draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=bg)
         if v.picture:
             _paste_picture(img, phone, v.picture, v.bounds, e.bounds)
+        if v.image is not None:
+            _paste_image(img, v.image(), v.bounds, e.bounds)
         for stroke_color, stroke_dp, points in v.drawing:  # a drawing surface's strokes
             fw, fh = v.bounds[2] - v.bounds[0], v.bounds[3] - v.bounds[1]
             draw.line([(v.bounds[0] + px * fw, v.bounds[1] + py * fh) for px, py in points], fill=_rgb(stroke_color),
@@ -317,6 +321,18 @@ def _paste_picture(img: Image.Image, phone: SimPhone, path: str, box: tuple[int,
     if cx1 >= cx2 or cy1 >= cy2:
         return
     img.paste(pic.crop((cx1 - x, cy1 - y, cx2 - x, cy2 - y)), (cx1, cy1))
+
+
+def _paste_image(img: Image.Image, pic: Any, box: tuple[int, int, int, int], clip: tuple[int, int, int, int]) -> None:
+    """Draw the Pillow image ``pic`` stretched to ``box``, clipped to ``clip`` (nothing for None)."""
+    w, h = box[2] - box[0], box[3] - box[1]
+    if pic is None or w <= 0 or h <= 0:
+        return
+    if pic.size != (w, h):
+        pic = pic.resize((w, h))
+    cx1, cy1, cx2, cy2 = max(clip[0], box[0]), max(clip[1], box[1]), min(clip[2], box[2]), min(clip[3], box[3])
+    if cx1 < cx2 and cy1 < cy2:
+        img.paste(pic.convert("RGB").crop((cx1 - box[0], cy1 - box[1], cx2 - box[0], cy2 - box[1])), (cx1, cy1))
 
 
 _VIDEO_FILES: dict[tuple[int, bytes], str] = {}

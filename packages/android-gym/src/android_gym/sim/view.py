@@ -35,7 +35,12 @@ class View:
     (on the phone's storage) the screenshot shows in the node, scaled to fit, ``scroll_key`` names the app-state
     offset of a scrollable list. A scrolling node with ``wrap_content`` measures as its content (a dialog's body) and only
     scrolls, and reports itself scrollable, once its parent gives it less height than that.
-    ``key`` identifies the node across frames (focus); it defaults to ``resource_id``. An ``overlay`` child of
+    ``key`` identifies the node across frames (focus); it defaults to ``resource_id``. A node with ``absolute`` places
+    its children at their ``place`` (pixel box relative to the node's top-left) instead of stacking them (a web
+    page's elements); ``image`` is a callable giving a Pillow image the screenshot shows scaled over the node (a
+    web page's pixels), and a node with ``painted`` False is drawn by such an image, not by itself;
+    ``on_touch(x, y)`` takes a tap at screen pixel (x, y) and ``on_drag(x1, y1, x2, y2)`` a swipe starting on the
+    node, in screen pixels. An ``overlay`` child of
     a vertical layout takes no room in it: it is drawn over the bottom of the sibling before it (as a floating
     button floats over the bottom of a list) and comes after that sibling in the hierarchy.
     """
@@ -67,6 +72,12 @@ class View:
     on_submit: Callback | None = None
     on_seek: Callable[[float], Any] | None = None
     on_stroke: Callable[[float, float, float, float], Any] | None = None
+    on_touch: Callable[[int, int], Any] | None = None
+    on_drag: Callable[[int, int, int, int], Any] | None = None
+    absolute: bool = False
+    place: Bounds | None = None
+    image: Callable[[], Any] | None = None
+    painted: bool = True
     drawing: tuple[tuple[str, float, tuple[tuple[float, float], ...]], ...] = ()
     picture: str = ""
     scroll_key: str | None = None
@@ -456,6 +467,11 @@ def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
     """
     view.bounds = (x, y, x + width, y + height)
     if not view.children:
+        return
+    if view.absolute:  # children at their own pixel boxes (a web page's elements)
+        for c in view.children:
+            px1, py1, px2, py2 = c.place or (0, 0, 0, 0)
+            layout(c, x + px1, y + py1, max(0, px2 - px1), max(0, py2 - py1), scale, scroll)
         return
     pad_h = int(view.padding[0] * scale)
     pad_v = int(view.padding[1] * scale)

@@ -38,6 +38,8 @@ STORAGE_ROOT = "sdk_gphone_x86_64"
 ROOTS: dict[str, str] = {"downloads": "/sdcard/Download", "storage": "/sdcard", "recent": ""}
 ROOT_TITLES: dict[str, str] = {"recent": "Recent", "downloads": "Downloads", "storage": STORAGE_ROOT}
 RECENT_LIMIT = 30
+WEB_EXTENSIONS = (".html", ".htm")
+"""Files that open in Chrome (through the "Open with" chooser)."""
 
 
 def _size(n: int) -> str:
@@ -145,6 +147,8 @@ class FilesApp(MultiSelect, App):
             click = lambda p=path: self._toggle(p)  # noqa: E731
         elif is_dir:
             click = lambda p=path: self.open_folder("storage" if root == "recent" else root, p)  # noqa: E731
+        elif path.lower().endswith(WEB_EXTENSIONS):
+            click = lambda p=path: self.show_dialog("open_with", path=p)  # noqa: E731
         else:
             click = lambda p=path: self.toast(f"No app can open {posixpath.basename(p)}")  # noqa: E731
         row = ListItem(posixpath.basename(path), self._summary(path), click, resource_id="item_root",
@@ -182,6 +186,24 @@ class FilesApp(MultiSelect, App):
         )
 
     # --- dialogs -------------------------------------------------------------------------------------
+    def dialog_open_with(self, path: str) -> View:
+        """Android's chooser for a web page: Chrome, "Just once" or "Always"."""
+        from android_gym.sim.apps.chrome import CHROME_PKG
+
+        return Dialog("Open with", ListItem("Chrome", "", lambda: self._open_in(CHROME_PKG, path), icon="C",
+                                            resource_id="resolver_item", title_id="text1"),
+                      [("Just once", lambda: self._open_in(CHROME_PKG, path)),
+                       ("Always", lambda: self._open_in(CHROME_PKG, path))],
+                      resource_id="resolver_list", button_ids=["button_once", "button_always"])
+
+    def _open_in(self, package: str, path: str) -> None:
+        """Open the file ``path`` in ``package`` (the chooser's choice)."""
+        self.close_dialog()
+        app = self.phone.app(package)
+        app.open()
+        app.open_url("file://" + path)
+        self.phone.launch(package)
+
     def dialog_roots(self) -> View:
         entries = [ListItem(ROOT_TITLES[r], "", (lambda r=r: self._pick_root(r)), resource_id="root_item",
                             title_id="android:id/title", min_height=52)
