@@ -355,7 +355,7 @@ def test_missing_package_gives_clear_errors_and_the_recreations(sim_over_adb, mo
     with pytest.raises(ImportError, match="pip install git\\+https://github.com/google-research/android_world"):
         AndroidEnv(suite="android_world", device=device, task_source="android_world")
     with pytest.raises(ImportError, match="task_source='recreations'"):
-        AndroidEnv(suite="android_world", device=device, task="BrowserDraw")
+        AndroidEnv(suite="android_world", device=device, task="ExpenseDeleteMultiple2")  # not re-created
     with pytest.warns(RuntimeWarning, match="simulated re-creations of SystemWifiTurnOff"):
         env = AndroidEnv(suite="android_world", device=device, task="SystemWifiTurnOff")
     assert env.task_names == ["SystemWifiTurnOff"]

@@ -67,24 +67,16 @@ SIM_TASKS: tuple[str, ...] = (
     "OsmAndFavorite", "OsmAndMarker", "OsmAndTrack",
     "ExpenseAddMultipleFromGallery", "RecipeAddMultipleRecipesFromImage", "MarkorTranscribeReceipt",
     "MarkorTranscribeVideo",
+    "BrowserDraw", "BrowserMaze", "BrowserMultiply",
 )
 """AndroidWorld tasks that run on the sim with AndroidWorld's code and that a scripted expert solves (the README
 table, made by ``tools/android_world_sim_table.py``, records the expert's success on each)."""
 
 _APP_NOT_MODELLED = "the sim does not model {app} yet"
-_NO_WEB_ENGINE = ("the sim has no Chrome: the task's page (task.html) is a script, and the 'Success!' AndroidWorld "
-                  "reads back is written by that script, so a browser must run its JavaScript")
-NOT_ON_SIM: dict[str, str] = {
-    "BrowserDraw": f"{_NO_WEB_ENGINE}; the three colours to draw with are only CSS colours (no text in the "
-                   "accessibility tree), and the page's script checks the canvas's pixels",
-    "BrowserMaze": f"{_NO_WEB_ENGINE}; the maze's walls are only CSS colours (no text in the accessibility tree)",
-    "BrowserMultiply": _NO_WEB_ENGINE,
-}
-"""Why an AndroidWorld task does not run here."""
+NOT_ON_SIM: dict[str, str] = {}
+"""Why an AndroidWorld task does not run here (every task of AndroidWorld's registry runs on the sim now)."""
 
-APP_OF_PREFIX: tuple[tuple[str, str], ...] = (
-    ("Browser", "Chrome"),
-)
+APP_OF_PREFIX: tuple[tuple[str, str], ...] = ()
 """The app of each AndroidWorld task family the sim does not model (by task-name prefix)."""
 
 
