@@ -153,3 +153,26 @@ def test_chromium_lookup_follows_the_environment(monkeypatch):
     monkeypatch.delenv("ANDROID_GYM_CHROMIUM")
     assert chromium_path() == (shutil.which("chromium") or shutil.which("chromium-browser")
                                or shutil.which("google-chrome"))
+
+
+@needs_chromium
+def test_a_swipe_scrolls_a_long_page_and_draws_on_a_canvas():
+    long_page = ("<html><head><meta name='viewport' content='width=device-width'></head><body>"
+                 + "".join(f"<p style='height: 120px'>Line {i}</p>" for i in range(40))
+                 + "<canvas id='c' width='200' height='200' style='border: 1px solid black'></canvas>"
+                 "<p id='ink'>not drawn</p><script>const c = document.getElementById('c'); const g = c.getContext('2d');"
+                 "let last = null; c.onmousedown = e => { last = [e.offsetX, e.offsetY]; };"
+                 "c.onmousemove = e => { if (!last) return; g.beginPath(); g.moveTo(...last); g.lineTo(e.offsetX, "
+                 "e.offsetY); g.stroke(); last = [e.offsetX, e.offsetY]; "
+                 "document.getElementById('ink').textContent = 'drawn'; };"
+                 "c.onmouseup = () => { last = null; };</script></body></html>")
+    phone = SimPhone()
+    open_page(phone, long_page)
+    assert "Line 0" in texts(phone) and "Line 39" not in texts(phone)
+    for _ in range(12):  # to the page's end (scrolling stops there)
+        phone.swipe(phone.width // 2, phone.height * 3 // 4, phone.width // 2, phone.height // 4)
+    assert "Line 0" not in texts(phone) and "Line 39" in texts(phone)
+    canvas = next(e for e in ui_of(phone).elements if e.class_name == "android.view.View" and e.clickable)
+    x1, y1, x2, y2 = canvas.bounds
+    phone.swipe(x1 + 20, (y1 + y2) // 2, x2 - 20, (y1 + y2) // 2 + 10)
+    assert "drawn" in texts(phone)

@@ -154,6 +154,11 @@ class WebEngine:
                     self._events.append(reply)
                     del self._events[:-200]
 
+    def clear_events(self) -> None:
+        """Forget the events received so far (before a command whose event is awaited)."""
+        with self._lock:
+            self._events.clear()
+
     def wait_event(self, method: str, timeout: float = 10.0) -> dict[str, Any] | None:
         """The first event ``method`` of the page's session seen (already received or arriving), or None."""
         deadline = time.monotonic() + timeout
@@ -235,6 +240,7 @@ class WebPage:
     def load_html(self, html: str) -> None:
         """Show ``html`` as a page (its scripts run; resolved once the page's load event fired)."""
         frame = self.engine.send("Page.getFrameTree", session=True)["frameTree"]["frame"]["id"]
+        self.engine.clear_events()
         self.engine.send("Page.navigate", {"url": "about:blank"}, session=True)
         self.engine.wait_event("Page.loadEventFired", timeout=10)
         self.engine.send("Page.setDocumentContent", {"frameId": frame, "html": html}, session=True)
@@ -277,6 +283,17 @@ class WebPage:
             self._mouse("mouseMoved", x1 + (x2 - x1) * t, y1 + (y2 - y1) * t, 1)
         self._mouse("mouseReleased", x2, y2, 0)
         self.settle()
+
+    def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
+        """Scroll the content under CSS pixel (x, y) by (dx, dy) CSS pixels (a finger flick moves it the other way)."""
+        self.engine.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y, "deltaX": dx,
+                                                      "deltaY": dy}, session=True)
+        self.settle()
+
+    def draws_at(self, x: float, y: float) -> bool:
+        """Whether the element under CSS pixel (x, y) takes a finger's path itself (a canvas) rather than scrolling."""
+        return bool(self._eval(f"(() => {{ const e = document.elementFromPoint({x:.1f}, {y:.1f}); "
+                               "return !!e && e.tagName === 'CANVAS'; })()"))
 
     def insert_text(self, text: str) -> None:
         """Type ``text`` into the focused element."""

@@ -7,7 +7,8 @@ screenshot is the browser's own rendering, and the accessibility tree is the pag
 (buttons, text fields, text, canvases) at their boxes on screen, as Chrome exposes web content to
 accessibility services. Taps and swipes on the page go to it as mouse input at the same CSS pixel,
 typing into a focused text field goes to the page as text input, Enter as the Enter key, so the page's
-own scripts react, and what they write is what the next observation shows.
+own scripts react, and what they write is what the next observation shows. A swipe that starts on a canvas
+draws (the finger's path as mouse moves); elsewhere it scrolls the page.
 
 Pages open from a file (Files' "Open with" Chrome, or ``am start -a android.intent.action.VIEW -d
 file:///sdcard/...``). The page's script state lives in the browser: a snapshot of the phone keeps the
@@ -211,8 +212,13 @@ class ChromeApp(App):
 
     def _drag(self, view: View, factor: float, x1: int, y1: int, x2: int, y2: int) -> None:
         web = self.web_page()
-        if web is not None:
-            web.drag(*self._css(view, factor, x1, y1), *self._css(view, factor, x2, y2))
+        if web is None:
+            return
+        (cx1, cy1), (cx2, cy2) = self._css(view, factor, x1, y1), self._css(view, factor, x2, y2)
+        if web.draws_at(cx1, cy1):  # a canvas takes the finger's path
+            web.drag(cx1, cy1, cx2, cy2)
+        else:  # elsewhere a swipe scrolls the page, the content following the finger
+            web.scroll(cx1, cy1, cx1 - cx2, cy1 - cy2)
 
     def _typed(self, old: str, new: str) -> None:
         web = self.web_page()
