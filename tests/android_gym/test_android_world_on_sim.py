@@ -171,7 +171,11 @@ def test_the_accessibility_forest_is_the_screen_androidworld_reads():
 @pytest.mark.parametrize("name", ["SimpleCalendarDeleteOneEvent", "MarkorCreateNote", "SystemBluetoothTurnOn",
                                   "TasksHighPriorityTasks", "RecipeDeleteMultipleRecipes", "FilesMoveFile",
                                   "AudioRecorderRecordAudioWithFileName", "VlcCreatePlaylist", "SimpleDrawProCreateDrawing",
-                                  pytest.param("NotesRecipeIngredientCount", marks=pytest.mark.slow)])
+                                  pytest.param("NotesRecipeIngredientCount", marks=pytest.mark.slow),
+                                  pytest.param("BrowserMultiply", marks=pytest.mark.skipif(
+                                      not web_engine_available(), reason="chromium is not installed")),
+                                  pytest.param("BrowserMaze", marks=[pytest.mark.slow, pytest.mark.skipif(
+                                      not web_engine_available(), reason="chromium is not installed")])])
 def test_androidworlds_tasks_run_on_the_sim_behind_adb(host_adb, name):
     from android_gym.drivers import AdbDevice
 
