@@ -21,7 +21,8 @@ else with the parameters read back from the goal through the task's own ``templa
 not show are drawn; the result says which). Then every real step's action is performed on the sim, and per
 step the real element list is set beside the sim's for the same state, built the way AndroidWorld builds it
 (``forest_to_ui_elements`` keeps leaves, nodes with a content description and scrollable nodes; the sim's
-uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule). Elements match
+uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule, each window's nodes
+breadth first as the accessibility forwarder lists them). Elements match
 on text, content description, resource name, class and clickability, position by position (index actions
 depend on the order), and as a multiset. An ``index`` action is performed on the sim's element at the same
 index, and the step records whether that is the element the real episode acted on. At the end AndroidWorld's
@@ -379,16 +380,18 @@ def recover_params(aw_class: type, goal: str, seed: int | None = None) -> tuple[
 
 
 def sim_ui_elements(xml: str) -> list[Any]:
-    """The sim's elements as AndroidWorld lists a screen: ``xml_dump_to_ui_elements`` of the dump, keeping (like
-    ``forest_to_ui_elements``) leaves, nodes with a content description and scrollable nodes."""
-    from android_gym.suites.android_world import ui_elements_from_xml
+    """The sim's elements as AndroidWorld lists a screen from the accessibility forest (``forest_to_ui_elements``):
+    leaves, nodes with a content description and scrollable nodes, each window's nodes breadth first
+    (:func:`android_gym.suites.android_world.a11y_order`), each built by ``xml_dump_to_ui_elements``."""
+    from android_gym.suites.android_world import a11y_order, ui_elements_from_xml
 
     elements = ui_elements_from_xml(xml)
     root = ET.fromstring(xml)
     nodes = [node for node in root.iter() if node is not root]
     if len(nodes) != len(elements):
         raise ValueError(f"{len(elements)} UI elements for {len(nodes)} nodes of the dump")
-    return [e for node, e in zip(nodes, elements)
+    by_node = {id(node): e for node, e in zip(nodes, elements)}
+    return [by_node[id(node)] for node, _depth, _parent in a11y_order(root)
             if len(node) == 0 or node.get("content-desc") or node.get("scrollable") == "true"]
 
 

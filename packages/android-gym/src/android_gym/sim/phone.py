@@ -3,7 +3,8 @@
 It holds installed apps (every ``@register_app`` class in :mod:`android_gym.sim.apps` by default),
 the foreground app and recents, system settings, an in-memory /sdcard, a frozen clock that ticks
 a little per input, focus and the soft keyboard, the clipboard, toasts, and the windows a
-uiautomator dump shows (status bar, app, dialog, keyboard, navigation bar). Every input rebuilds
+uiautomator dump shows (app, dialog, keyboard, status bar; the navigation is by gestures, as on the AndroidWorld
+emulator, so the bottom strip has no buttons). Every input rebuilds
 the frame from app state; dumps and screenshots are cached until the next change.
 """
 
@@ -30,6 +31,15 @@ from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, 
 LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
 SYSTEMUI_PACKAGE = "com.android.systemui"
 START_TIME = _dt.datetime(2023, 10, 15, 15, 34, 0)
+SPOKEN_CLOCK_OFFSET = _dt.timedelta(hours=-4)
+"""The status bar clock's content description on the AndroidWorld emulator reads the time in the zone the image
+booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34" in every real episode)."""
+STATUS_BAR_DP = 48.75  # 128 px at 420 dpi: the Pixel 6 image's status bar (with its display cutout)
+GESTURE_BAR_DP = 24.0  # 63 px: the gesture navigation handle's strip
+SYSTEM_NOTIFICATIONS = ("Settings notification: Virtual SD card",
+                        "Android System notification: Serial console enabled")
+"""The notification icons the AndroidWorld emulator's status bar always shows (its virtual SD card and the
+serial console of an emulator started for adb)."""
 TICK_MS = 2000  # simulated time per input event
 TOAST_TICKS = 2  # a toast stays for this many input events
 LONG_PRESS_MS = 500
@@ -152,8 +162,8 @@ class SimPhone:
         self.latency = latency
         self.faults = faults
         self.rng = random.Random(seed)
-        self.status_bar_height = round(24 * self.scale)
-        self.nav_bar_height = round(48 * self.scale)
+        self.status_bar_height = round(STATUS_BAR_DP * self.scale)
+        self.nav_bar_height = round(GESTURE_BAR_DP * self.scale)
         self.keyboard_height = round(KEYBOARD_HEIGHT_DP * self.scale)
         registry = discover_apps()
         classes: list[type[App]] = []
@@ -769,9 +779,9 @@ class SimPhone:
             windows.append(Window(tv, pkg, (0, 0, W, H), "toast"))
             reused.append(None)
 
-        for bar in (self._status_bar(), self._nav_bar()):
-            windows.append(bar.window)
-            reused.append(bar)
+        bar = self._status_bar()
+        windows.append(bar.window)
+        reused.append(bar)
         entries: list[Entry] = []
         known: list[tuple[int, int, str]] = []
         fresh: list[Window] = []
@@ -807,19 +817,26 @@ class SimPhone:
 
     def _status_bar(self) -> _ReusedWindow:
         now = self.now()
+        spoken = now + SPOKEN_CLOCK_OFFSET
         if self.settings["system"].get("time_12_24") == "24":
-            clock = now.strftime("%H:%M")
+            clock, said = now.strftime("%H:%M"), spoken.strftime("%H:%M")
         else:
             clock = f"{now.hour % 12 or 12}:{now.minute:02d}"
+            said = f"{spoken.hour % 12 or 12}:{spoken.minute:02d}"
         g = self.settings["global"]
         airplane = g.get("airplane_mode_on") == "1"
         bluetooth = g.get("bluetooth_on") == "1"
-        wifi = g.get("wifi_on") == "1" and not airplane
-        return self._system_window(("status", clock, airplane, bluetooth, wifi),
-                                   lambda: self._build_status_bar(clock, airplane, bluetooth, wifi))
+        return self._system_window(("status", clock, said, airplane, bluetooth),
+                                   lambda: self._build_status_bar(clock, said, airplane, bluetooth))
 
-    def _build_status_bar(self, clock: str, airplane: bool, bluetooth: bool, wifi: bool) -> Window:
+    def _build_status_bar(self, clock: str, said: str, airplane: bool, bluetooth: bool) -> Window:
+        """The status bar as the emulator's accessibility tree lists it: the clock, the notification icons, the
+        mobile signal, the battery, then the signal's "No internet" data-type icon (nested one level deeper).
+        Wi-Fi shows no icon of its own there (its state is in Quick Settings)."""
         s, W, h = self.scale, self.width, self.status_bar_height
+        left: list[View] = [Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
+                                 content_desc=said, padding=(0, 0), width=40)]
+        left += [Image(desc, width=22, height=22, icon="!") for desc in SYSTEM_NOTIFICATIONS]
         icons: list[View] = []
         if airplane:
             icons.append(Image("Airplane mode.", resource_id="com.android.systemui:id/airplane", width=20,
@@ -827,42 +844,21 @@ class SimPhone:
         if bluetooth:
             icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
                                height=20, icon="B"))
-        if wifi:
-            icons.append(Image("Wifi signal full.", resource_id="com.android.systemui:id/wifi_signal",
-                               width=20, height=20, icon="W"))
-        icons.append(Image("Battery 100 percent.", resource_id="com.android.systemui:id/battery", width=28,
-                           height=20, icon="100"))
+        if not airplane:
+            icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+                              resource_id="com.android.systemui:id/mobile_combo", width=44, height=22, children=[
+                                  Image("No internet", resource_id="com.android.systemui:id/mobile_type",
+                                        width=30, height=16, icon="4G")]))
+        icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
+                          resource_id="com.android.systemui:id/battery", width=28, height=22, icon="100"))
         bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/status_bar_container",
                    background="#f8fafd", orientation=HORIZONTAL, padding=(16.0, 0.0), children=[
-                       Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
-                            padding=(0, 0), weight=1),
+                       View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=1, children=left),
                        View(cls="android.widget.LinearLayout", orientation=HORIZONTAL,
                             resource_id="com.android.systemui:id/system_icons", children=icons),
                    ])
         layout(bar, 0, 0, W, h, s)
         return Window(bar, SYSTEMUI_PACKAGE, (0, 0, W, h), "status")
-
-    def _nav_bar(self) -> _ReusedWindow:
-        return self._system_window(("nav",), self._build_nav_bar)
-
-    def _build_nav_bar(self) -> Window:
-        s, W, H, h = self.scale, self.width, self.height, self.nav_bar_height
-
-        def nav_button(desc: str, rid: str, icon: str, cb: Any) -> View:
-            return View(cls="android.widget.ImageView", content_desc=desc,
-                        resource_id=f"com.android.systemui:id/{rid}", clickable=True, focusable=True,
-                        long_clickable=rid == "home", on_click=cb, weight=1, icon=icon)
-
-        bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/navigation_bar_frame",
-                   background="#f8fafd", children=[View(
-                       cls="android.widget.LinearLayout", resource_id="com.android.systemui:id/nav_buttons",
-                       orientation=HORIZONTAL, weight=1, padding=(48.0, 0.0), children=[
-                           nav_button("Back", "back", "<", self.back),
-                           nav_button("Home", "home", "O", self.home),
-                           nav_button("Overview", "recent_apps", "[]", self.show_recents),
-                       ])])
-        layout(bar, 0, H - h, W, h, s)
-        return Window(bar, SYSTEMUI_PACKAGE, (0, H - h, W, H), "nav")
 
     # --- shell and pixels -------------------------------------------------------------------------
     def shell(self, command: str) -> str:
