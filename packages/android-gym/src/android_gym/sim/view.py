@@ -37,7 +37,11 @@ class View:
     scrolls, and reports itself scrollable, once its parent gives it less height than that.
     ``key`` identifies the node across frames (focus); it defaults to ``resource_id``. An ``overlay`` child of
     a vertical layout takes no room in it: it is drawn over the bottom of the sibling before it (as a floating
-    button floats over the bottom of a list) and comes after that sibling in the hierarchy.
+    button floats over the bottom of a list) and comes after that sibling in the hierarchy. A ``layout_only``
+    node (a layout Android leaves out of the accessibility tree, not important for accessibility) is laid out and
+    drawn, but the dump leaves it out and lists its children as its parent's. ``dump_rank`` orders siblings in the
+    dump (stable, default 0) where a real app's view tree order differs from where the views are drawn (a
+    bottom navigation bar added before the page above it).
     """
 
     cls: str = "android.view.View"
@@ -72,6 +76,8 @@ class View:
     scroll_key: str | None = None
     wrap_content: bool = False
     overlay: bool = False
+    layout_only: bool = False
+    dump_rank: int = 0
     key: str | None = None
     progress: float = 0.0
     max_progress: float = 100.0

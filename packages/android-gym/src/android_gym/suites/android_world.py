@@ -390,9 +390,11 @@ def a11y_order(root: ET.Element) -> list[tuple[ET.Element, int, ET.Element | Non
 
     Each top-level node is one window; windows come in the dump's order, and inside a window the nodes come
     breadth first (a level's nodes in tree order before the next level's), as the real element lists of
-    AndroidWorld episodes show (a toolbar's buttons before the list rows nested under a deeper layout).
+    AndroidWorld episodes show (a toolbar's buttons before the list rows nested under a deeper layout). A toast
+    is no window of the accessibility tree, so it is left out.
     """
-    return [entry for top in root.findall("node") for entry in _window_breadth_first(top)]
+    return [entry for top in root.findall("node") if top.get("class") != "android.widget.Toast"
+            for entry in _window_breadth_first(top)]
 
 
 def forest_from_xml(xml: str) -> Any:
@@ -417,7 +419,7 @@ def forest_from_xml(xml: str) -> Any:
         raise ValueError(f"the hierarchy dump is not XML: {exc}") from exc
     forest = forest_pb2.AndroidAccessibilityForest()
     next_id = 0
-    for layer, top in enumerate(root.findall("node")):
+    for layer, top in enumerate(t for t in root.findall("node") if t.get("class") != "android.widget.Toast"):
         package = top.get("package", "")
         window = forest.windows.add(id=layer, layer=layer, display_id=0, title=package,
                                     is_active=layer == 0, is_focused=layer == 0)

@@ -45,6 +45,16 @@ def id_is(resource_id: str) -> Predicate:
     return match
 
 
+def hint_is(hint: str) -> Predicate:
+    """Predicate: an editable field whose hint is ``hint`` (case-insensitively), for fields without a resource id."""
+    wanted = hint.strip().lower()
+
+    def match(element: Any) -> bool:
+        return bool(element.editable) and (element.hint or "").strip().lower() == wanted
+
+    return match
+
+
 def find(ui: Any, predicate: Predicate) -> Any | None:
     """First element of ``ui.elements`` matching ``predicate``, or None."""
     for element in ui.elements:
