@@ -30,6 +30,7 @@ from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, 
 
 LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
 SYSTEMUI_PACKAGE = "com.android.systemui"
+POPUP_WINDOW_CLASS = "android.widget.PopupWindow$PopupDecorView"  # a popup (the text toolbar): no modal window
 START_TIME = _dt.datetime(2023, 10, 15, 15, 34, 0)
 SPOKEN_CLOCK_OFFSET = _dt.timedelta(hours=-4)
 """The status bar clock's content description on the AndroidWorld emulator reads the time in the zone the image
@@ -746,8 +747,8 @@ class SimPhone:
             if labels:
                 items = [Button(lb, (lambda name=lb: self._toolbar_action(name)), background=None, height=48,
                                 padding=(12, 8)) for lb in labels]
-                bar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48,
-                           background="#ffffff", children=items)
+                bar = View(cls=POPUP_WINDOW_CLASS, orientation=HORIZONTAL, height=48, background="#ffffff",
+                           children=items)
                 bw = min(W - round(32 * s), sum(round((len(lb) * 14 * 0.52 + 24) * s) for lb in labels))
                 bh = round(48 * s)
                 fx1, fy1, fx2, fy2 = focused.bounds
@@ -826,13 +827,14 @@ class SimPhone:
         g = self.settings["global"]
         airplane = g.get("airplane_mode_on") == "1"
         bluetooth = g.get("bluetooth_on") == "1"
-        return self._system_window(("status", clock, said, airplane, bluetooth),
-                                   lambda: self._build_status_bar(clock, said, airplane, bluetooth))
+        wifi = g.get("wifi_on") == "1" and not airplane
+        return self._system_window(("status", clock, said, airplane, bluetooth, wifi),
+                                   lambda: self._build_status_bar(clock, said, airplane, bluetooth, wifi))
 
-    def _build_status_bar(self, clock: str, said: str, airplane: bool, bluetooth: bool) -> Window:
+    def _build_status_bar(self, clock: str, said: str, airplane: bool, bluetooth: bool, wifi: bool) -> Window:
         """The status bar as the emulator's accessibility tree lists it: the clock, the notification icons, the
-        mobile signal, the battery, then the signal's "No internet" data-type icon (nested one level deeper).
-        Wi-Fi shows no icon of its own there (its state is in Quick Settings)."""
+        Wi-Fi signal (when on), the mobile signal, the battery; without Wi-Fi the mobile signal holds a "No
+        internet" data-type icon (nested one level deeper, so listed last)."""
         s, W, h = self.scale, self.width, self.status_bar_height
         left: list[View] = [Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
                                  content_desc=said, padding=(0, 0), width=40)]
@@ -844,9 +846,13 @@ class SimPhone:
         if bluetooth:
             icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
                                height=20, icon="B"))
+        if wifi:
+            icons.append(View(cls="android.widget.FrameLayout", content_desc="Wifi signal full.",
+                              resource_id="com.android.systemui:id/wifi_combo", width=22, height=22, icon="W"))
         if not airplane:
             icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
-                              resource_id="com.android.systemui:id/mobile_combo", width=44, height=22, children=[
+                              resource_id="com.android.systemui:id/mobile_combo", width=44, height=22,
+                              icon="4G" if wifi else None, children=[] if wifi else [
                                   Image("No internet", resource_id="com.android.systemui:id/mobile_type",
                                         width=30, height=16, icon="4G")]))
         icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",

@@ -368,6 +368,7 @@ def ui_elements_from_xml(xml: str) -> list[Any]:
 
 
 _IME_PACKAGES = ("com.google.android.inputmethod.latin", "com.android.inputmethod.latin")
+_SYSTEM_WINDOW_PACKAGES = (*_IME_PACKAGES, "com.android.systemui")
 _FOREST_FLAGS = (("checkable", "is_checkable"), ("checked", "is_checked"), ("clickable", "is_clickable"),
                  ("long-clickable", "is_long_clickable"), ("enabled", "is_enabled"), ("focusable", "is_focusable"),
                  ("focused", "is_focused"), ("scrollable", "is_scrollable"), ("selected", "is_selected"),
@@ -391,10 +392,22 @@ def a11y_order(root: ET.Element) -> list[tuple[ET.Element, int, ET.Element | Non
     Each top-level node is one window; windows come in the dump's order, and inside a window the nodes come
     breadth first (a level's nodes in tree order before the next level's), as the real element lists of
     AndroidWorld episodes show (a toolbar's buttons before the list rows nested under a deeper layout). A toast
-    is no window of the accessibility tree, so it is left out.
+    is no window of the accessibility tree, and a dialog hides the app's page beneath it, so those are left out.
     """
-    return [entry for top in root.findall("node") if top.get("class") != "android.widget.Toast"
-            for entry in _window_breadth_first(top)]
+    return [entry for top in _a11y_windows(root) for entry in _window_breadth_first(top)]
+
+
+def _a11y_windows(root: ET.Element) -> list[ET.Element]:
+    """The dump's top-level nodes the accessibility tree lists as windows: not toasts, and of an app's windows
+    only the topmost (a dialog or drawer over a page hides the page, as the real episodes' lists show)."""
+    tops = [t for t in root.findall("node") if t.get("class") != "android.widget.Toast"]
+    last: dict[str, int] = {}
+    for i, top in enumerate(tops):
+        if top.get("package") not in _SYSTEM_WINDOW_PACKAGES and "PopupWindow" not in top.get("class", ""):
+            last[top.get("package", "")] = i
+    return [t for i, t in enumerate(tops)
+            if t.get("package") in _SYSTEM_WINDOW_PACKAGES or "PopupWindow" in t.get("class", "")
+            or last.get(t.get("package", "")) == i]
 
 
 def forest_from_xml(xml: str) -> Any:
@@ -419,7 +432,7 @@ def forest_from_xml(xml: str) -> Any:
         raise ValueError(f"the hierarchy dump is not XML: {exc}") from exc
     forest = forest_pb2.AndroidAccessibilityForest()
     next_id = 0
-    for layer, top in enumerate(t for t in root.findall("node") if t.get("class") != "android.widget.Toast"):
+    for layer, top in enumerate(_a11y_windows(root)):
         package = top.get("package", "")
         window = forest.windows.add(id=layer, layer=layer, display_id=0, title=package,
                                     is_active=layer == 0, is_focused=layer == 0)

@@ -20,7 +20,8 @@ from android_gym.tasks.suites import SUITES_AW
 
 FILES_PACKAGE = "com.google.android.documentsui"
 STORAGE = "/storage/emulated/0"
-STORAGE_ROOT = "sdk_gphone_x86_64"
+STORAGE_ROOT = "sdk_gphone64_x86_64"
+"""The storage root as Files shows it on the emulator (AndroidWorld's goals call it sdk_gphone_x86_64)."""
 
 FOLDER_FILES: dict[str, tuple[str, ...]] = {
     "Alarms": ("morning_alarm.mp3", "wake_up.mp3", "early_alarm.mp3", "weekend_alarm.mp3"),
