@@ -106,7 +106,7 @@ def test_keyboard_appears_resizes_content_types_deletes_and_back_hides_it(phone)
         phone.tap(*center(phone, key))
     assert phone.focused_field().text == "Blue"
     phone.tap(*center(phone, "Delete"))
-    phone.tap(*center(phone, "Symbols"))
+    phone.tap(*center(phone, "Symbol keyboard"))  # Gboard's name for its ?123 key
     phone.tap(*center(phone, "7"))
     assert phone.focused_field().text == "Blu7"
     phone.keyevent(67)

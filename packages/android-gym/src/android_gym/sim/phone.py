@@ -24,7 +24,7 @@ from typing import Any
 from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
-from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, build_keyboard
+from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
@@ -165,7 +165,7 @@ class SimPhone:
         self.rng = random.Random(seed)
         self.status_bar_height = round(STATUS_BAR_DP * self.scale)
         self.nav_bar_height = round(GESTURE_BAR_DP * self.scale)
-        self.keyboard_height = round(KEYBOARD_HEIGHT_DP * self.scale)
+        self.keyboard_height = min(round(KEYBOARD_HEIGHT_DP * self.scale), round(KEYBOARD_MAX_SHARE * height))
         registry = discover_apps()
         classes: list[type[App]] = []
         if apps is None:
@@ -383,11 +383,19 @@ class SimPhone:
 
     def set_focus(self, key: str | None, keyboard: bool = True) -> None:
         """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
+        if key is not None and self._frame is not None:
+            self._auto_shift(self._frame.editables.get(key))
         self.focus = key
         self.keyboard_shown = bool(key) and keyboard
         self.selection = False
         self.text_toolbar = False
         self.invalidate()
+
+    def _auto_shift(self, field: View | None) -> None:
+        """Gboard's Shift as a field is tapped: on for an empty field of names (it capitalises words), else off.
+        Text put in with ``input text`` does not move it (Gboard does not see it), as the real episodes show."""
+        self.keyboard_shift = field is not None and field.input_type == "name" and not field.text
+        self.keyboard_symbols = False
 
     def _drop_focus(self) -> None:
         self.focus = None
@@ -445,8 +453,17 @@ class SimPhone:
         elif fieldv.max_lines != 1 and fieldv.on_text is not None:
             fieldv.on_text(("" if self.selection else fieldv.text) + "\n")
             self.selection = False
-        else:
-            self.keyboard_shown = False
+        else:  # a single-line field: Enter moves to the next field down (Android's focus search), else closes
+            keys = list(self.frame.editables)
+            at = keys.index(self.focus) if self.focus in keys else -1
+            if 0 <= at < len(keys) - 1:
+                nxt = keys[at + 1]
+                self._auto_shift(self.frame.editables[nxt])
+                self.focus = nxt
+                self.selection = False
+                self.text_toolbar = False
+            else:
+                self.keyboard_shown = False
         self.invalidate()
 
     def _toolbar_action(self, name: str) -> None:
@@ -533,6 +550,7 @@ class SimPhone:
         elif v.on_text is not None or v.cls == "android.widget.EditText":
             key = self._identity_of(v)
             if key is not None:
+                self._auto_shift(v)
                 self.focus = key
                 self.keyboard_shown = True
                 self.selection = False
@@ -651,6 +669,9 @@ class SimPhone:
         return view.identity
 
     def _ime_press(self, name: str) -> None:
+        if name == "back":
+            self.back()
+            return
         if name == "shift":
             self.keyboard_shift = not self.keyboard_shift
         elif name == "symbols":
@@ -708,9 +729,9 @@ class SimPhone:
         top = self.status_bar_height
         bottom = H - self.nav_bar_height
         kb_area = None
-        if kb:
-            kb_area = (0, bottom - self.keyboard_height, W, bottom)
-            bottom -= self.keyboard_height
+        if kb:  # the keyboard window reaches the bottom edge (it holds the navigation strip's Back)
+            kb_area = (0, H - self.keyboard_height, W, H)
+            bottom = H - self.keyboard_height
         area = (0, top, W, bottom)
         pkg = app.package
         windows: list[Window] = []
@@ -763,9 +784,13 @@ class SimPhone:
         # reused with their nodes and XML while what they show stays the same.
         reused: list[_ReusedWindow | None] = [None] * len(windows)
         if kb and kb_area is not None:
-            enter_label = "Search" if focused is not None and focused.on_submit is not None else "Enter"
-            ime = self._system_window(("keyboard", self.keyboard_shift, self.keyboard_symbols, enter_label, kb_area),
-                                      lambda: self._keyboard(enter_label, kb_area))
+            kind = focused.input_type if focused is not None else ""
+            if focused is not None and focused.on_submit is not None:
+                enter_label = "Search"
+            else:
+                enter_label = "Next" if kind == "name" else "Enter"
+            ime = self._system_window(("keyboard", self.keyboard_shift, self.keyboard_symbols, enter_label, kind,
+                                       kb_area), lambda: self._keyboard(enter_label, kind, kb_area))
             windows.append(ime.window)
             reused.append(ime)
 
@@ -810,9 +835,9 @@ class SimPhone:
             got = self._system_windows[key] = _ReusedWindow(window, entries, xml_nodes(entries))
         return got
 
-    def _keyboard(self, enter_label: str, kb_area: Bounds) -> Window:
-        kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label,
-                               self._ime_type, self._ime_press)
+    def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds) -> Window:
+        kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label, self._ime_type,
+                               self._ime_press, digits_row=kind in ("phone", "dropdown"), say=self.toast)
         layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 

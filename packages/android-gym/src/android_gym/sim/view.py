@@ -39,7 +39,9 @@ class View:
     a vertical layout takes no room in it: it is drawn over the bottom of the sibling before it (as a floating
     button floats over the bottom of a list) and comes after that sibling in the hierarchy. A ``layout_only``
     node (a layout Android leaves out of the accessibility tree, not important for accessibility) is laid out and
-    drawn, but the dump leaves it out and lists its children as its parent's. ``dump_rank`` orders siblings in the
+    drawn, but the dump leaves it out and lists its children as its parent's. ``input_type`` tells the keyboard
+    what a field takes ("name": capitalised words, Next on the action key; "phone" and "dropdown" (a label
+    drop-down): Gboard's row of digits over the letters, as the emulator shows it; "" text). ``dump_rank`` orders siblings in the
     dump (stable, default 0) where a real app's view tree order differs from where the views are drawn (a
     bottom navigation bar added before the page above it).
     """
@@ -77,6 +79,7 @@ class View:
     wrap_content: bool = False
     overlay: bool = False
     layout_only: bool = False
+    input_type: str = ""
     dump_rank: int = 0
     key: str | None = None
     progress: float = 0.0

@@ -137,6 +137,10 @@ def _empty_form() -> dict[str, Any]:
 EMAIL_LABELS = ("Home", "Work", "Other", "Mobile")
 
 
+def _ignore_typing(_value: str) -> None:
+    """A label drop-down's field: typed text changes nothing (the label comes from its list)."""
+
+
 def _gap(dp: float) -> View:
     """Vertical space in the editor (drawn, not in the dump)."""
     return View(cls="android.view.View", height=dp, layout_only=True)
@@ -416,22 +420,22 @@ class ContactsApp(App):
                          resource_id="button_change_photo", background=None, width=102, height=48)),
             _gap(26),
             _line(_icon("P"), _field(EditText(f["first"], lambda v: self._set_form("first", v), hint="First name",
-                                              key="editor_first", resource_id="first_name_edit")),
+                                              key="editor_first", resource_id="first_name_edit", input_type="name")),
                   View(cls="android.widget.FrameLayout", width=56, height=56, children=[
                       Image("Show more name fields", resource_id="expansion_view", width=56, height=56,
                             icon="v")])),
             _gap(14),
             _line(_icon(""), _field(EditText(f["last"], lambda v: self._set_form("last", v), hint="Last name",
-                                             key="editor_last", resource_id="last_name_edit")), _icon("")),
+                                             key="editor_last", resource_id="last_name_edit", input_type="name")), _icon("")),
             _gap(22),
             _line(_icon("C"), _field(EditText(f["company"], lambda v: self._set_form("company", v), hint="Company",
-                                              key="editor_company", resource_id="company_edit")), _icon("")),
+                                              key="editor_company", resource_id="company_edit", input_type="name")), _icon("")),
         ]
         for i, ph in enumerate(f["phones"]):
             rows.append(_gap(22))
             rows.append(_line(_icon("T" if i == 0 else ""), _field(EditText(
                 ph["number"], lambda v, i=i: self._set_phone(i, v), hint="Phone", key=f"editor_phone_{i}",
-                resource_id="phone_edit")), _icon("")))
+                resource_id="phone_edit", input_type="phone")), _icon("")))
             rows.append(_gap(14))
             delete = None
             if ph["number"] or i:
@@ -439,7 +443,7 @@ class ContactsApp(App):
                               resource_id="delete_button_container", clickable=True, width=56, height=56,
                               on_click=lambda i=i: self._remove_phone_row(i), children=[
                                   Image("delete", resource_id="delete_button", width=56, height=56, icon="x")])
-            rows.append(_line(_icon(""), *self._label_picker(ph["label"], "Phone", lambda i=i: self._pick_label(i)),
+            rows.append(_line(_icon(""), *self._label_picker(ph["label"], "Phone", lambda i=i: self._pick_label(i), i),
                               delete or _icon("")))
         rows += [
             _gap(24),
@@ -478,11 +482,14 @@ class ContactsApp(App):
         )
 
     @staticmethod
-    def _label_picker(label: str, kind: str, on_click: Any) -> tuple[View, View]:
-        """A label drop-down (the spinner, read out as "Mobile Phone", and its "Show dropdown menu" button)."""
+    def _label_picker(label: str, kind: str, on_click: Any, id_hint: int = 0) -> tuple[View, View]:
+        """A label drop-down (the spinner, read out as "Mobile Phone", and its "Show dropdown menu" button). As on
+        the emulator it is an editable field that takes no typing: Enter in the field above moves the focus to it;
+        a tap opens the label list."""
         return (View(cls="android.widget.Spinner", text=label, content_desc=f"{label} {kind}", hint="Label",
                      clickable=True, focusable=True, width=171, height=56.76, padding=(12.0, 16.0), max_lines=1,
-                     on_click=on_click),
+                     on_click=on_click, on_text=_ignore_typing, key=f"label_{kind}_{id_hint}",
+                     input_type="dropdown"),
                 View(cls="android.widget.ImageButton", content_desc="Show dropdown menu",
                      resource_id="text_input_end_icon", clickable=True, checkable=True, width=48, height=48,
                      icon="v", on_click=on_click))
