@@ -184,3 +184,21 @@ def test_clock_is_frozen_in_oct_2023_and_advances_per_input(phone):
     phone.tap(5, 1000)
     assert (phone.now() - t0).total_seconds() == 2
     assert SimPhone().now() == t0  # deterministic
+
+
+def test_swipe_down_on_home_opens_the_shade_whose_quick_settings_set_wifi_and_brightness(phone):
+    """The shade as the emulator lists it (tiles, Silent, footer, header, notifications); a second swipe down
+    expands Quick Settings with the brightness slider; Back closes it."""
+    phone.swipe(540, 800, 540, 1600, 300)
+    assert phone.shade == 1 and all(e.package == "com.android.systemui" for e in phone.frame.entries)
+    assert visible(phone, "Serial console enabled") and visible(phone, "Virtual SD card")
+    phone.tap(*center(phone, "Internet,AndroidWifi"))
+    assert phone.settings_get("global", "wifi_on") == "0" and visible(phone, "Internet")
+    phone.swipe(540, 800, 540, 1600, 300)
+    assert phone.shade == 2
+    slider = next(e for e in phone.frame.entries if e.view.content_desc == "Display brightness")
+    x1, y1, _, y2 = slider.bounds
+    phone.tap(x1 + 1, (y1 + y2) // 2)
+    assert int(phone.settings_get("system", "screen_brightness")) <= 10
+    phone.back()
+    assert phone.shade == 0 and phone.foreground == LAUNCHER_PACKAGE and visible(phone, "Gmail")

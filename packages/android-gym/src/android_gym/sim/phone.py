@@ -25,6 +25,7 @@ from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
 from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
+from android_gym.sim.shade import build_shade
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
@@ -213,6 +214,8 @@ class SimPhone:
         self.clipboard = ""
         self.timezone = "UTC"
         self.toasts: list[tuple[str, int]] = []
+        self.shade = 0  # the notification shade: 0 closed, 1 open, 2 with Quick Settings expanded
+        self.shade_collapsed: set[str] = set()
         self.ticks = 0
         self.version = 0
 
@@ -276,6 +279,7 @@ class SimPhone:
     def launch(self, package: str, fresh: bool = False) -> None:
         """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``)."""
         a = self.app(package)
+        self.shade = 0
         if fresh or not a.running:
             a.open()
         self._switch_to(package)
@@ -346,6 +350,7 @@ class SimPhone:
 
     def home(self) -> None:
         """Go to the launcher's home screen."""
+        self.shade = 0
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -361,8 +366,11 @@ class SimPhone:
         self._switch_to(LAUNCHER_PACKAGE)
 
     def back(self) -> None:
-        """System Back: hide the keyboard or text toolbar first, else the app's back, else leave the app."""
-        if self.text_toolbar:
+        """System Back: close the shade, hide the keyboard or text toolbar first, else the app's back, else leave
+        the app."""
+        if self.shade:
+            self.shade = 0
+        elif self.text_toolbar:
             self.text_toolbar = False
         elif self.keyboard_shown:
             self.keyboard_shown = False
@@ -374,6 +382,32 @@ class SimPhone:
                     self.recents.remove(self.foreground)
                 self.home()
         self.invalidate()
+
+    # --- the notification shade ----------------------------------------------------------------
+    def close_shade(self) -> None:
+        """Close the notification shade."""
+        self.shade = 0
+        self.invalidate()
+
+    def open_from_shade(self, package: str) -> None:
+        """A shade button that opens an app (Manage, the Silent header): close the shade, launch ``package``."""
+        self.shade = 0
+        if package in self.apps:
+            self.launch(package)
+        self.invalidate()
+
+    def toggle_shade_group(self, name: str) -> None:
+        """A notification's Expand button: show or hide what it holds."""
+        self.shade_collapsed ^= {name}
+        self.invalidate()
+
+    def status_clock(self) -> tuple[str, str]:
+        """The status bar clock: (shown, read out), the latter in the emulator's boot zone."""
+        now = self.now()
+        spoken = now + SPOKEN_CLOCK_OFFSET
+        if self.settings["system"].get("time_12_24") == "24":
+            return now.strftime("%H:%M"), spoken.strftime("%H:%M")
+        return f"{now.hour % 12 or 12}:{now.minute:02d}", f"{spoken.hour % 12 or 12}:{spoken.minute:02d}"
 
     # --- toasts, focus, text --------------------------------------------------------------------
     def toast(self, text: str) -> None:
@@ -624,6 +658,16 @@ class SimPhone:
                 self.invalidate()
                 return
         direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
+        if self.shade:  # down expands Quick Settings, up closes the shade
+            self.shade = 2 if direction == "down" else 0 if direction == "up" else self.shade
+            self.invalidate()
+            return
+        launcher_home = self.foreground == LAUNCHER_PACKAGE and self.foreground_app.page == "home"
+        if direction == "down" and frame.dialog_area is None and (y1 < self.status_bar_height or launcher_home):
+            self._drop_focus()
+            self.shade = 1  # from the status bar, or anywhere on the home screen (the Pixel launcher's gesture)
+            self.invalidate()
+            return
         if frame.dialog_area is None and y1 >= self.status_bar_height:
             if self.foreground_app.on_swipe(direction):
                 self.invalidate()
@@ -700,6 +744,8 @@ class SimPhone:
         return self.frame.xml
 
     def _build_frame(self) -> RenderedFrame:
+        if self.shade:
+            return self._shade_frame()
         app = self.foreground_app
         if not app.running:
             app.open()
@@ -824,6 +870,14 @@ class SimPhone:
             entries += collect(fresh)
         return RenderedFrame(windows, entries, editables, area, dialog_area, kb_area, known_xml=known)
 
+    def _shade_frame(self) -> RenderedFrame:
+        """The frame while the notification shade is open: its window alone (it covers the screen)."""
+        W, H = self.width, self.height
+        view = build_shade(self, self.shade)
+        layout(view, 0, 0, W, H, self.scale)
+        windows = [Window(view, SYSTEMUI_PACKAGE, (0, 0, W, H), "shade")]
+        return RenderedFrame(windows, collect(windows), {}, (0, self.status_bar_height, W, H), None, None)
+
     def _system_window(self, key: tuple, build: Callable[[], Window]) -> _ReusedWindow:
         """The system window for ``key``: made by ``build()`` the first time, then reused with its nodes and XML."""
         got = self._system_windows.get(key)
@@ -842,13 +896,7 @@ class SimPhone:
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 
     def _status_bar(self) -> _ReusedWindow:
-        now = self.now()
-        spoken = now + SPOKEN_CLOCK_OFFSET
-        if self.settings["system"].get("time_12_24") == "24":
-            clock, said = now.strftime("%H:%M"), spoken.strftime("%H:%M")
-        else:
-            clock = f"{now.hour % 12 or 12}:{now.minute:02d}"
-            said = f"{spoken.hour % 12 or 12}:{spoken.minute:02d}"
+        clock, said = self.status_clock()
         g = self.settings["global"]
         airplane = g.get("airplane_mode_on") == "1"
         bluetooth = g.get("bluetooth_on") == "1"
@@ -933,7 +981,7 @@ class SimPhone:
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
                       "keyboard_shift", "keyboard_symbols", "selection", "text_toolbar", "clipboard", "toasts",
-                      "ticks", "rng", "timezone")
+                      "ticks", "rng", "timezone", "shade", "shade_collapsed")
 
     def state_bytes(self) -> bytes:
         """The whole device state (system and every app's data and pages) pickled."""
