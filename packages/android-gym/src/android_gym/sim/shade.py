@@ -34,6 +34,10 @@ def _row(*children: View, height: float | None = None, rank: int = 0, padding: t
                 padding=padding, dump_rank=rank, children=list(children))
 
 
+def _stay() -> None:
+    """A touch on the panel outside its buttons and tiles: the shade stays open (only the dim area closes it)."""
+
+
 def build_shade(phone: SimPhone, level: int) -> View:
     """The shade's view: ``level`` 1 is the notifications with the first tiles, 2 adds the expanded Quick
     Settings (brightness slider, more tiles)."""
@@ -124,7 +128,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
                   View(cls="android.widget.Button", text="Clear all", content_desc="Clear all notifications.",
                        resource_id=_UI + "dismiss_text", clickable=True, focusable=True, width=90, height=48,
                        on_click=phone.close_shade), height=56, rank=1, padding=(24.0, 4.0))
-    panel = View(cls="android.widget.LinearLayout", background="#f3f6fc", children=[
+    panel = View(cls="android.widget.LinearLayout", background="#f3f6fc", on_click=_stay, children=[
         header, View(cls="android.widget.LinearLayout", layout_only=True, padding=(16.0, 0.0), children=tiles),
         silent, notifications, footer])
     return View(cls="android.widget.FrameLayout", resource_id=_UI + "notification_shade", background="#202124",

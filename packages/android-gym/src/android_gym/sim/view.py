@@ -315,7 +315,7 @@ def Dialog(title: str, body: str | View | None = None, buttons: Sequence[tuple[s
                                        padding=(24, 8)), title))
     elif body is not None:
         parts.append(_dialog_body(body, title))
-    row: list[View] = [View(cls="android.view.View", weight=1, height=1)]
+    row: list[View] = [View(cls="android.view.View", weight=1, height=1, layout_only=True)]  # a Space: not listed
     ids = list(button_ids) if button_ids else ["android:id/button1", "android:id/button2", "android:id/button3"]
     for i, (label, cb) in enumerate(buttons):
         row.append(Button(label, cb, resource_id=ids[i] if i < len(ids) else "", background=None, height=48))

@@ -374,7 +374,8 @@ class FilesApp(MultiSelect, App):
     def dialog_delete_selected(self) -> View:
         n = len(self.selection)
         what = f'"{posixpath.basename(self.selection[0])}"' if n == 1 else f"{n} items"
-        return Dialog("", f"Delete {what}?", [("CANCEL", self.close_dialog), ("OK", self._delete_selected)],
+        message = Text(f"Delete {what}?", size=16, padding=(24, 16))  # DocumentsUI's own message view: no id
+        return Dialog("", message, [("CANCEL", self.close_dialog), ("OK", self._delete_selected)],
                       button_ids=["android:id/button2", "android:id/button1"])
 
     def _delete_selected(self) -> None:
