@@ -112,16 +112,17 @@ class LauncherApp(App):
         if predicted is not None:
             dock.append(self._home_icon(predicted.label, predicted.package, f"Predicted app: {predicted.label}"))
         search = View(cls="android.widget.FrameLayout", content_desc="Search", resource_id="search_container_hotseat",
-                      clickable=True, focusable=True, width=132, height=56, background="#e9eef6",
+                      clickable=True, focusable=True, weight=3, height=56, background="#e9eef6",
                       orientation=HORIZONTAL, padding=(4, 4), on_click=self.open_drawer, children=[
                           View(cls="android.widget.ImageView", content_desc="Google app", resource_id="g_icon",
-                               clickable=True, focusable=True, width=40, height=40, icon="G",
+                               clickable=True, focusable=True, width=36, height=40, icon="G",
                                on_click=self.open_drawer),
+                          View(cls="android.view.View", weight=1, height=40, layout_only=True),  # the bar's text area
                           View(cls="android.widget.ImageView", content_desc="Voice search", resource_id="mic_icon",
-                               clickable=True, focusable=True, width=40, height=40, icon="M",
+                               clickable=True, focusable=True, width=36, height=40, icon="M",
                                on_click=lambda: self.phone.toast("Voice search is not available")),
                           View(cls="android.widget.ImageButton", content_desc="Google Lens", resource_id="lens_icon",
-                               clickable=True, focusable=True, width=40, height=40, icon="L",
+                               clickable=True, focusable=True, width=36, height=40, icon="L",
                                on_click=lambda: self.phone.toast("Google Lens is not available")),
                       ])
         # The dock's icons and the search bar are siblings (one level, as the emulator lists them); here they
