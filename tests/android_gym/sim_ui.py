@@ -25,6 +25,30 @@ def tap_on(phone: SimPhone, text: str = "", rid: str = "", long: bool = False) -
     raise AssertionError(f"nothing with text={text!r} rid={rid!r} on screen:\n{ui.text}")
 
 
+def scroll_to_text(phone: SimPhone, text: str, tries: int = 6) -> None:
+    """Swipe the screen's scrolling list up until an element shows ``text`` (a list longer than the screen)."""
+    for _ in range(tries):
+        if any(text in (e.text, e.content_desc) for e in ui_of(phone).elements):
+            return
+        lists = [e for e in ui_of(phone).elements if e.scrollable]
+        x1, y1, x2, y2 = lists[-1].bounds if lists else (0, 0, phone.width, phone.height)
+        phone.swipe((x1 + x2) // 2, y1 + (y2 - y1) * 3 // 4, (x1 + x2) // 2, y1 + (y2 - y1) // 4, 300)
+    raise AssertionError(f"{text!r} not found after {tries} swipes")
+
+
+def reveal_rid(phone: SimPhone, rid: str, tries: int = 6) -> None:
+    """Hide the keyboard and swipe the screen's scrolling list up until the element with id ``rid`` shows."""
+    if phone.keyboard_shown:
+        phone.back()
+    for _ in range(tries):
+        if any(e.resource_id.endswith(":id/" + rid) for e in ui_of(phone).elements):
+            return
+        lists = [e for e in ui_of(phone).elements if e.scrollable]
+        x1, y1, x2, y2 = lists[-1].bounds if lists else (0, 0, phone.width, phone.height)
+        phone.swipe((x1 + x2) // 2, y1 + (y2 - y1) * 3 // 4, (x1 + x2) // 2, y1 + (y2 - y1) // 4, 300)
+    raise AssertionError(f"no element with id {rid!r} after {tries} swipes")
+
+
 def type_in(phone: SimPhone, rid: str, text: str) -> None:
     """Tap the field with id ``rid`` and type ``text`` into it."""
     tap_on(phone, rid=rid)

@@ -143,14 +143,14 @@ def test_the_accessibility_forest_is_the_screen_androidworld_reads():
     from android_world.env import representation_utils
 
     from android_gym.actions import OpenApp, Type
-    from android_gym.tasks.expert import find, id_is, text_is
+    from android_gym.tasks.expert import find, hint_is, text_is
     from android_gym.tasks.runner import observe_ui
 
     device = SimDevice()
     env = sim_suite(["ContactsNewContactDraft"]).attach(device)
     device.execute(OpenApp("Contacts"))
     device.execute(Click(*find(observe_ui(device), text_is("Create contact")).center))
-    device.execute(Click(*find(observe_ui(device), id_is("first_name_edit")).center))
+    device.execute(Click(*find(observe_ui(device), hint_is("First name")).center))
     device.execute(Type("Alice"))
     state = env.get_state()
     kinds = {w.window_type for w in state.forest.windows}

@@ -23,7 +23,7 @@ from android_gym.tasks.sim.broccoli import (
     reset_recipes,
 )
 
-from .sim_ui import tap_on, texts, type_in, ui_of
+from .sim_ui import reveal_rid, tap_on, texts, type_in, ui_of
 from .task_checks import (
     android_world_instance,
     android_world_metadata,
@@ -68,6 +68,7 @@ def test_a_fresh_install_is_empty_and_the_editor_creates_a_recipe_with_validatio
     for rid, key in (("new_title", "title"), ("new_description", "description"), ("new_servings", "servings"),
                      ("new_preparation_time", "preparationTime"), ("new_ingredients", "ingredients"),
                      ("new_directions", "directions")):
+        reveal_rid(phone, rid)  # the emulator's taller keyboard covers the fields below the one typed in
         type_in(phone, rid, SOUP[key])
     tap_on(phone, text="Save")
     shown = texts(phone)

@@ -18,7 +18,7 @@ from android_gym.suites import android_world_available
 from android_gym.tasks.base import TASK_REGISTRY, get_task_class
 from android_gym.tasks.sim.simple_draw import file_under
 
-from .sim_ui import tap_on, texts
+from .sim_ui import scroll_to_text, tap_on, texts
 from .task_checks import (
     android_world_instance,
     check_android_world_expert_solves,
@@ -87,6 +87,7 @@ def test_copy_to_and_move_to_go_through_the_folder_picker():
     tap_on(phone, text="More options")
     tap_on(phone, text="Move to")
     phone.back()  # Back in the picker goes up a folder
+    scroll_to_text(phone, "Pictures")  # below Android 13's other public folders
     tap_on(phone, text="Pictures")
     tap_on(phone, rid="button1")
     assert "Files moved successfully" in texts(phone)

@@ -16,7 +16,7 @@ from android_gym.suites import android_world_available
 from android_gym.tasks.base import TASK_REGISTRY
 from android_gym.tasks.sim.simple_draw import file_under
 
-from .sim_ui import tap_on, texts, ui_of
+from .sim_ui import scroll_to_text, tap_on, texts, ui_of
 from .task_checks import (
     android_world_instance,
     check_android_world_tasks,
@@ -102,9 +102,11 @@ def test_the_folder_picker_moves_the_save_to_pictures_as_svg_and_an_empty_name_i
     tap_on(phone, rid="save_image_path")
     assert "Select a folder" in texts(phone)
     tap_on(phone, text="Internal")
+    scroll_to_text(phone, "Pictures")  # below Android 13's other public folders
     tap_on(phone, text="Pictures")
     assert "> Pictures" in texts(phone)
     phone.back()  # Back in the picker goes up a folder first
+    scroll_to_text(phone, "Pictures")
     assert "> Pictures" not in texts(phone) and "Pictures" in texts(phone)
     tap_on(phone, text="Pictures")
     tap_on(phone, rid="button1")

@@ -16,7 +16,7 @@ from android_gym.tasks.base import TASK_REGISTRY
 from android_gym.tasks.sim import vlc as vlc_tasks
 from android_gym.tasks.sim.vlc import read_playlists, reset_vlc
 
-from .sim_ui import tap_on, texts, ui_of
+from .sim_ui import scroll_to_text, tap_on, texts, ui_of
 from .task_checks import (
     android_world_instance,
     check_android_world_tasks,
@@ -116,6 +116,7 @@ def test_the_create_button_needs_a_name_and_browse_shows_the_folder():
     phone.back()
     tap_on(phone, text="Browse")
     tap_on(phone, text="Internal memory")
+    scroll_to_text(phone, "VLCVideos")  # below Android 13's other public folders
     tap_on(phone, text="VLCVideos")
     assert titles(phone) == ["clip_7_raw", "Moment_3_4K_final", "scene_2_HD_copy"]
 

@@ -24,6 +24,7 @@ from .browser import images_loaded, open_page
 DATA = Path(__file__).parent / "data" / "real_episodes"
 CONTACTS_LOG = DATA / "ContactsAddContact_base_o4-mini_trial1.json.gz"
 BRIGHTNESS_LOG = DATA / "SystemBrightnessMin_base_o3-mini_trial1.json.gz"
+FILES_LOG = DATA / "FilesDeleteFile_base_gpt-4o-mini_7d52a840.json.gz"
 WIFI_PICKLE = DATA / "SystemWifiTurnOff_0.pkl.gz"
 
 needs_android_world = pytest.mark.skipif(not android_world_available(),
@@ -167,7 +168,7 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     contacts = by_source[CONTACTS_LOG.name]
     assert contacts["goal_matches"] and contacts["steps_replayed"] == 9
     assert contacts["steps"][0]["real_target"] == "TextView 'Messages' clickable"
-    assert contacts["first_divergence"] == 0  # the emulator's Pixel launcher is not the sim's
+    assert contacts["first_divergence"] == 0  # that emulator's status bar had Wi-Fi off; the sim's has it on
     for result in by_source.values():
         if result["replayed"]:
             assert result["outcome_agreement"] == ((result["sim_success"] >= 1.0) == (result["real_success"] >= 1.0))
@@ -199,3 +200,70 @@ def test_view_shows_a_real_episode_beside_its_sim_twin(tmp_path, capsys):
     capsys.readouterr()
     assert main(["view", str(WIFI_PICKLE), "-o", str(tmp_path / "wifi.html")]) == 2
     assert "cannot be replayed on the sim: the file records no per-step UI element lists" in capsys.readouterr().err
+
+
+def _replayed(path: Path) -> tuple[dict, dict[int, dict]]:
+    from android_gym.replay import replay_episode
+
+    result, _page = replay_episode(load_real_episodes(path)[0], image_width=None)
+    return result, {row["step"]: row for row in result["steps"]}
+
+
+@needs_android_world
+def test_the_sim_shows_the_real_contacts_screens_and_reaches_the_same_verdict():
+    """The home screen, Google Messages' prompt, Contacts' list, editor and details and Gboard, written from the
+    real element lists: every index action hits the element the real one did and the verdict agrees. What still
+    differs is the status bar (that emulator had Wi-Fi off; the clock's minute moves on in the real run)."""
+    result, steps = _replayed(CONTACTS_LOG)
+    assert result["action_agreement"] == 1.0 and result["element_targeted_steps"] == 6
+    assert (result["real_success"], result["sim_success"], result["outcome_agreement"]) == (1.0, 1.0, True)
+    assert result["element_agreement"] >= 0.85 and result["element_multiset_agreement"] >= 0.94
+    assert result["screen_agreement"] >= 0.96
+    for step in (0, 1, 2, 3, 4):  # home, Messages, home, the list, the editor
+        assert steps[step]["screen_agreement"] == 1.0, step
+    # the editor with Gboard up (67 elements); only the typed number differs (the real field formats it)
+    assert steps[7]["screen_agreement"] >= 0.98 and steps[7]["positional_agreement"] >= 0.92
+
+
+@needs_android_world
+def test_the_sim_shows_the_real_files_screens():
+    """DocumentsUI written from the real lists: Downloads, the roots drawer, the storage's folders and the selection
+    mode agree; the files AndroidWorld adds beside the one to delete have random names, so the index long-press
+    picks another file on the sim and the verdicts differ (the real episode deleted the right one)."""
+    result, steps = _replayed(FILES_LOG)
+    assert result["element_agreement"] >= 0.80 and result["element_multiset_agreement"] >= 0.90
+    assert result["screen_agreement"] >= 0.85
+    for step in (1, 2, 3):  # Downloads, the roots drawer, the storage root's folders
+        assert steps[step]["screen_agreement"] == 1.0 and steps[step]["same_target"], step
+    assert steps[4]["same_target"] is False and result["outcome_agreement"] is False
+
+
+@needs_android_world
+def test_the_sim_shows_the_real_notification_shade():
+    """A swipe down on the home screen opens the shade, listed as on the emulator; the verdict (not done) agrees."""
+    result, steps = _replayed(BRIGHTNESS_LOG)
+    assert steps[0]["screen_agreement"] >= 0.92  # the home screen; the dock's predicted app was Markor there
+    assert steps[1]["positional_agreement"] >= 0.69
+    assert steps[1]["same_target"] and result["outcome_agreement"] is True
+    assert result["element_agreement"] >= 0.71
+
+
+def test_sim_elements_are_listed_breadth_first_per_window_without_the_page_under_a_dialog():
+    """As the emulator's accessibility forest lists them: each window breadth first; toasts are no window; a dialog
+    hides its app's page."""
+    from android_gym.replay import sim_ui_elements
+    from android_gym.sim import SimPhone
+
+    phone = SimPhone()
+    phone.app("com.google.android.contacts").clear_data()  # no contacts: "No contacts yet"
+    phone.launch("com.google.android.contacts")
+    descs = [e.content_description or e.text for e in sim_ui_elements(phone.dump())]
+    assert descs[:4] == ["Create contact", "Contacts", "Highlights", "Fix & manage"]  # the button, then the bar
+    assert descs.index("No contacts yet") < descs.index("Phone contacts")  # the chips sit a level deeper
+    phone.toast("saved")
+    assert "saved" not in [e.text for e in sim_ui_elements(phone.dump())]
+    phone.apps["com.google.android.contacts"].show_dialog("discard")
+    phone.invalidate()
+    listed = sim_ui_elements(phone.dump())
+    assert "Create contact" not in [e.content_description for e in listed]
+    assert {e.package_name for e in listed} == {"com.google.android.contacts", "com.android.systemui"}

@@ -26,13 +26,13 @@ def phone() -> SimPhone:
     return SimPhone()
 
 
-def test_launcher_home_icons_drawer_by_swipe_up_and_apps_button(phone):
+def test_launcher_home_icons_drawer_by_swipe_up_and_search_bar(phone):
     assert phone.foreground == LAUNCHER_PACKAGE and visible(phone, "Settings")
     phone.swipe(540, 1600, 540, 600, 300)
     labels = [e.text for e in phone.frame.entries if e.resource_id.endswith(":id/icon")]
     assert labels == sorted(labels, key=str.lower) and "Settings" in labels
     phone.home()
-    phone.tap(*center(phone, "Apps list"))
+    phone.tap(*center(phone, "Google app"))  # the search bar opens the drawer (the home screen has no "Apps list")
     assert visible(phone, "Search your phone and more")
     phone.tap(*center(phone, "Search your phone and more"))
     phone.type_text("sett")
@@ -106,7 +106,7 @@ def test_keyboard_appears_resizes_content_types_deletes_and_back_hides_it(phone)
         phone.tap(*center(phone, key))
     assert phone.focused_field().text == "Blue"
     phone.tap(*center(phone, "Delete"))
-    phone.tap(*center(phone, "Symbols"))
+    phone.tap(*center(phone, "Symbol keyboard"))  # Gboard's name for its ?123 key
     phone.tap(*center(phone, "7"))
     assert phone.focused_field().text == "Blu7"
     phone.keyevent(67)
@@ -161,7 +161,7 @@ def test_recents_overview_switches_apps(phone):
     phone.launch(SETTINGS)
     phone.tap(*center(phone, "Display"))
     phone.home()
-    phone.tap(*center(phone, "Overview"))
+    phone.keyevent("KEYCODE_APP_SWITCH")  # gesture navigation: no Overview button
     assert visible(phone, "Settings")
     phone.tap(*center(phone, "Settings"))
     assert phone.foreground == SETTINGS and visible(phone, "Brightness level")  # resumed, not restarted
@@ -184,3 +184,21 @@ def test_clock_is_frozen_in_oct_2023_and_advances_per_input(phone):
     phone.tap(5, 1000)
     assert (phone.now() - t0).total_seconds() == 2
     assert SimPhone().now() == t0  # deterministic
+
+
+def test_swipe_down_on_home_opens_the_shade_whose_quick_settings_set_wifi_and_brightness(phone):
+    """The shade as the emulator lists it (tiles, Silent, footer, header, notifications); a second swipe down
+    expands Quick Settings with the brightness slider; Back closes it."""
+    phone.swipe(540, 800, 540, 1600, 300)
+    assert phone.shade == 1 and all(e.package == "com.android.systemui" for e in phone.frame.entries)
+    assert visible(phone, "Serial console enabled") and visible(phone, "Virtual SD card")
+    phone.tap(*center(phone, "Internet,AndroidWifi"))
+    assert phone.settings_get("global", "wifi_on") == "0" and visible(phone, "Internet")
+    phone.swipe(540, 800, 540, 1600, 300)
+    assert phone.shade == 2
+    slider = next(e for e in phone.frame.entries if e.view.content_desc == "Display brightness")
+    x1, y1, _, y2 = slider.bounds
+    phone.tap(x1 + 1, (y1 + y2) // 2)
+    assert int(phone.settings_get("system", "screen_brightness")) <= 10
+    phone.back()
+    assert phone.shade == 0 and phone.foreground == LAUNCHER_PACKAGE and visible(phone, "Gmail")

@@ -69,12 +69,13 @@ def test_dump_has_real_window_structure():
     content = windows[0][0][0]
     assert content.get("resource-id") == "android:id/content"
     packages = [w.get("package") for w in windows]
-    assert packages[0] == "com.android.settings" and packages[-2:] == ["com.android.systemui"] * 2
+    assert packages[0] == "com.android.settings" and packages[-1] == "com.android.systemui"
     ids = {n.get("resource-id") for n in root.iter("node")}
-    assert "com.android.systemui:id/back" in ids and "com.android.systemui:id/clock" in ids
+    assert "com.android.systemui:id/clock" in ids and "com.android.systemui:id/mobile_combo" in ids
     assert "com.android.settings:id/main_content_scrollable_container" in ids
+    # gesture navigation, as on the AndroidWorld emulator: no Back/Home/Overview buttons in the dump
     nav = {n.get("content-desc") for n in root.iter("node") if n.get("clickable") == "true"}
-    assert {"Back", "Home", "Overview"} <= nav
+    assert not {"Back", "Home", "Overview"} & nav
 
 
 def test_text_is_escaped_and_round_trips():

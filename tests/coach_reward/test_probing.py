@@ -20,7 +20,7 @@ import pytest
 from android_gym.actions import Click, Finished, OpenApp, PressBack, Type
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import get_task_class
-from android_gym.tasks.expert import ExpertStuck, id_is, scroll_to, tap, tap_text, text_is, type_into
+from android_gym.tasks.expert import ExpertStuck, hint_is, id_is, scroll_to, tap, tap_text, text_is, type_into
 from android_gym.tasks.runner import observe_ui, run_expert, run_policy
 from android_gym.trajectory import Step, Trajectory
 from coach_reward.backends import OpenAIBackend, TransformersBackend
@@ -113,9 +113,9 @@ def contacts_creator(probe: Probe, ui):
     first, _, last = name.partition(" ")
     ui = yield OpenApp("Contacts")
     ui = yield from tap_text(ui, "Create contact")
-    ui = yield from type_into(ui, first, resource_id="first_name_edit")
-    ui = yield from type_into(ui, last, resource_id="last_name_edit")
-    ui = yield from type_into(ui, number, resource_id="phone_edit")
+    ui = yield from type_into(ui, first, predicate=hint_is("First name"))
+    ui = yield from type_into(ui, last, predicate=hint_is("Last name"))
+    ui = yield from type_into(ui, number, predicate=hint_is("Phone"))
     ui = yield from tap_text(ui, "Save")
     yield Finished("created it")
 

@@ -88,12 +88,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"{result['task']}: not replayed ({result['source']}): {result['reason']}")
             continue
         print(f"{result['task']}: {result['steps_replayed']} steps; elements {pct(result['element_agreement'])} "
-              f"(multiset {pct(result['element_multiset_agreement'])}, labels {pct(result['label_agreement'])}), "
+              f"(multiset {pct(result['element_multiset_agreement'])}, labels {pct(result['label_agreement'])}, "
+              f"without the status bar {pct(result['screen_agreement'])}), "
               f"actions {pct(result['action_agreement'])}, real success {result['real_success']} vs sim "
               f"{result['sim_success']}, first divergence at step {result['first_divergence']}; {result['page']}")
     overall = summary["overall"]
     print(f"overall: {overall['replayed']} of {overall['episodes']} episode(s) replayed; elements "
-          f"{pct(overall['element_agreement'])}, actions {pct(overall['action_agreement'])}, outcomes "
+          f"{pct(overall['element_agreement'])} (multiset {pct(overall['element_multiset_agreement'])}, without "
+          f"the status bar {pct(overall['screen_agreement'])}), actions {pct(overall['action_agreement'])}, outcomes "
           f"{pct(overall['outcome_agreement'])}; summary in {Path(args.out) / 'summary.json'}")
     return 0
 

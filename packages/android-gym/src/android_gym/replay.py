@@ -21,7 +21,8 @@ else with the parameters read back from the goal through the task's own ``templa
 not show are drawn; the result says which). Then every real step's action is performed on the sim, and per
 step the real element list is set beside the sim's for the same state, built the way AndroidWorld builds it
 (``forest_to_ui_elements`` keeps leaves, nodes with a content description and scrollable nodes; the sim's
-uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule). Elements match
+uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule, each window's nodes
+breadth first as the accessibility forwarder lists them). Elements match
 on text, content description, resource name, class and clickability, position by position (index actions
 depend on the order), and as a multiset. An ``index`` action is performed on the sim's element at the same
 index, and the step records whether that is the element the real episode acted on. At the end AndroidWorld's
@@ -379,24 +380,42 @@ def recover_params(aw_class: type, goal: str, seed: int | None = None) -> tuple[
 
 
 def sim_ui_elements(xml: str) -> list[Any]:
-    """The sim's elements as AndroidWorld lists a screen: ``xml_dump_to_ui_elements`` of the dump, keeping (like
-    ``forest_to_ui_elements``) leaves, nodes with a content description and scrollable nodes."""
-    from android_gym.suites.android_world import ui_elements_from_xml
+    """The sim's elements as AndroidWorld lists a screen from the accessibility forest (``forest_to_ui_elements``):
+    leaves, nodes with a content description and scrollable nodes, each window's nodes breadth first
+    (:func:`android_gym.suites.android_world.a11y_order`), each built by ``xml_dump_to_ui_elements``."""
+    from android_gym.suites.android_world import a11y_order, ui_elements_from_xml
 
     elements = ui_elements_from_xml(xml)
     root = ET.fromstring(xml)
     nodes = [node for node in root.iter() if node is not root]
     if len(nodes) != len(elements):
         raise ValueError(f"{len(elements)} UI elements for {len(nodes)} nodes of the dump")
-    return [e for node, e in zip(nodes, elements)
+    by_node = {id(node): e for node, e in zip(nodes, elements)}
+    return [by_node[id(node)] for node, _depth, _parent in a11y_order(root)
             if len(node) == 0 or node.get("content-desc") or node.get("scrollable") == "true"]
 
 
 # -- comparing --------------------------------------------------------------------------------------------
 
 
+STATUS_BAR_PACKAGE = "com.android.systemui"
+
+
+def _without_status_bar(elements: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The elements other than System UI's (the status bar), unless System UI is all there is (the shade)."""
+    kept = [e for e in elements if e.get("package_name") != STATUS_BAR_PACKAGE]
+    return kept if kept else list(elements)
+
+
+def _positional(rk: Sequence[Any], sk: Sequence[Any]) -> float:
+    longest = max(len(rk), len(sk))
+    return sum(a == b for a, b in zip(rk, sk)) / longest if longest else 1.0
+
+
 def _compare_lists(real: Sequence[Mapping[str, Any]], sim: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Position-by-position and multiset agreement of two element lists under :func:`element_key`."""
+    """Position-by-position and multiset agreement of two element lists under :func:`element_key`; also the
+    position-by-position agreement of the screens without the status bar (whose network icons, notification
+    order and clock minute differ from one emulator run to the next)."""
     rk, sk = [element_key(e) for e in real], [element_key(e) for e in sim]
     longest = max(len(rk), len(sk))
     same = [a == b for a, b in zip(rk, sk)]
@@ -410,6 +429,8 @@ def _compare_lists(real: Sequence[Mapping[str, Any]], sim: Sequence[Mapping[str,
     return {
         "real_elements": len(rk), "sim_elements": len(sk),
         "positional_agreement": (sum(same) / longest) if longest else 1.0,
+        "screen_agreement": _positional([element_key(e) for e in _without_status_bar(real)],
+                                        [element_key(e) for e in _without_status_bar(sim)]),
         "multiset_agreement": (2 * common / (len(rk) + len(sk))) if longest else 1.0,
         "label_agreement": (2 * sum((rl & sl).values()) / labelled) if labelled else 1.0,
         "identical": rk == sk, "first_mismatch": first,
@@ -595,6 +616,7 @@ def _episode_summary(episode: RealEpisode, rows: list[dict[str, Any]], sim_succe
         "replayed": True, "params_from": how, "goal_matches": goal_matches, "steps_replayed": len(rows),
         "element_agreement": _mean(r["positional_agreement"] for r in rows),
         "element_multiset_agreement": _mean(r["multiset_agreement"] for r in rows),
+        "screen_agreement": _mean(r["screen_agreement"] for r in rows),
         "label_agreement": _mean(r["label_agreement"] for r in rows),
         "action_agreement": (sum(targeted) / len(targeted)) if targeted else None,
         "element_targeted_steps": len(targeted),
@@ -613,6 +635,7 @@ def _aggregate(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "episodes": len(results), "replayed": len(replayed),
         "element_agreement": _mean(r["element_agreement"] for r in replayed),
         "element_multiset_agreement": _mean(r["element_multiset_agreement"] for r in replayed),
+        "screen_agreement": _mean(r["screen_agreement"] for r in replayed),
         "label_agreement": _mean(r["label_agreement"] for r in replayed),
         "action_agreement": _mean(r["action_agreement"] for r in replayed),
         "outcome_agreement": (sum(outcomes) / len(outcomes)) if outcomes else None,

@@ -12,8 +12,12 @@ from collections.abc import Callable
 SDCARD = "/sdcard"
 _ALIASES = ("/storage/emulated/0", "/storage/self/primary", "/mnt/sdcard", "/data/media/0")
 DEFAULT_DIRS = ("/", "/sdcard", "/sdcard/Download", "/sdcard/Documents", "/sdcard/DCIM", "/sdcard/Pictures",
-                "/sdcard/Music", "/sdcard/Movies", "/sdcard/Alarms", "/sdcard/Android", "/sdcard/Android/data",
-                "/data", "/data/data", "/data/local", "/data/local/tmp", "/system", "/system/bin")
+                "/sdcard/Music", "/sdcard/Movies", "/sdcard/Alarms", "/sdcard/Audiobooks", "/sdcard/Notifications",
+                "/sdcard/Podcasts", "/sdcard/Recordings", "/sdcard/Ringtones", "/sdcard/Android",
+                "/sdcard/Android/data", "/data", "/data/data", "/data/local", "/data/local/tmp", "/system",
+                "/system/bin")
+"""The folders of a fresh phone: Android 13's public folders of the shared storage (as the AndroidWorld emulator's
+Files lists them), then the system's."""
 
 
 class FileSystemError(OSError):

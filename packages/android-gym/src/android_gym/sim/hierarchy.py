@@ -35,7 +35,10 @@ class Window:
 
 @dataclass(slots=True)
 class Entry:
-    """One visible node: the view, its clipped screen bounds, nesting depth, package, sibling index and window kind."""
+    """One visible node: the view, its clipped screen bounds, nesting depth, package, sibling index and window kind.
+
+    ``hidden`` marks a layout-only view: drawn and hit-tested, but left out of the dump (its children carry its
+    depth and are listed as its parent's)."""
 
     view: View
     bounds: Bounds
@@ -45,10 +48,13 @@ class Entry:
     window: str
     text: str
     resource_id: str
+    hidden: bool = False
 
 
 def _collect(view: View, package: str, clip: Bounds, depth: int, index: int, window: str,
-             out: list[Entry]) -> bool:
+             out: list[Entry]) -> int:
+    """Append ``view``'s visible subtree; returns how many sibling slots it takes in the dump (0 when clipped
+    away, its shown children's count for a layout-only view, else 1)."""
     x1, y1, x2, y2 = view.bounds
     cx1, cy1, cx2, cy2 = clip
     if x1 < cx1:
@@ -60,7 +66,7 @@ def _collect(view: View, package: str, clip: Bounds, depth: int, index: int, win
     if y2 > cy2:
         y2 = cy2
     if x2 <= x1 or y2 <= y1:
-        return False
+        return 0
     text = view.text
     if view.on_text is not None or view.cls == "android.widget.EditText":
         if not text:
@@ -71,12 +77,20 @@ def _collect(view: View, package: str, clip: Bounds, depth: int, index: int, win
     if rid and ":" not in rid:
         rid = f"{package}:id/{rid}"
     box = (x1, y1, x2, y2)
-    out.append(Entry(view, box, depth, package, index, window, text, rid))
-    i = 0
-    for child in view.children:
-        if _collect(child, package, box, depth + 1, i, window, out):
-            i += 1
-    return True
+    hidden = view.layout_only
+    out.append(Entry(view, box, depth, package, index, window, text, rid, hidden))
+    i = index if hidden else 0
+    child_depth = depth if hidden else depth + 1
+    children = view.children
+    if children and any(c.dump_rank for c in children):
+        children = sorted(children, key=_rank)
+    for child in children:
+        i += _collect(child, package, box, child_depth, i, window, out)
+    return i - index if hidden else 1
+
+
+def _rank(view: View) -> int:
+    return view.dump_rank
 
 
 def collect(windows: list[Window]) -> list[Entry]:
@@ -98,6 +112,8 @@ def xml_nodes(entries: list[Entry]) -> str:
     For lists that start at depth 0 (whole windows), the nodes of a concatenation are the
     concatenation of the nodes, so the XML of a window that did not change can be reused.
     """
+    if any(e.hidden for e in entries):
+        entries = [e for e in entries if not e.hidden]
     parts: list[str] = []
     append = parts.append
     esc = _ESCAPE

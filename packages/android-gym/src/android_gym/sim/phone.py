@@ -3,7 +3,8 @@
 It holds installed apps (every ``@register_app`` class in :mod:`android_gym.sim.apps` by default),
 the foreground app and recents, system settings, an in-memory /sdcard, a frozen clock that ticks
 a little per input, focus and the soft keyboard, the clipboard, toasts, and the windows a
-uiautomator dump shows (status bar, app, dialog, keyboard, navigation bar). Every input rebuilds
+uiautomator dump shows (app, dialog, keyboard, status bar; the navigation is by gestures, as on the AndroidWorld
+emulator, so the bottom strip has no buttons). Every input rebuilds
 the frame from app state; dumps and screenshots are cached until the next change.
 """
 
@@ -23,13 +24,24 @@ from typing import Any
 from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
-from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, build_keyboard
+from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
+from android_gym.sim.shade import build_shade
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
 LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
 SYSTEMUI_PACKAGE = "com.android.systemui"
+POPUP_WINDOW_CLASS = "android.widget.PopupWindow$PopupDecorView"  # a popup (the text toolbar): no modal window
 START_TIME = _dt.datetime(2023, 10, 15, 15, 34, 0)
+SPOKEN_CLOCK_OFFSET = _dt.timedelta(hours=-4)
+"""The status bar clock's content description on the AndroidWorld emulator reads the time in the zone the image
+booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34" in every real episode)."""
+STATUS_BAR_DP = 48.75  # 128 px at 420 dpi: the Pixel 6 image's status bar (with its display cutout)
+GESTURE_BAR_DP = 24.0  # 63 px: the gesture navigation handle's strip
+SYSTEM_NOTIFICATIONS = ("Settings notification: Virtual SD card",
+                        "Android System notification: Serial console enabled")
+"""The notification icons the AndroidWorld emulator's status bar always shows (its virtual SD card and the
+serial console of an emulator started for adb)."""
 TICK_MS = 2000  # simulated time per input event
 TOAST_TICKS = 2  # a toast stays for this many input events
 LONG_PRESS_MS = 500
@@ -152,9 +164,9 @@ class SimPhone:
         self.latency = latency
         self.faults = faults
         self.rng = random.Random(seed)
-        self.status_bar_height = round(24 * self.scale)
-        self.nav_bar_height = round(48 * self.scale)
-        self.keyboard_height = round(KEYBOARD_HEIGHT_DP * self.scale)
+        self.status_bar_height = round(STATUS_BAR_DP * self.scale)
+        self.nav_bar_height = round(GESTURE_BAR_DP * self.scale)
+        self.keyboard_height = min(round(KEYBOARD_HEIGHT_DP * self.scale), round(KEYBOARD_MAX_SHARE * height))
         registry = discover_apps()
         classes: list[type[App]] = []
         if apps is None:
@@ -202,6 +214,8 @@ class SimPhone:
         self.clipboard = ""
         self.timezone = "UTC"
         self.toasts: list[tuple[str, int]] = []
+        self.shade = 0  # the notification shade: 0 closed, 1 open, 2 with Quick Settings expanded
+        self.shade_collapsed: set[str] = set()
         self.ticks = 0
         self.version = 0
 
@@ -265,6 +279,7 @@ class SimPhone:
     def launch(self, package: str, fresh: bool = False) -> None:
         """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``)."""
         a = self.app(package)
+        self.shade = 0
         if fresh or not a.running:
             a.open()
         self._switch_to(package)
@@ -335,6 +350,7 @@ class SimPhone:
 
     def home(self) -> None:
         """Go to the launcher's home screen."""
+        self.shade = 0
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -350,8 +366,11 @@ class SimPhone:
         self._switch_to(LAUNCHER_PACKAGE)
 
     def back(self) -> None:
-        """System Back: hide the keyboard or text toolbar first, else the app's back, else leave the app."""
-        if self.text_toolbar:
+        """System Back: close the shade, hide the keyboard or text toolbar first, else the app's back, else leave
+        the app."""
+        if self.shade:
+            self.shade = 0
+        elif self.text_toolbar:
             self.text_toolbar = False
         elif self.keyboard_shown:
             self.keyboard_shown = False
@@ -364,6 +383,32 @@ class SimPhone:
                 self.home()
         self.invalidate()
 
+    # --- the notification shade ----------------------------------------------------------------
+    def close_shade(self) -> None:
+        """Close the notification shade."""
+        self.shade = 0
+        self.invalidate()
+
+    def open_from_shade(self, package: str) -> None:
+        """A shade button that opens an app (Manage, the Silent header): close the shade, launch ``package``."""
+        self.shade = 0
+        if package in self.apps:
+            self.launch(package)
+        self.invalidate()
+
+    def toggle_shade_group(self, name: str) -> None:
+        """A notification's Expand button: show or hide what it holds."""
+        self.shade_collapsed ^= {name}
+        self.invalidate()
+
+    def status_clock(self) -> tuple[str, str]:
+        """The status bar clock: (shown, read out), the latter in the emulator's boot zone."""
+        now = self.now()
+        spoken = now + SPOKEN_CLOCK_OFFSET
+        if self.settings["system"].get("time_12_24") == "24":
+            return now.strftime("%H:%M"), spoken.strftime("%H:%M")
+        return f"{now.hour % 12 or 12}:{now.minute:02d}", f"{spoken.hour % 12 or 12}:{spoken.minute:02d}"
+
     # --- toasts, focus, text --------------------------------------------------------------------
     def toast(self, text: str) -> None:
         """Show a Toast for the next couple of inputs."""
@@ -372,11 +417,19 @@ class SimPhone:
 
     def set_focus(self, key: str | None, keyboard: bool = True) -> None:
         """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
+        if key is not None and self._frame is not None:
+            self._auto_shift(self._frame.editables.get(key))
         self.focus = key
         self.keyboard_shown = bool(key) and keyboard
         self.selection = False
         self.text_toolbar = False
         self.invalidate()
+
+    def _auto_shift(self, field: View | None) -> None:
+        """Gboard's Shift as a field is tapped: on for an empty field of names (it capitalises words), else off.
+        Text put in with ``input text`` does not move it (Gboard does not see it), as the real episodes show."""
+        self.keyboard_shift = field is not None and field.input_type == "name" and not field.text
+        self.keyboard_symbols = False
 
     def _drop_focus(self) -> None:
         self.focus = None
@@ -434,8 +487,17 @@ class SimPhone:
         elif fieldv.max_lines != 1 and fieldv.on_text is not None:
             fieldv.on_text(("" if self.selection else fieldv.text) + "\n")
             self.selection = False
-        else:
-            self.keyboard_shown = False
+        else:  # a single-line field: Enter moves to the next field down (Android's focus search), else closes
+            keys = list(self.frame.editables)
+            at = keys.index(self.focus) if self.focus in keys else -1
+            if 0 <= at < len(keys) - 1:
+                nxt = keys[at + 1]
+                self._auto_shift(self.frame.editables[nxt])
+                self.focus = nxt
+                self.selection = False
+                self.text_toolbar = False
+            else:
+                self.keyboard_shown = False
         self.invalidate()
 
     def _toolbar_action(self, name: str) -> None:
@@ -523,6 +585,7 @@ class SimPhone:
         elif v.on_text is not None or v.cls == "android.widget.EditText":
             key = self._identity_of(v)
             if key is not None:
+                self._auto_shift(v)
                 self.focus = key
                 self.keyboard_shown = True
                 self.selection = False
@@ -604,6 +667,16 @@ class SimPhone:
                 self.invalidate()
                 return
         direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
+        if self.shade:  # down expands Quick Settings, up closes the shade
+            self.shade = 2 if direction == "down" else 0 if direction == "up" else self.shade
+            self.invalidate()
+            return
+        launcher_home = self.foreground == LAUNCHER_PACKAGE and self.foreground_app.page == "home"
+        if direction == "down" and frame.dialog_area is None and (y1 < self.status_bar_height or launcher_home):
+            self._drop_focus()
+            self.shade = 1  # from the status bar, or anywhere on the home screen (the Pixel launcher's gesture)
+            self.invalidate()
+            return
         if frame.dialog_area is None and y1 >= self.status_bar_height:
             if self.foreground_app.on_swipe(direction):
                 self.invalidate()
@@ -649,6 +722,9 @@ class SimPhone:
         return view.identity
 
     def _ime_press(self, name: str) -> None:
+        if name == "back":
+            self.back()
+            return
         if name == "shift":
             self.keyboard_shift = not self.keyboard_shift
         elif name == "symbols":
@@ -677,6 +753,8 @@ class SimPhone:
         return self.frame.xml
 
     def _build_frame(self) -> RenderedFrame:
+        if self.shade:
+            return self._shade_frame()
         app = self.foreground_app
         if not app.running:
             app.open()
@@ -706,9 +784,9 @@ class SimPhone:
         top = self.status_bar_height
         bottom = H - self.nav_bar_height
         kb_area = None
-        if kb:
-            kb_area = (0, bottom - self.keyboard_height, W, bottom)
-            bottom -= self.keyboard_height
+        if kb:  # the keyboard window reaches the bottom edge (it holds the navigation strip's Back)
+            kb_area = (0, H - self.keyboard_height, W, H)
+            bottom = H - self.keyboard_height
         area = (0, top, W, bottom)
         pkg = app.package
         windows: list[Window] = []
@@ -745,8 +823,8 @@ class SimPhone:
             if labels:
                 items = [Button(lb, (lambda name=lb: self._toolbar_action(name)), background=None, height=48,
                                 padding=(12, 8)) for lb in labels]
-                bar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48,
-                           background="#ffffff", children=items)
+                bar = View(cls=POPUP_WINDOW_CLASS, orientation=HORIZONTAL, height=48, background="#ffffff",
+                           children=items)
                 bw = min(W - round(32 * s), sum(round((len(lb) * 14 * 0.52 + 24) * s) for lb in labels))
                 bh = round(48 * s)
                 fx1, fy1, fx2, fy2 = focused.bounds
@@ -761,9 +839,13 @@ class SimPhone:
         # reused with their nodes and XML while what they show stays the same.
         reused: list[_ReusedWindow | None] = [None] * len(windows)
         if kb and kb_area is not None:
-            enter_label = "Search" if focused is not None and focused.on_submit is not None else "Enter"
-            ime = self._system_window(("keyboard", self.keyboard_shift, self.keyboard_symbols, enter_label, kb_area),
-                                      lambda: self._keyboard(enter_label, kb_area))
+            kind = focused.input_type if focused is not None else ""
+            if focused is not None and focused.on_submit is not None:
+                enter_label = "Search"
+            else:
+                enter_label = "Next" if kind == "name" else "Enter"
+            ime = self._system_window(("keyboard", self.keyboard_shift, self.keyboard_symbols, enter_label, kind,
+                                       kb_area), lambda: self._keyboard(enter_label, kind, kb_area))
             windows.append(ime.window)
             reused.append(ime)
 
@@ -778,9 +860,9 @@ class SimPhone:
             windows.append(Window(tv, pkg, (0, 0, W, H), "toast"))
             reused.append(None)
 
-        for bar in (self._status_bar(), self._nav_bar()):
-            windows.append(bar.window)
-            reused.append(bar)
+        bar = self._status_bar()
+        windows.append(bar.window)
+        reused.append(bar)
         entries: list[Entry] = []
         known: list[tuple[int, int, str]] = []
         fresh: list[Window] = []
@@ -797,6 +879,14 @@ class SimPhone:
             entries += collect(fresh)
         return RenderedFrame(windows, entries, editables, area, dialog_area, kb_area, known_xml=known)
 
+    def _shade_frame(self) -> RenderedFrame:
+        """The frame while the notification shade is open: its window alone (it covers the screen)."""
+        W, H = self.width, self.height
+        view = build_shade(self, self.shade)
+        layout(view, 0, 0, W, H, self.scale)
+        windows = [Window(view, SYSTEMUI_PACKAGE, (0, 0, W, H), "shade")]
+        return RenderedFrame(windows, collect(windows), {}, (0, self.status_bar_height, W, H), None, None)
+
     def _system_window(self, key: tuple, build: Callable[[], Window]) -> _ReusedWindow:
         """The system window for ``key``: made by ``build()`` the first time, then reused with its nodes and XML."""
         got = self._system_windows.get(key)
@@ -808,27 +898,29 @@ class SimPhone:
             got = self._system_windows[key] = _ReusedWindow(window, entries, xml_nodes(entries))
         return got
 
-    def _keyboard(self, enter_label: str, kb_area: Bounds) -> Window:
-        kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label,
-                               self._ime_type, self._ime_press)
+    def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds) -> Window:
+        kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label, self._ime_type,
+                               self._ime_press, digits_row=kind in ("phone", "dropdown"), say=self.toast)
         layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 
     def _status_bar(self) -> _ReusedWindow:
-        now = self.now()
-        if self.settings["system"].get("time_12_24") == "24":
-            clock = now.strftime("%H:%M")
-        else:
-            clock = f"{now.hour % 12 or 12}:{now.minute:02d}"
+        clock, said = self.status_clock()
         g = self.settings["global"]
         airplane = g.get("airplane_mode_on") == "1"
         bluetooth = g.get("bluetooth_on") == "1"
         wifi = g.get("wifi_on") == "1" and not airplane
-        return self._system_window(("status", clock, airplane, bluetooth, wifi),
-                                   lambda: self._build_status_bar(clock, airplane, bluetooth, wifi))
+        return self._system_window(("status", clock, said, airplane, bluetooth, wifi),
+                                   lambda: self._build_status_bar(clock, said, airplane, bluetooth, wifi))
 
-    def _build_status_bar(self, clock: str, airplane: bool, bluetooth: bool, wifi: bool) -> Window:
+    def _build_status_bar(self, clock: str, said: str, airplane: bool, bluetooth: bool, wifi: bool) -> Window:
+        """The status bar as the emulator's accessibility tree lists it: the clock, the notification icons, the
+        Wi-Fi signal (when on), the mobile signal, the battery; without Wi-Fi the mobile signal holds a "No
+        internet" data-type icon (nested one level deeper, so listed last)."""
         s, W, h = self.scale, self.width, self.status_bar_height
+        left: list[View] = [Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
+                                 content_desc=said, padding=(0, 0), width=40)]
+        left += [Image(desc, width=22, height=22, icon="!") for desc in SYSTEM_NOTIFICATIONS]
         icons: list[View] = []
         if airplane:
             icons.append(Image("Airplane mode.", resource_id="com.android.systemui:id/airplane", width=20,
@@ -837,41 +929,24 @@ class SimPhone:
             icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
                                height=20, icon="B"))
         if wifi:
-            icons.append(Image("Wifi signal full.", resource_id="com.android.systemui:id/wifi_signal",
-                               width=20, height=20, icon="W"))
-        icons.append(Image("Battery 100 percent.", resource_id="com.android.systemui:id/battery", width=28,
-                           height=20, icon="100"))
+            icons.append(View(cls="android.widget.FrameLayout", content_desc="Wifi signal full.",
+                              resource_id="com.android.systemui:id/wifi_combo", width=22, height=22, icon="W"))
+        if not airplane:
+            icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+                              resource_id="com.android.systemui:id/mobile_combo", width=44, height=22,
+                              icon="4G" if wifi else None, children=[] if wifi else [
+                                  Image("No internet", resource_id="com.android.systemui:id/mobile_type",
+                                        width=30, height=16, icon="4G")]))
+        icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
+                          resource_id="com.android.systemui:id/battery", width=28, height=22, icon="100"))
         bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/status_bar_container",
                    background="#f8fafd", orientation=HORIZONTAL, padding=(16.0, 0.0), children=[
-                       Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
-                            padding=(0, 0), weight=1),
+                       View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=1, children=left),
                        View(cls="android.widget.LinearLayout", orientation=HORIZONTAL,
                             resource_id="com.android.systemui:id/system_icons", children=icons),
                    ])
         layout(bar, 0, 0, W, h, s)
         return Window(bar, SYSTEMUI_PACKAGE, (0, 0, W, h), "status")
-
-    def _nav_bar(self) -> _ReusedWindow:
-        return self._system_window(("nav",), self._build_nav_bar)
-
-    def _build_nav_bar(self) -> Window:
-        s, W, H, h = self.scale, self.width, self.height, self.nav_bar_height
-
-        def nav_button(desc: str, rid: str, icon: str, cb: Any) -> View:
-            return View(cls="android.widget.ImageView", content_desc=desc,
-                        resource_id=f"com.android.systemui:id/{rid}", clickable=True, focusable=True,
-                        long_clickable=rid == "home", on_click=cb, weight=1, icon=icon)
-
-        bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/navigation_bar_frame",
-                   background="#f8fafd", children=[View(
-                       cls="android.widget.LinearLayout", resource_id="com.android.systemui:id/nav_buttons",
-                       orientation=HORIZONTAL, weight=1, padding=(48.0, 0.0), children=[
-                           nav_button("Back", "back", "<", self.back),
-                           nav_button("Home", "home", "O", self.home),
-                           nav_button("Overview", "recent_apps", "[]", self.show_recents),
-                       ])])
-        layout(bar, 0, H - h, W, h, s)
-        return Window(bar, SYSTEMUI_PACKAGE, (0, H - h, W, H), "nav")
 
     # --- shell and pixels -------------------------------------------------------------------------
     def shell(self, command: str) -> str:
@@ -915,7 +990,7 @@ class SimPhone:
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
                       "keyboard_shift", "keyboard_symbols", "selection", "text_toolbar", "clipboard", "toasts",
-                      "ticks", "rng", "timezone")
+                      "ticks", "rng", "timezone", "shade", "shade_collapsed")
 
     def state_bytes(self) -> bytes:
         """The whole device state (system and every app's data and pages) pickled."""

@@ -42,7 +42,13 @@ class View:
     ``on_touch(x, y)`` takes a tap at screen pixel (x, y) and ``on_drag(x1, y1, x2, y2)`` a swipe starting on the
     node, in screen pixels. An ``overlay`` child of
     a vertical layout takes no room in it: it is drawn over the bottom of the sibling before it (as a floating
-    button floats over the bottom of a list) and comes after that sibling in the hierarchy.
+    button floats over the bottom of a list) and comes after that sibling in the hierarchy. A ``layout_only``
+    node (a layout Android leaves out of the accessibility tree, not important for accessibility) is laid out and
+    drawn, but the dump leaves it out and lists its children as its parent's. ``input_type`` tells the keyboard
+    what a field takes ("name": capitalised words, Next on the action key; "phone" and "dropdown" (a label
+    drop-down): Gboard's row of digits over the letters, as the emulator shows it; "" text). ``dump_rank`` orders siblings in the
+    dump (stable, default 0) where a real app's view tree order differs from where the views are drawn (a
+    bottom navigation bar added before the page above it).
     """
 
     cls: str = "android.view.View"
@@ -83,6 +89,9 @@ class View:
     scroll_key: str | None = None
     wrap_content: bool = False
     overlay: bool = False
+    layout_only: bool = False
+    input_type: str = ""
+    dump_rank: int = 0
     key: str | None = None
     progress: float = 0.0
     max_progress: float = 100.0
@@ -317,7 +326,7 @@ def Dialog(title: str, body: str | View | None = None, buttons: Sequence[tuple[s
                                        padding=(24, 8)), title))
     elif body is not None:
         parts.append(_dialog_body(body, title))
-    row: list[View] = [View(cls="android.view.View", weight=1, height=1)]
+    row: list[View] = [View(cls="android.view.View", weight=1, height=1, layout_only=True)]  # a Space: not listed
     ids = list(button_ids) if button_ids else ["android:id/button1", "android:id/button2", "android:id/button3"]
     for i, (label, cb) in enumerate(buttons):
         row.append(Button(label, cb, resource_id=ids[i] if i < len(ids) else "", background=None, height=48))

@@ -51,6 +51,7 @@ __all__ = [
     "UIElementRecord",
     "android_world_available",
     "android_world_params",
+    "a11y_order",
     "forest_from_xml",
     "require_android_world",
     "ui_elements_from_xml",
@@ -367,10 +368,46 @@ def ui_elements_from_xml(xml: str) -> list[Any]:
 
 
 _IME_PACKAGES = ("com.google.android.inputmethod.latin", "com.android.inputmethod.latin")
+_SYSTEM_WINDOW_PACKAGES = (*_IME_PACKAGES, "com.android.systemui")
 _FOREST_FLAGS = (("checkable", "is_checkable"), ("checked", "is_checked"), ("clickable", "is_clickable"),
                  ("long-clickable", "is_long_clickable"), ("enabled", "is_enabled"), ("focusable", "is_focusable"),
                  ("focused", "is_focused"), ("scrollable", "is_scrollable"), ("selected", "is_selected"),
                  ("password", "is_password"))
+
+
+def _window_breadth_first(top: ET.Element) -> list[tuple[ET.Element, int, ET.Element | None]]:
+    out: list[tuple[ET.Element, int, ET.Element | None]] = []
+    level: list[tuple[ET.Element, ET.Element | None]] = [(top, None)]
+    depth = 0
+    while level:
+        out.extend((node, depth, parent) for node, parent in level)
+        level = [(child, node) for node, _ in level for child in node.findall("node")]
+        depth += 1
+    return out
+
+
+def a11y_order(root: ET.Element) -> list[tuple[ET.Element, int, ET.Element | None]]:
+    """The nodes of a parsed dump in the order the accessibility forwarder lists them: (node, depth, parent).
+
+    Each top-level node is one window; windows come in the dump's order, and inside a window the nodes come
+    breadth first (a level's nodes in tree order before the next level's), as the real element lists of
+    AndroidWorld episodes show (a toolbar's buttons before the list rows nested under a deeper layout). A toast
+    is no window of the accessibility tree, and a dialog hides the app's page beneath it, so those are left out.
+    """
+    return [entry for top in _a11y_windows(root) for entry in _window_breadth_first(top)]
+
+
+def _a11y_windows(root: ET.Element) -> list[ET.Element]:
+    """The dump's top-level nodes the accessibility tree lists as windows: not toasts, and of an app's windows
+    only the topmost (a dialog or drawer over a page hides the page, as the real episodes' lists show)."""
+    tops = [t for t in root.findall("node") if t.get("class") != "android.widget.Toast"]
+    last: dict[str, int] = {}
+    for i, top in enumerate(tops):
+        if top.get("package") not in _SYSTEM_WINDOW_PACKAGES and "PopupWindow" not in top.get("class", ""):
+            last[top.get("package", "")] = i
+    return [t for i, t in enumerate(tops)
+            if t.get("package") in _SYSTEM_WINDOW_PACKAGES or "PopupWindow" in t.get("class", "")
+            or last.get(t.get("package", "")) == i]
 
 
 def forest_from_xml(xml: str) -> Any:
@@ -378,7 +415,8 @@ def forest_from_xml(xml: str) -> Any:
 
     What AndroidWorld's accessibility forwarder sends, rebuilt from the same nodes: each top-level node
     of the dump is one window (the keyboard's a ``TYPE_INPUT_METHOD`` window, System UI's
-    ``TYPE_SYSTEM``, others ``TYPE_APPLICATION``), its nodes listed depth first with ``child_ids``,
+    ``TYPE_SYSTEM``, others ``TYPE_APPLICATION``), its nodes listed breadth first (:func:`a11y_order`) with
+    ``child_ids``,
     bounds, text, ``hint_text``, content description, class, package, resource name and the flags
     (an ``EditText`` is editable; every dumped node is visible to the user, as the dump lists only
     those). None when android_env is not installed.
@@ -394,7 +432,7 @@ def forest_from_xml(xml: str) -> Any:
         raise ValueError(f"the hierarchy dump is not XML: {exc}") from exc
     forest = forest_pb2.AndroidAccessibilityForest()
     next_id = 0
-    for layer, top in enumerate(root.findall("node")):
+    for layer, top in enumerate(_a11y_windows(root)):
         package = top.get("package", "")
         window = forest.windows.add(id=layer, layer=layer, display_id=0, title=package,
                                     is_active=layer == 0, is_focused=layer == 0)
@@ -404,15 +442,14 @@ def forest_from_xml(xml: str) -> Any:
             window.window_type = window_pb2.AndroidAccessibilityWindowInfo.TYPE_SYSTEM
         else:
             window.window_type = window_pb2.AndroidAccessibilityWindowInfo.TYPE_APPLICATION
-        stack = [(top, 0, None)]
-        order = 0
-        while stack:
-            node, depth, parent = stack.pop()
+        infos: dict[int, Any] = {}
+        for order, (node, depth, parent) in enumerate(_window_breadth_first(top)):
             info = window.tree.nodes.add()
             info.unique_id = next_id
             next_id += 1
+            infos[id(node)] = info
             if parent is not None:
-                parent.child_ids.append(info.unique_id)
+                infos[id(parent)].child_ids.append(info.unique_id)
             bounds = node.get("bounds")
             if bounds:
                 x1, y1, x2, y2 = (int(v) for v in bounds.strip("[]").replace("][", ",").split(","))
@@ -428,13 +465,10 @@ def forest_from_xml(xml: str) -> Any:
             info.window_id = window.id
             info.depth = depth
             info.drawing_order = order
-            order += 1
             for attr, field in _FOREST_FLAGS:
                 setattr(info, field, node.get(attr) == "true")
             info.is_editable = cls.endswith("EditText")
             info.is_visible_to_user = True
-            for child in reversed(node.findall("node")):
-                stack.append((child, depth + 1, info))
         window.bounds_in_screen.CopyFrom(window.tree.nodes[0].bounds_in_screen)
     return forest
 

@@ -45,6 +45,16 @@ def id_is(resource_id: str) -> Predicate:
     return match
 
 
+def hint_is(hint: str) -> Predicate:
+    """Predicate: an editable field whose hint is ``hint`` (case-insensitively), for fields without a resource id."""
+    wanted = hint.strip().lower()
+
+    def match(element: Any) -> bool:
+        return bool(element.editable) and (element.hint or "").strip().lower() == wanted
+
+    return match
+
+
 def find(ui: Any, predicate: Predicate) -> Any | None:
     """First element of ``ui.elements`` matching ``predicate``, or None."""
     for element in ui.elements:
@@ -87,7 +97,7 @@ def scroll_to(ui: Any, predicate: Predicate, direction: str = "down", max_scroll
     while element is None:
         if scrolls >= max_scrolls:
             raise ExpertStuck(f"element not found after {max_scrolls} scrolls {direction}")
-        target = at or _scrollable_center(ui)
+        target = at or _scrollable_center(ui, direction)
         ui = yield Scroll(direction, *(target or (None, None)))
         scrolls += 1
         element = find(ui, predicate)
@@ -102,11 +112,13 @@ def keyboard_visible(ui: Any) -> bool:
     return any((e.package or "") in IME_PACKAGES for e in ui.elements)
 
 
-def _scrollable_center(ui: Any) -> tuple[int, int] | None:
+def _scrollable_center(ui: Any, direction: str = "down") -> tuple[int, int] | None:
     """Centre of the topmost scrollable element: the last in document order, so a dialog's scrolling
-    body wins over the page it covers (which takes no touches while the dialog is open)."""
+    body wins over the page it covers (which takes no touches while the dialog is open). Scrolling up or down
+    skips horizontal rows (a row of filter chips nested in the page scrolls sideways only)."""
+    vertical = direction in ("up", "down")
     for element in reversed(ui.elements):
-        if element.scrollable:
+        if element.scrollable and not (vertical and (element.class_name or "").endswith("HorizontalScrollView")):
             return element.center
     return None
 

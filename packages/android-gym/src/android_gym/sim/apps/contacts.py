@@ -130,8 +130,38 @@ def label_of(value: Any) -> str:
 
 
 def _empty_form() -> dict[str, Any]:
-    return {"first": "", "last": "", "company": "", "email": "", "website": "",
+    return {"first": "", "last": "", "company": "", "email": "", "email_label": "Home", "date": "", "website": "",
             "phones": [{"number": "", "label": "Mobile"}]}
+
+
+EMAIL_LABELS = ("Home", "Work", "Other", "Mobile")
+
+
+def _ignore_typing(_value: str) -> None:
+    """A label drop-down's field: typed text changes nothing (the label comes from its list)."""
+
+
+def _gap(dp: float) -> View:
+    """Vertical space in the editor (drawn, not in the dump)."""
+    return View(cls="android.view.View", height=dp, layout_only=True)
+
+
+def _icon(letter: str) -> View:
+    """A field's leading icon column (drawn, not in the dump, as the real editor's icons)."""
+    return View(cls="android.widget.ImageView", width=52, height=56.76, icon=letter or None, layout_only=True)
+
+
+def _line(*children: View) -> View:
+    """A row of the editor whose views the dump lists as the scroller's own (the row is layout only)."""
+    return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True,
+                padding=(0.0, 0.0), children=list(children))
+
+
+def _field(edit: View) -> View:
+    edit.weight = 1
+    edit.height = 56.76
+    edit.resource_id, edit.key = "", edit.key or edit.resource_id
+    return edit
 
 
 @register_app
@@ -177,7 +207,8 @@ class ContactsApp(App):
                     email: str = "", website: str = "") -> dict[str, Any]:
         """Create a contact with (number, label) phones and return it."""
         contact = {"_id": self.next_id, "first": first.strip(), "last": last.strip(), "company": company.strip(),
-                   "email": email.strip(), "website": website.strip(), "phones": []}
+                   "email": email.strip(), "website": website.strip(), "phones": [],
+                   "created": self.phone.now().date()}
         self.next_id += 1
         for number, label in phones:
             self._add_phone(contact, number, label)
@@ -215,9 +246,8 @@ class ContactsApp(App):
         return c["email"] or "(No name)"
 
     # --- list page ------------------------------------------------------------------------------
-    def build_main(self) -> View:
-        """The contact list: search field, letter headers, rows, the Create contact FAB."""
-        q = self.query.strip().lower()
+    def _rows(self, q: str) -> list[View]:
+        """The list rows for query ``q`` (letter headers when not searching)."""
         digits = "".join(ch for ch in q if ch.isdigit())
         items: list[View] = []
         header = None
@@ -236,27 +266,80 @@ class ContactsApp(App):
                            resource_id="contact_row", title_id="cliv_name_textview")
             row.find(lambda v: v.resource_id == "cliv_name_textview").content_desc = name  # read out as the name
             items.append(row)
-        if not items:
-            items.append(Text("No contacts" if not q else f"No results for \u201c{self.query.strip()}\u201d",
-                              resource_id="empty_list_text", align="center", padding=(24, 32), color="#444746"))
+        return items
+
+    def build_main(self) -> View:
+        """The contact list as the emulator's Contacts shows it: the search bar (menu and account buttons), the
+        Phone/Email/Company filter chips, the list (or "No contacts yet"), the bottom navigation and the "Create
+        contact" button. Listed breadth first: the button, the navigation, the chips' row, then the bar's
+        buttons, the list, the chips."""
+        items = self._rows("")
+        if items:
+            body: View = ScrollList(items, "main:list", resource_id="contact_list", dump_rank=3)
+        else:
+            body = View(cls="android.widget.FrameLayout", weight=1, dump_rank=3, children=[
+                Text("No contacts yet", resource_id="android:id/text1", size=20, align="center",
+                     padding=(24, 160), color="#444746")])
+        search_bar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=64, padding=(16, 8),
+                          clickable=True, background="#e9eef6", on_click=self.open_search, dump_rank=2, children=[
+                              ImageButton("Open navigation drawer", lambda: self.toast("No other labels"),
+                                          icon="="),
+                              View(cls="android.widget.TextView", text="Search contacts", layout_only=True,
+                                   weight=1, height=48, padding=(16, 12), color="#444746"),
+                              View(cls="android.widget.FrameLayout",
+                                   content_desc="Signed in as Device\nAccount and settings.",
+                                   resource_id="selected_account_disc", clickable=True, width=48, height=48,
+                                   icon="D", on_click=lambda: self.toast("Device account"))])
+        chips = View(cls="android.widget.HorizontalScrollView", resource_id="chips_container", scrollable=True,
+                     height=48, dump_rank=1, children=[View(
+                         cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16, 0), children=[
+                             View(cls="android.widget.Button", text=label, clickable=True, checkable=True,
+                                  width=width, height=48, background="#f8fafd",
+                                  on_click=lambda: self.toast("No contacts in this filter"))
+                             for label, width in (("Phone contacts", 152), ("Email contacts", 144),
+                                                  ("Company", 96))])])
+        nav = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=80, layout_only=True,
+                   background="#f3f6fc", children=[
+                       View(cls="android.widget.FrameLayout", content_desc="Contacts", resource_id="contacts",
+                            weight=1, icon="C"),
+                       View(cls="android.widget.FrameLayout", content_desc="Highlights", resource_id="highlights",
+                            clickable=True, weight=1, icon="H", on_click=lambda: self.toast("No highlights yet")),
+                       View(cls="android.widget.FrameLayout", content_desc="Fix & manage", resource_id="nav_manage",
+                            clickable=True, weight=1, icon="F", on_click=lambda: self.toast("Nothing to fix")),
+                   ])
+        return Column(
+            search_bar, chips, body, nav,
+            Fab("Create contact", self.new_contact, resource_id="floating_action_button", icon="+"),
+            cls="android.widget.FrameLayout", resource_id="contacts_container", weight=1,
+        )
+
+    def open_search(self) -> None:
+        """The search bar: a search page with the query field focused."""
+        self.query = ""
+        self.push("search")
+        self.phone.set_focus("contacts_search")
+
+    def build_search(self) -> View:
+        """Search: the query field, then the matching contacts."""
+        q = self.query.strip().lower()
+        items = self._rows(q) if q else []
+        if q and not items:
+            items = [Text(f"No results for \u201c{self.query.strip()}\u201d", resource_id="empty_list_text",
+                          align="center", padding=(24, 32), color="#444746")]
         search = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 8.0), children=[
+            ImageButton("Navigate up", self.pop, icon="<"),
             EditText(self.query, self._set_query, hint="Search contacts", key="contacts_search",
                      resource_id="open_search_bar_text_view", weight=1),
             ImageButton("Clear search", self._clear_query, resource_id="search_close_button", icon="x")
             if self.query else None,
         ])
         search.children = [ch for ch in search.children if ch is not None]
-        return Column(
-            search,
-            Text("Contacts", resource_id="toolbar_title", size=22, padding=(24, 8)) if not q else None,
-            ScrollList(items, "main:list", resource_id="contact_list"),
-            Fab("Create contact", self.new_contact, resource_id="floating_action_button", icon="+"),
-            cls="android.widget.FrameLayout", resource_id="contacts_container", weight=1,
-        )
+        return Column(search, ScrollList(items, "search:list", resource_id="contact_list"),
+                      cls="android.widget.FrameLayout", resource_id="contacts_container", weight=1)
 
     def _set_query(self, value: str) -> None:
         self.query = value
-        self.scroll["main:list"] = 0
+        self.scroll["search:list"] = 0
 
     def _clear_query(self) -> None:
         self.query = ""
@@ -296,7 +379,7 @@ class ContactsApp(App):
         phones = [{"number": p["number"], "label": p["label"]} for p in c["phones"]] or [
             {"number": "", "label": "Mobile"}]
         self.form = {"first": c["first"], "last": c["last"], "company": c["company"], "email": c["email"],
-                     "website": c["website"], "phones": phones}
+                     "email_label": "Home", "date": "", "website": c["website"], "phones": phones}
         self.form_saved = {**self.form, "phones": [dict(p) for p in phones]}
         self.push("editor", contact_id=contact_id)
 
@@ -321,53 +404,115 @@ class ContactsApp(App):
         return self.form != self.form_saved
 
     def build_editor(self, contact_id: int | None) -> View:
-        """The create/edit form over ``self.form`` (Save in the app bar, Cancel goes back)."""
+        """The create/edit form over ``self.form``, laid out and listed as the emulator's Contacts editor: the app
+        bar (Cancel, title, Save, More options), then in the scroller the photo, "Add picture", the name,
+        company and phone fields (each phone with its label picker and, once filled, its delete button), the
+        email with its label, "Significant date", then website and "Add phone" further down. The name row's
+        "Show more name fields" and a phone's delete icon sit one level deeper, so they are listed last."""
         f = self.form
         title = "Create contact" if contact_id is None else "Edit contact"
-        fields: list[View] = [
-            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 12.0), children=[
-                Image("Add contact photo", resource_id="photo", icon="+", width=64, height=64),
-                Text("Add picture", resource_id="add_photo_text", color="#0b57d0", padding=(16, 20), weight=1),
-            ]),
-            self._field_row("P", EditText(f["first"], lambda v: self._set_form("first", v), hint="First name",
-                                          key="editor_first", resource_id="first_name_edit", weight=1)),
-            self._field_row("", EditText(f["last"], lambda v: self._set_form("last", v), hint="Last name",
-                                         key="editor_last", resource_id="last_name_edit", weight=1)),
-            self._field_row("C", EditText(f["company"], lambda v: self._set_form("company", v), hint="Company",
-                                          key="editor_company", resource_id="company_edit", weight=1)),
+        rows: list[View] = [
+            _gap(20),
+            _line(View(cls="android.widget.FrameLayout", content_desc="Add contact photo",
+                       resource_id="photo_update_clickable", clickable=True, width=120, height=120, icon="+",
+                       background="#d3e3fd", on_click=lambda: self.toast("No camera or photos on this phone"))),
+            _line(Button("Add picture", lambda: self.toast("No camera or photos on this phone"),
+                         resource_id="button_change_photo", background=None, width=102, height=48)),
+            _gap(26),
+            _line(_icon("P"), _field(EditText(f["first"], lambda v: self._set_form("first", v), hint="First name",
+                                              key="editor_first", resource_id="first_name_edit", input_type="name")),
+                  View(cls="android.widget.FrameLayout", width=56, height=56, children=[
+                      Image("Show more name fields", resource_id="expansion_view", width=56, height=56,
+                            icon="v")])),
+            _gap(14),
+            _line(_icon(""), _field(EditText(f["last"], lambda v: self._set_form("last", v), hint="Last name",
+                                             key="editor_last", resource_id="last_name_edit", input_type="name")), _icon("")),
+            _gap(22),
+            _line(_icon("C"), _field(EditText(f["company"], lambda v: self._set_form("company", v), hint="Company",
+                                              key="editor_company", resource_id="company_edit", input_type="name")), _icon("")),
         ]
         for i, ph in enumerate(f["phones"]):
-            fields.append(self._field_row("T" if i == 0 else "", EditText(
+            rows.append(_gap(22))
+            rows.append(_line(_icon("T" if i == 0 else ""), _field(EditText(
                 ph["number"], lambda v, i=i: self._set_phone(i, v), hint="Phone", key=f"editor_phone_{i}",
-                resource_id="phone_edit", weight=1),
-                ImageButton("Delete", lambda i=i: self._remove_phone_row(i), resource_id="delete_button",
-                            icon="x") if ph["number"] or i else None))
-            fields.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(72.0, 0.0),
-                               children=[View(cls="android.widget.Spinner", text=ph["label"],
-                                              content_desc=f"{ph['label']} Phone", resource_id="spinner",
-                                              clickable=True, focusable=True, height=48, width=120,
-                                              padding=(8.0, 8.0), max_lines=1,
-                                              on_click=lambda i=i: self._pick_label(i))]))
-        fields.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(72.0, 0.0),
-                           children=[Button("Add phone", self._add_phone_row, resource_id="add_phone_button",
-                                            background=None, width=160)]))
-        fields.append(self._field_row("@", EditText(f["email"], lambda v: self._set_form("email", v), hint="Email",
-                                                    key="editor_email", resource_id="email_edit", weight=1)))
-        fields.append(self._field_row("W", EditText(f["website"], lambda v: self._set_form("website", v),
-                                                    hint="Website", key="editor_website", resource_id="website_edit",
-                                                    weight=1)))
+                resource_id="phone_edit", input_type="phone")), _icon("")))
+            rows.append(_gap(14))
+            delete = None
+            if ph["number"] or i:
+                delete = View(cls="android.widget.FrameLayout", content_desc=f"Delete {ph['label']} Phone",
+                              resource_id="delete_button_container", clickable=True, width=56, height=56,
+                              on_click=lambda i=i: self._remove_phone_row(i), children=[
+                                  Image("delete", resource_id="delete_button", width=56, height=56, icon="x")])
+            rows.append(_line(_icon(""), *self._label_picker(ph["label"], "Phone", lambda i=i: self._pick_label(i), i),
+                              delete or _icon("")))
+        rows += [
+            _gap(24),
+            _line(_icon("@"), _field(EditText(f["email"], lambda v: self._set_form("email", v), hint="Email",
+                                              key="editor_email", resource_id="email_edit")), _icon("")),
+            _gap(14),
+            _line(_icon(""), *self._label_picker(f["email_label"], "Email", self._pick_email_label), _icon("")),
+            _gap(24),
+            _line(_icon("D"), View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=1,
+                                   layout_only=True, children=[
+                                       EditText(f["date"], lambda v: self._set_form("date", v),
+                                                hint="Significant date", key="editor_date", weight=1, height=56.76),
+                                       ImageButton("Show date picker", lambda: self.phone.set_focus("editor_date"),
+                                                   resource_id="text_input_end_icon", icon="#")]), _icon("")),
+            _gap(24),
+            _line(_icon("W"), _field(EditText(f["website"], lambda v: self._set_form("website", v), hint="Website",
+                                              key="editor_website", resource_id="website_edit")), _icon("")),
+            _line(Button("Add phone", self._add_phone_row, resource_id="add_phone_button", background=None,
+                         width=160)),
+            _gap(24),
+        ]
+        toolbar = View(cls="android.view.ViewGroup", resource_id="toolbar", orientation=HORIZONTAL, height=64,
+                       padding=(0.0, 4.0), background="#f8fafd", layout_only=True, children=[
+                           ImageButton("Cancel", self._editor_back, icon="x", width=56, height=56),
+                           Text(title, size=22, weight=1, max_lines=1, padding=(4, 12)),
+                           Button("Save", lambda: self.save_form(contact_id), resource_id="toolbar_button",
+                                  background="#0b57d0", color="#ffffff", width=88, height=48),
+                           View(cls="android.widget.ImageView", content_desc="More options", clickable=True,
+                                width=48, height=48, icon=":", on_click=lambda: self.show_dialog("editor_menu"))])
         return Column(
-            Toolbar(title, on_back=self._editor_back, back_desc="Cancel", resource_id="editor_toolbar",
-                    actions=[Button("Save", lambda: self.save_form(contact_id), resource_id="toolbar_button",
-                                    background="#0b57d0", color="#ffffff", width=96)]),
-            ScrollList(fields, "editor:form", resource_id="editor_scroll"),
+            toolbar,
+            View(cls="android.widget.FrameLayout", weight=1, children=[
+                ScrollList(rows, "editor:form", resource_id="contact_editor_scroller",
+                           cls="android.widget.ScrollView", wrap_content=True)]),
             cls="android.widget.LinearLayout", resource_id="editor_root", weight=1,
         )
 
     @staticmethod
-    def _field_row(icon: str, field: View, trailing: View | None = None) -> View:
-        return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 6.0), children=[
-            c for c in (Image(icon=icon or " ", width=40, height=40), field, trailing) if c is not None])
+    def _label_picker(label: str, kind: str, on_click: Any, id_hint: int = 0) -> tuple[View, View]:
+        """A label drop-down (the spinner, read out as "Mobile Phone", and its "Show dropdown menu" button). As on
+        the emulator it is an editable field that takes no typing: Enter in the field above moves the focus to it;
+        a tap opens the label list."""
+        return (View(cls="android.widget.Spinner", text=label, content_desc=f"{label} {kind}", hint="Label",
+                     clickable=True, focusable=True, width=171, height=56.76, padding=(12.0, 16.0), max_lines=1,
+                     on_click=on_click, on_text=_ignore_typing, key=f"label_{kind}_{id_hint}",
+                     input_type="dropdown"),
+                View(cls="android.widget.ImageButton", content_desc="Show dropdown menu",
+                     resource_id="text_input_end_icon", clickable=True, checkable=True, width=48, height=48,
+                     icon="v", on_click=on_click))
+
+    def dialog_editor_menu(self) -> View:
+        """The editor's More options menu."""
+        return Dialog("", Column(ListItem("Discard changes", "", self._discard, resource_id="menu_item",
+                                          title_id="title"), resource_id="popup_menu"))
+
+    def _pick_email_label(self) -> None:
+        self.phone.set_focus(None)
+        self.show_dialog("email_label")
+
+    def dialog_email_label(self) -> View:
+        """The email label picker."""
+        options = [RadioButton(label == self.form["email_label"], lambda lb=label: self._set_email_label(lb),
+                               text=label, resource_id="text1") for label in EMAIL_LABELS]
+        return Dialog("Email label", Column(*options, resource_id="select_dialog_listview", padding=(16, 0)),
+                      [("Cancel", self.close_dialog)], button_ids=NEGATIVE_POSITIVE)
+
+    def _set_email_label(self, label: str) -> None:
+        self.form["email_label"] = label
+        self.close_dialog()
 
     def _pick_label(self, index: int) -> None:
         self.phone.set_focus(None)
@@ -443,56 +588,88 @@ class ContactsApp(App):
 
     # --- details --------------------------------------------------------------------------------
     def build_detail(self, contact_id: int) -> View:
-        """A contact's details: name, Call/Text/Video, numbers, Edit contact and More options."""
+        """A contact's details as the emulator's Contacts lists them (breadth first): the list fragment behind,
+        the scroller, the app bar's Navigate up / Edit contact / Add to favorites / More options, the photo and
+        the Call / Text / video actions, the name, "Contact info" with one row per number (read out as "Call
+        Mobile +1 ...", holding the number, its label and a Text button), and the date it was added."""
         c = self.contact(contact_id)
         if c is None:
             return Column(Toolbar("", on_back=self.pop), Text("Contact not found", padding=(24, 24)), weight=1)
         name = self.shown_name(c)
         first_number = c["phones"][0]["number"] if c["phones"] else ""
-        actions = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 8.0), children=[
-            self._action("Call", lambda: self._call(first_number), "call_button", enabled=bool(first_number)),
-            self._action("Text", lambda: self._text(first_number), "text_button", enabled=bool(first_number)),
-            self._action("Video", lambda: self.toast("No video app"), "video_button", enabled=bool(first_number)),
-        ])
-        rows: list[View] = [
-            View(cls="android.widget.FrameLayout", height=120, children=[
-                Image("Contact photo", resource_id="photo", icon=name[:1].upper(), width=96, height=96)]),
-            Text(name, resource_id="large_title", size=28, align="center", padding=(24, 8)),
-            Text(c["company"], resource_id="organization", size=16, color="#444746", align="center")
-            if c["company"] else None,
-            actions,
-            Text("Contact info", resource_id="header", size=16, bold=True, padding=(24, 12)),
-        ]
+        starred = bool(c.get("starred"))
+        toolbar = View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(0.0, 4.0),
+                       layout_only=True, children=[
+                           ImageButton("Navigate up", self.pop, icon="<", width=56, height=56),
+                           View(cls="android.view.View", weight=1, height=48, layout_only=True),
+                           View(cls="android.widget.Button", content_desc="Edit contact",
+                                resource_id="menu_insert_or_edit", clickable=True, focusable=True, width=48,
+                                height=48, icon="E", on_click=lambda: self.edit_contact(contact_id)),
+                           View(cls="android.widget.Button",
+                                content_desc="Remove from favorites" if starred else "Add to favorites",
+                                resource_id="menu_star", clickable=True, focusable=True, width=48, height=48,
+                                icon="*", on_click=lambda: self._toggle_star(contact_id)),
+                           View(cls="android.widget.ImageView", content_desc="More options", clickable=True,
+                                focusable=True, width=48, height=48, icon=":",
+                                on_click=lambda: self.show_dialog("detail_menu", contact_id=contact_id))])
+        verbs = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(26.0, 8.0),
+                     layout_only=True, children=[
+                         self._verb("Call", "Call", "verb_call", lambda: self._call(first_number)),
+                         self._verb("Text", "Text", "verb_text", lambda: self._text(first_number)),
+                         self._verb("Set up", "Set up Duo video calling", "verb_video",
+                                    lambda: self.toast("No video calling app"))])
+        header = View(cls="android.widget.LinearLayout", padding=(0.0, 8.0), children=[
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True, padding=(140.0, 0.0),
+                 children=[Image("Contact photo", resource_id="monogram_photo", icon=name[:1].upper(), width=100,
+                                 height=100)]),
+            View(cls="android.widget.LinearLayout", padding=(20.0, 20.0), children=[
+                Text(name, resource_id="large_title", size=28, align="center", padding=(0, 4))]
+                + ([Text(c["company"], resource_id="organization", size=16, color="#444746", align="center")]
+                   if c["company"] else [])),
+            verbs])
+        info: list[View] = [Text("Contact info", resource_id="title", size=16, bold=True, padding=(32, 12))]
         for p in c["phones"]:
             shown = format_number(p["number"])
-            rows.append(ListItem(shown, p["label"], lambda n=p["number"]: self._call(n), icon="T",
-                                 resource_id="phone_row", title_id="header", subtitle_id="sub_header",
-                                 content_desc=f"Call {p['label']} {shown}",
-                                 trailing=ImageButton(f"Send message to {shown}",
-                                                      lambda n=p["number"]: self._text(n),
-                                                      resource_id="third_icon", icon="M")))
+            info.append(View(cls="android.widget.RelativeLayout", content_desc=f"Call {p['label']} {shown}",
+                             clickable=True, focusable=True, orientation=HORIZONTAL, padding=(16.0, 8.0),
+                             on_click=lambda n=p["number"]: self._call(n), children=[
+                                 View(cls="android.widget.LinearLayout", weight=1, layout_only=True, padding=(40, 0),
+                                      children=[Text(shown, resource_id="header", size=16, padding=(16, 2)),
+                                                Text(p["label"], resource_id="sub_header", size=14,
+                                                     color="#444746", padding=(16, 2))]),
+                                 View(cls="android.widget.Button", content_desc=f"Text {p['label']} {shown}",
+                                      resource_id="icon_alternate", clickable=True, focusable=True, width=48,
+                                      height=48, icon="M", on_click=lambda n=p["number"]: self._text(n))]))
         if c["email"]:
-            rows.append(ListItem(c["email"], "Email", None, icon="@", resource_id="email_row", title_id="header",
+            info.append(ListItem(c["email"], "Email", None, icon="@", resource_id="email_row", title_id="header",
                                  subtitle_id="sub_header"))
         if c["website"]:
-            rows.append(ListItem(c["website"], "Website", None, icon="W", resource_id="website_row",
+            info.append(ListItem(c["website"], "Website", None, icon="W", resource_id="website_row",
                                  title_id="header", subtitle_id="sub_header"))
+        created = c.get("created")
+        if created is not None:
+            info.append(Text(f"Added {created:%b} {created.day}, {created.year}",
+                             resource_id="contact_create_date_text", size=14, color="#444746", padding=(16, 12)))
+        card = View(cls="android.widget.FrameLayout", padding=(16.0, 8.0), children=[
+            View(cls="android.widget.LinearLayout", background="#f3f6fc", children=info)])
         return Column(
-            Toolbar("", on_back=self.pop, resource_id="toolbar", actions=[
-                ImageButton("Favorite", lambda: None, resource_id="menu_star", icon="*"),
-                ImageButton("Edit contact", lambda: self.edit_contact(contact_id), resource_id="menu_edit",
-                            icon="E"),
-                ImageButton("More options", lambda: self.show_dialog("detail_menu", contact_id=contact_id),
-                            icon=":"),
-            ]),
-            ScrollList([r for r in rows if r is not None], "detail:info", resource_id="detail_scroll"),
-            cls="android.widget.LinearLayout", resource_id="quickcontact_root", weight=1,
+            View(cls="android.widget.ScrollView", resource_id="root", scrollable=True, weight=1,
+                 scroll_key="detail:info", children=[toolbar, header, card]),
+            View(cls="android.widget.FrameLayout", resource_id="contact_list_fragment", height=1, overlay=True,
+                 dump_rank=-1),
+            cls="android.widget.FrameLayout", resource_id="quickcontact_root", weight=1,
         )
 
     @staticmethod
-    def _action(label: str, on_click: Any, rid: str, enabled: bool) -> View:
-        return View(cls="android.widget.LinearLayout", weight=1, children=[
-            Button(label, on_click if enabled else None, resource_id=rid, enabled=enabled, background="#d3e3fd")])
+    def _verb(label: str, desc: str, rid: str, on_click: Any) -> View:
+        return View(cls="android.widget.TextView", text=label, content_desc=desc, resource_id=rid, clickable=True,
+                    focusable=True, weight=1, height=81, align="center", icon=label[:1], size=14,
+                    on_click=on_click)
+
+    def _toggle_star(self, contact_id: int) -> None:
+        c = self.contact(contact_id)
+        if c is not None:
+            c["starred"] = not c.get("starred")
 
     def _call(self, number: str) -> None:
         """The Call action (and a tap on a number): the phone app's in-call screen when it is installed."""

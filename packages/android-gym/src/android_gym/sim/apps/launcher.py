@@ -1,4 +1,4 @@
-"""The Pixel launcher: home screen (search bar, a few icons, "Apps list"), app drawer and the Overview (recents)."""
+"""The Pixel launcher: home screen (as on the AndroidWorld emulator), app drawer and the Overview (recents)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from android_gym.sim.view import (
     Button,
     Column,
     EditText,
-    ImageButton,
     Row,
     ScrollList,
     Spacer,
@@ -16,9 +15,13 @@ from android_gym.sim.view import (
     View,
 )
 
-HOME_FAVOURITES = ("com.google.android.deskclock", "com.simplemobiletools.smsmessenger",
-                   "com.google.android.contacts", "com.android.settings", "com.simplemobiletools.calendar.pro",
-                   "net.gsantner.markor", "com.arduia.expense")
+HOTSEAT = (("Phone", "com.google.android.dialer"), ("Messages", "com.google.android.apps.messaging"),
+           ("Chrome", "com.android.chrome"))
+"""The dock's fixed icons on the AndroidWorld emulator's home screen (label, package), before the predicted app."""
+WORKSPACE = (("Gmail", "com.google.android.gm"), ("Photos", "com.google.android.apps.photos"),
+             ("YouTube", "com.google.android.youtube"))
+"""The home page's icons (its first column is empty)."""
+PREDICTION_FALLBACK = "com.android.settings"
 COLUMNS = 4
 
 
@@ -70,22 +73,67 @@ class LauncherApp(App):
             rows.append(Row(*chunk, cls="android.view.ViewGroup", padding=(8, 4)))
         return rows
 
+    def _launch_or_say(self, label: str, package: str) -> None:
+        """Open ``package``; an icon of an app the sim does not model says so in a toast instead."""
+        if package in self.phone.apps:
+            self.phone.launch(package)
+        else:
+            self.phone.toast(f"{label} is not installed on the simulated phone")
+
+    def predicted_app(self) -> App | None:
+        """The dock's last slot: the most recently used app not already on the home screen (else Settings)."""
+        shown = {pkg for _, pkg in HOTSEAT + WORKSPACE}
+        for pkg in reversed(self.phone.recents):
+            app = self.phone.apps.get(pkg)
+            if app is not None and app.in_launcher and pkg not in shown:
+                return app
+        return self.phone.apps.get(PREDICTION_FALLBACK)
+
+    def _home_icon(self, label: str, package: str, desc: str | None = None) -> View:
+        return View(cls="android.widget.TextView", text=label, content_desc=desc or label, clickable=True,
+                    focusable=True, long_clickable=True, weight=1, height=74, size=12, align="center",
+                    icon=label[:1], background=None, color="#1f1f1f",
+                    on_click=lambda: self._launch_or_say(label, package))
+
     def build_home(self) -> View:
-        installed = self.phone.apps
-        favs = [installed[p] for p in HOME_FAVOURITES if p in installed and installed[p].in_launcher][:4]
+        """The home screen in the order the emulator's accessibility tree lists it (breadth first): the workspace
+        and its page ("Home"), the dock's icons and search bar, then the date and the page's icons, then the
+        search bar's Google, voice and Lens buttons."""
         date = self.phone.now()
+        page = View(cls="android.view.View", content_desc="Home", orientation=HORIZONTAL, weight=1,
+                    padding=(8, 24), children=[
+                        View(cls="android.widget.TextView", text=date.strftime("%a, %b ") + str(date.day),
+                             content_desc=date.strftime("%a, %b ") + str(date.day), resource_id="date",
+                             clickable=True, focusable=True, weight=1, height=24, size=16, color="#1f1f1f",
+                             on_click=lambda: self._launch_or_say("Calendar", "com.google.android.calendar")),
+                        *(self._home_icon(label, pkg) for label, pkg in WORKSPACE)])
+        dock = [self._home_icon(label, pkg) for label, pkg in HOTSEAT]
+        predicted = self.predicted_app()
+        if predicted is not None:
+            dock.append(self._home_icon(predicted.label, predicted.package, f"Predicted app: {predicted.label}"))
+        search = View(cls="android.widget.FrameLayout", content_desc="Search", resource_id="search_container_hotseat",
+                      clickable=True, focusable=True, weight=3, height=56, background="#e9eef6",
+                      orientation=HORIZONTAL, padding=(4, 4), on_click=self.open_drawer, children=[
+                          View(cls="android.widget.ImageView", content_desc="Google app", resource_id="g_icon",
+                               clickable=True, focusable=True, width=36, height=40, icon="G",
+                               on_click=self.open_drawer),
+                          View(cls="android.view.View", weight=1, height=40, layout_only=True),  # the bar's text area
+                          View(cls="android.widget.ImageView", content_desc="Voice search", resource_id="mic_icon",
+                               clickable=True, focusable=True, width=36, height=40, icon="M",
+                               on_click=lambda: self.phone.toast("Voice search is not available")),
+                          View(cls="android.widget.ImageButton", content_desc="Google Lens", resource_id="lens_icon",
+                               clickable=True, focusable=True, width=36, height=40, icon="L",
+                               on_click=lambda: self.phone.toast("Google Lens is not available")),
+                      ])
+        # The dock's icons and the search bar are siblings (one level, as the emulator lists them); here they
+        # share one row.
+        hotseat = View(cls="android.view.ViewGroup", resource_id="hotseat", orientation=HORIZONTAL, height=96,
+                       padding=(8, 8), children=[*dock, search])
         return Column(
-            Text(date.strftime("%A, %b ") + str(date.day), resource_id="date", size=18, padding=(24, 24)),
-            Spacer(weight=1),
-            *self._grid(favs, "icon"),
-            Row(
-                View(cls="android.widget.TextView", text="", content_desc="Search", resource_id="search_container_hotseat",
-                     clickable=True, focusable=True, weight=1, height=56, background="#e9eef6", icon="G",
-                     on_click=self.open_drawer),
-                ImageButton("Apps list", self.open_drawer, resource_id="all_apps_handle", icon="::"),
-                cls="android.widget.LinearLayout", padding=(16, 12),
-            ),
-            cls="android.widget.FrameLayout", resource_id="workspace", weight=1,
+            View(cls="android.widget.ScrollView", resource_id="workspace", scrollable=True, weight=1,
+                 children=[page]),
+            hotseat,
+            cls="android.widget.FrameLayout", resource_id="drag_layer", weight=1,
         )
 
     def build_drawer(self) -> View:

@@ -29,11 +29,12 @@ from android_gym.tasks.device_state import (
 from android_gym.tasks.expert import (
     ExpertStuck,
     finish,
+    hint_is,
     id_is,
     scroll_to,
     tap,
-    tap_id,
     tap_text,
+    tap_where,
     text_is,
     type_into,
 )
@@ -147,10 +148,10 @@ def _delete_contact(ui: Any, name: str):
 def _fill_new_contact(ui: Any, first: str, last: str, phone: str):
     """Tap "Create contact" and fill the name and phone fields."""
     ui = yield from tap_text(ui, "Create contact")
-    ui = yield from type_into(ui, first, resource_id="first_name_edit")
+    ui = yield from type_into(ui, first, predicate=hint_is("First name"))
     if last:
-        ui = yield from type_into(ui, last, resource_id="last_name_edit")
-    ui = yield from type_into(ui, phone, resource_id="phone_edit")
+        ui = yield from type_into(ui, last, predicate=hint_is("Last name"))
+    ui = yield from type_into(ui, phone, predicate=hint_is("Phone"))
     return ui
 
 
@@ -243,8 +244,8 @@ class ContactsNewContactDraft(_ContactsTask):
         p = self.params
         ui = yield OpenApp("Contacts")
         ui = yield from _fill_new_contact(ui, p["first"], p["last"], p["phone"])
-        ui = yield from tap_id(ui, "spinner")
-        ui = yield from tap_text(ui, p["phone_label"])
+        ui = yield from tap_where(ui, _phone_label_picker)
+        ui = yield from tap_where(ui, lambda e: e.checkable and text_is(p["phone_label"])(e))  # the picker's option
         yield from finish()
 
 
@@ -293,7 +294,7 @@ class ContactsEditNumber(_ContactsTask):
         ui = yield OpenApp("Contacts")
         ui = yield from _open_contact(ui, self.params["name"])
         ui = yield from tap_text(ui, "Edit contact")
-        ui = yield from tap_id(ui, "phone_edit", long=True)
+        ui = yield from tap_where(ui, hint_is("Phone"), long=True)
         ui = yield Type(self.params["number"])
         ui = yield from tap_text(ui, "Save")
         yield from finish()
@@ -408,8 +409,8 @@ class ContactsLab4(_AndroidLabContacts):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Contacts")
         ui = yield from tap_text(ui, "Create contact")
-        ui = yield from type_into(ui, "Chen", resource_id="first_name_edit")
-        ui = yield from type_into(ui, self.COMPANY, resource_id="company_edit")
+        ui = yield from type_into(ui, "Chen", predicate=hint_is("First name"))
+        ui = yield from type_into(ui, self.COMPANY, predicate=hint_is("Company"))
         ui = yield from tap_text(ui, "Save")
         yield from finish()
 
@@ -433,9 +434,14 @@ class ContactsLab12(_AndroidLabContacts):
         yield from finish(_read_number(ui))
 
 
+def _phone_label_picker(e: Any) -> bool:
+    """The editor's label drop-down of a phone number (read out as "Mobile Phone")."""
+    return e.class_name.endswith("Spinner") and (e.content_desc or "").endswith(" Phone")
+
+
 def _empty_phone_field(e: Any) -> bool:
     """An editor phone field with no number in it yet (it shows its hint)."""
-    return id_is("phone_edit")(e) and not any(ch.isdigit() for ch in e.text or "")
+    return hint_is("Phone")(e) and not any(ch.isdigit() for ch in e.text or "")
 
 
 def _empty_row_label_picker(ui: Any, max_scrolls: int = 6):
@@ -444,7 +450,7 @@ def _empty_row_label_picker(ui: Any, max_scrolls: int = 6):
     for _ in range(max_scrolls):
         field = next((f for f in ui.elements if _empty_phone_field(f)), None)
         if field is not None:
-            below = [e for e in ui.elements if id_is("spinner")(e) and e.bounds[1] >= field.bounds[3] - 4]
+            below = [e for e in ui.elements if _phone_label_picker(e) and e.bounds[1] >= field.bounds[3] - 4]
             if below:
                 return ui, min(below, key=lambda e: e.bounds[1])
         lst = next((e for e in ui.elements if e.scrollable), None)
@@ -471,9 +477,9 @@ class ContactsLab3(_AndroidLabContacts):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Contacts")
         ui = yield from tap_text(ui, "Create contact")
-        ui = yield from type_into(ui, "Xu", resource_id="first_name_edit")
-        ui = yield from type_into(ui, "12345678", resource_id="phone_edit")
-        ui = yield from tap_id(ui, "spinner")
+        ui = yield from type_into(ui, "Xu", predicate=hint_is("First name"))
+        ui = yield from type_into(ui, "12345678", predicate=hint_is("Phone"))
+        ui = yield from tap_where(ui, _phone_label_picker)
         ui = yield from tap_text(ui, "Work", scroll=False)
         ui = yield from tap_text(ui, "Add phone")
         ui = yield from type_into(ui, "87654321", predicate=_empty_phone_field)
@@ -527,7 +533,7 @@ class ContactsLab8(_AndroidLabContacts):
         ui = yield OpenApp("Contacts")
         ui = yield from _open_contact(ui, "ABC")
         ui = yield from tap_text(ui, "Edit contact", scroll=False)
-        ui = yield from type_into(ui, "abc.github.com", resource_id="website_edit")
+        ui = yield from type_into(ui, "abc.github.com", predicate=hint_is("Website"))
         ui = yield from tap_text(ui, "Save")
         yield from finish()
 

@@ -15,12 +15,13 @@ from typing import Any
 from android_gym.actions import Finished, LongPress, OpenApp
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
 from android_gym.tasks.device_state import go_home
-from android_gym.tasks.expert import ExpertStuck, find, scroll_to, tap_text, text_is
+from android_gym.tasks.expert import ExpertStuck, find, id_is, scroll_to, tap_text, tap_where, text_is
 from android_gym.tasks.suites import SUITES_AW
 
 FILES_PACKAGE = "com.google.android.documentsui"
 STORAGE = "/storage/emulated/0"
-STORAGE_ROOT = "sdk_gphone_x86_64"
+STORAGE_ROOT = "sdk_gphone64_x86_64"
+"""The storage root as Files shows it on the emulator (AndroidWorld's goals call it sdk_gphone_x86_64)."""
 
 FOLDER_FILES: dict[str, tuple[str, ...]] = {
     "Alarms": ("morning_alarm.mp3", "wake_up.mp3", "early_alarm.mp3", "weekend_alarm.mp3"),
@@ -101,12 +102,17 @@ def open_storage_folder(ui: Any, folder: str):
     ui = yield OpenApp("Files")
     ui = yield from tap_text(ui, "Show roots", scroll=False)
     ui = yield from tap_text(ui, STORAGE_ROOT, scroll=False)
-    return (yield from tap_text(ui, folder))
+    return (yield from tap_where(ui, _item_named(folder)))
+
+
+def _item_named(name: str) -> Any:
+    """An item of the folder (its name's id), not a filter chip or the breadcrumb of the same text ("Documents")."""
+    return lambda e: text_is(name)(e) and id_is("title")(e)
 
 
 def select_file(ui: Any, name: str):
     """Long-press ``name`` in the open folder (scrolling to it) to select it; returns the ui."""
-    ui, element = yield from scroll_to(ui, text_is(name))
+    ui, element = yield from scroll_to(ui, _item_named(name))
     ui = yield LongPress(*element.center)
     if find(ui, text_is("1 selected")) is None:
         raise ExpertStuck(f"{name} did not get selected")

@@ -143,16 +143,16 @@ def parse_blocks(text: str, kind: str, fields: tuple[str, ...]) -> list[dict[str
 
 
 def read_picture(ui: Any) -> str:
-    """The text of the picture open in the gallery's viewer (the screen between its app bar and the navigation bar)."""
+    """The text of the picture open in the gallery's viewer (the screen below its app bar; the gesture navigation
+    leaves the bottom edge free)."""
     shot = getattr(ui, "screenshot", None)
     if shot is None:
         raise ExpertStuck("this expert reads the screen's pixels, but the observation has no screenshot")
     bar = find(ui, text_is("More options"))
-    nav = find(ui, lambda e: (e.content_desc or "") == "Back" and e.bounds[1] > shot.shape[0] // 2)
-    if bar is None or nav is None:
+    if bar is None:
         raise ExpertStuck("no picture open in the gallery's viewer")
     try:
-        return read_screen_text(shot, (0, bar.bounds[3] + 8, shot.shape[1], nav.bounds[1]))
+        return read_screen_text(shot, (0, bar.bounds[3] + 8, shot.shape[1], shot.shape[0]))
     except RuntimeError as exc:
         raise ExpertStuck(str(exc)) from exc
 

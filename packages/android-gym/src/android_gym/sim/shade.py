@@ -1,0 +1,135 @@
+"""The notification shade (System UI), as the AndroidWorld emulator's accessibility tree lists it.
+
+A swipe down on the home screen (or from the status bar) opens it: Quick Settings' first tiles (Internet,
+Bluetooth, an empty flashlight tile the emulator has no flash for, Do Not Disturb), the "Silent" section with
+its clear button, the footer's Manage and Clear all, the header (clock, date, signal and battery icons) and the
+emulator's standing notifications (the Android System group with "Serial console enabled", the virtual SD
+card). Listed breadth first they come in that order, as in the real SystemBrightnessMin episode. A second swipe
+down expands Quick Settings: the brightness slider and more tiles. Only the shade is listed while it is open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from android_gym.sim.view import HORIZONTAL, SeekBar, Text, View
+
+if TYPE_CHECKING:
+    from android_gym.sim.phone import SimPhone
+
+_UI = "com.android.systemui:id/"
+_ANDROID = "android:id/"
+
+
+def _tile(desc: str, on: bool, on_click: Callable[[], Any]) -> View:
+    return View(cls="android.widget.Switch", text="On" if on else "Off", content_desc=desc, clickable=True,
+                checkable=True, checked=on, focusable=True, weight=1, height=60, padding=(16.0, 18.0),
+                background="#d3e3fd" if on else "#e9eef6", on_click=on_click, max_lines=1, size=14)
+
+
+def _row(*children: View, height: float | None = None, rank: int = 0, padding: tuple[float, float] = (16.0, 4.0)
+         ) -> View:
+    return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True, height=height,
+                padding=padding, dump_rank=rank, children=list(children))
+
+
+def _stay() -> None:
+    """A touch on the panel outside its buttons and tiles: the shade stays open (only the dim area closes it)."""
+
+
+def build_shade(phone: SimPhone, level: int) -> View:
+    """The shade's view: ``level`` 1 is the notifications with the first tiles, 2 adds the expanded Quick
+    Settings (brightness slider, more tiles)."""
+    settings = phone.settings
+    g, system = settings["global"], settings["system"]
+    wifi = g.get("wifi_on") == "1" and g.get("airplane_mode_on") != "1"
+
+    def toggle(namespace: str, key: str) -> Callable[[], None]:
+        def flip() -> None:
+            phone.settings_put(namespace, key, "0" if settings[namespace].get(key) == "1" else "1")
+        return flip
+
+    tiles = [
+        _row(_tile("Internet,AndroidWifi" if wifi else "Internet", wifi, toggle("global", "wifi_on")),
+             _tile("Bluetooth.", g.get("bluetooth_on") == "1", toggle("global", "bluetooth_on"))),
+        _row(View(cls="android.widget.LinearLayout", weight=1, height=60, background="#e9eef6"),
+             _tile("Do Not Disturb.", g.get("zen_mode", "0") != "0", toggle("global", "zen_mode"))),
+    ]
+    if level >= 2:
+        level_now = int(system.get("screen_brightness", "102")) / 255
+
+        def brightness(fraction: float) -> None:
+            phone.settings_put("system", "screen_brightness_mode", "0")
+            phone.settings_put("system", "screen_brightness", str(round(fraction * 255)))
+
+        tiles = [_row(SeekBar(level_now * 100, 100, brightness, content_desc="Display brightness",
+                              resource_id=_UI + "slider", weight=1), height=56)] + tiles + [
+            _row(_tile("Airplane mode", g.get("airplane_mode_on") == "1", toggle("global", "airplane_mode_on")),
+                 _tile("Auto-rotate", system.get("accelerometer_rotation") == "1",
+                       toggle("system", "accelerometer_rotation")))]
+    now = phone.now()
+    clock, said = phone.status_clock()
+    icons = []
+    if wifi:
+        icons.append(View(cls="android.widget.FrameLayout", content_desc="Wifi signal full.",
+                          resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
+    if g.get("airplane_mode_on") != "1":
+        icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+                          resource_id=_UI + "mobile_combo", width=15, height=22, icon="4G"))
+    icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
+                      resource_id=_UI + "batteryRemainingIcon", width=47, height=24, icon="100%"))
+    header = View(cls="android.widget.FrameLayout", resource_id=_UI + "header", orientation=HORIZONTAL, height=48,
+                  padding=(16.0, 12.0), dump_rank=2, children=[
+                      Text(clock, resource_id=_UI + "clock", content_desc=said, size=16, max_lines=1, padding=(4, 0),
+                           width=44),
+                      Text(f"{now:%a}, {now:%b} {now.day}", resource_id=_UI + "date", size=16, max_lines=1,
+                           padding=(8, 0), weight=1),
+                      *icons])
+    silent = _row(View(cls="android.widget.TextView", text="Silent", resource_id=_UI + "header_label",
+                       clickable=True, focusable=True, weight=1, height=48, padding=(4.0, 12.0), size=16,
+                       on_click=lambda: phone.open_from_shade("com.android.settings")),
+                  View(cls="android.widget.ImageView", content_desc="Clear all silent notifications",
+                       resource_id=_UI + "btn_clear_all", clickable=True, focusable=True, width=48, height=48,
+                       icon="x", on_click=phone.close_shade), height=56, rank=1)
+    collapsed = phone.shade_collapsed
+    group_rows = [] if "android_system" in collapsed else [
+        _row(Text("Serial console enabled", resource_id=_UI + "notification_title", size=15, max_lines=1,
+                  padding=(0, 2)),
+             Text("Performance is impacted. To disable, check bootloader.", resource_id=_UI + "notification_text",
+                  size=13, max_lines=1, padding=(8, 2), color="#444746", weight=1), padding=(52.0, 2.0))]
+    android_system = View(cls="android.widget.FrameLayout", background="#ffffff", orientation=HORIZONTAL,
+                          padding=(16.0, 8.0), children=[
+                              View(cls="android.widget.LinearLayout", weight=1, children=[
+                                  _row(Text("Android System", resource_id=_ANDROID + "app_name_text", size=13,
+                                            max_lines=1, padding=(0, 4), weight=1), padding=(52.0, 0.0)),
+                                  *group_rows]),
+                              View(cls="android.widget.Button", content_desc="Expand",
+                                   resource_id=_ANDROID + "expand_button", clickable=True, focusable=True, width=70,
+                                   height=56, icon="v", on_click=lambda: phone.toggle_shade_group("android_system"))])
+    sd_card = View(cls="android.widget.FrameLayout", background="#ffffff", orientation=HORIZONTAL,
+                   padding=(16.0, 8.0), children=[
+                       View(cls="android.widget.LinearLayout", weight=1, layout_only=True, children=[
+                           View(cls="android.widget.FrameLayout", padding=(52.0, 0.0), children=[
+                               View(cls="android.widget.LinearLayout", children=[
+                                   Text("Virtual SD card", resource_id=_ANDROID + "title", size=15, max_lines=1,
+                                        padding=(0, 2))])]),
+                           Text("For storing photos, videos, music and more", resource_id=_ANDROID + "text",
+                                size=13, max_lines=1, color="#444746", padding=(52, 2))]),
+                       View(cls="android.widget.Button", content_desc="Expand", resource_id=_ANDROID + "expand_button",
+                            clickable=True, focusable=True, width=56, height=88, icon="v",
+                            on_click=lambda: phone.toggle_shade_group("sd_card"))])
+    notifications = View(cls="android.widget.LinearLayout", dump_rank=3, padding=(0.0, 4.0),
+                         children=[android_system, sd_card])
+    footer = _row(View(cls="android.widget.Button", text="Manage", content_desc="Manage",
+                       resource_id=_UI + "manage_text", clickable=True, focusable=True, width=90, height=48,
+                       on_click=lambda: phone.open_from_shade("com.android.settings")),
+                  View(cls="android.view.View", weight=1, height=1, layout_only=True),
+                  View(cls="android.widget.Button", text="Clear all", content_desc="Clear all notifications.",
+                       resource_id=_UI + "dismiss_text", clickable=True, focusable=True, width=90, height=48,
+                       on_click=phone.close_shade), height=56, rank=1, padding=(24.0, 4.0))
+    panel = View(cls="android.widget.LinearLayout", background="#f3f6fc", on_click=_stay, children=[
+        header, View(cls="android.widget.LinearLayout", layout_only=True, padding=(16.0, 0.0), children=tiles),
+        silent, notifications, footer])
+    return View(cls="android.widget.FrameLayout", resource_id=_UI + "notification_shade", background="#202124",
+                clickable=True, on_click=phone.close_shade, children=[panel])
