@@ -24,6 +24,7 @@ import math
 import random
 import re
 from collections import deque
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from android_gym.actions import Finished, OpenApp, Swipe
@@ -361,6 +362,8 @@ class _BrowserTask(Task):
     complexity = 2.0
     page: ClassVar[str] = ""
     action: ClassVar[str] = ""
+    solve: ClassVar[Callable[[Any], ExpertGenerator]]
+    """The expert's work on the opened page (the page is opened from Files first, as the goal says)."""
     template = ""
 
     @property
@@ -385,6 +388,11 @@ class _BrowserTask(Task):
     def teardown(self, device: Any) -> None:
         force_stop(device, CHROME_PACKAGE, FILES_PACKAGE)
 
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from open_task_page(ui)
+        yield from self.solve(ui)
+        yield Finished()
+
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         return 1.0 if chrome_shows_success(device) else 0.0
 
@@ -397,11 +405,7 @@ class BrowserMultiply(_BrowserTask):
     complexity = 2.2
     page = MULTIPLY_PAGE
     action = "Then click the button 5 times, remember the numbers displayed, and enter their product in the form."
-
-    def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_task_page(ui)
-        yield from multiply_expert(ui)
-        yield Finished()
+    solve = staticmethod(multiply_expert)
 
 
 @register_task
@@ -412,11 +416,7 @@ class BrowserMaze(_BrowserTask):
     page = MAZE_PAGE
     reads_pixels: ClassVar[bool] = True
     action = "Then navigate the X to the bottom-right cell, by using the direction buttons."
-
-    def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_task_page(ui)
-        yield from maze_expert(ui)
-        yield Finished()
+    solve = staticmethod(maze_expert)
 
 
 @register_task
@@ -427,11 +427,7 @@ class BrowserDraw(_BrowserTask):
     page = DRAW_PAGE
     reads_pixels: ClassVar[bool] = True
     action = "Then create a drawing using the three colors shown at the top and hit submit."
-
-    def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_task_page(ui)
-        yield from draw_expert(ui)
-        yield Finished()
+    solve = staticmethod(draw_expert)
 
 
 __all__ = ["BrowserDraw", "BrowserMaze", "BrowserMultiply", "chrome_shows_success", "web_nodes"]
