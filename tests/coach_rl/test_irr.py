@@ -55,7 +55,7 @@ def test_irr_on_sim_demos_raises_the_match_rate_then_stops(tmp_path):
     demos = collect_demos(FORMAT, ["SystemWifiTurnOn"], seeds=range(4))
     model, tok = build_tiny_causal_lm(seed=0, corpus=demos.corpus())
     # MobileRL's first stage: a little action-only SFT, so some sampled candidates already match
-    sft_warmup(model, tok, demos, max_steps=70, learning_rate=1e-2, per_device_train_batch_size=4)
+    sft_warmup(model, tok, demos, max_steps=140, learning_rate=1e-2, per_device_train_batch_size=4)
     steps = irr_steps_from_demos(demos)
     lines: list[str] = []
     result = iterative_reasoning_refinement(model, tok, steps, fmt=FORMAT, k=4, rounds=4, max_new_tokens=24,

@@ -56,7 +56,7 @@ def test_sft_on_a_hundred_demos_lowers_loss_and_raises_exact_match(settings_demo
     model, tokenizer = build_tiny_causal_lm(seed=0, corpus=settings_demos.corpus())
     policy = HFPolicy(model, tokenizer, format=FORMAT, max_new_tokens=24)
     before = demo_accuracy(policy, settings_demos)
-    result = sft_warmup(model, tokenizer, settings_demos, max_steps=60, learning_rate=5e-3,
+    result = sft_warmup(model, tokenizer, settings_demos, max_steps=100, learning_rate=5e-3,
                         per_device_train_batch_size=8, seed=0)
     after = demo_accuracy(policy, settings_demos)
     first, last = sum(result.losses[:5]) / 5, sum(result.losses[-5:]) / 5
