@@ -9,8 +9,10 @@ keeps this free of system fonts.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -336,6 +338,15 @@ def _paste_image(img: Image.Image, pic: Any, box: tuple[int, int, int, int], cli
 
 
 _VIDEO_FILES: dict[tuple[int, bytes], str] = {}
+"""Videos written to temporary files for OpenCV to read, by (size, sha1); removed when the process exits."""
+
+
+@atexit.register
+def _remove_video_files() -> None:
+    for path in _VIDEO_FILES.values():
+        with contextlib.suppress(OSError):
+            os.remove(path)
+    _VIDEO_FILES.clear()
 
 
 def _video_frame(data: bytes, at_ms: int) -> Image.Image | None:
