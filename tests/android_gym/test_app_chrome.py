@@ -19,7 +19,7 @@ from android_gym.tasks.base import TaskError, get_task_class
 from android_gym.tasks.runner import run_expert
 
 from .sim_ui import tap_on, texts, ui_of
-from .task_checks import check_android_world_expert_solves, check_expert_solves
+from .task_checks import android_world_instance, check_android_world_expert_solves, check_expert_solves
 
 NAMES = ["BrowserDraw", "BrowserMaze", "BrowserMultiply"]
 needs_chromium = pytest.mark.skipif(
@@ -130,13 +130,8 @@ def test_expert_solves_androidworlds_instances_on_three_seeds(name):
 @needs_chromium
 @needs_android_world
 def test_androidworlds_page_says_nothing_until_it_is_solved():
-    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
-
-    suite = AndroidWorldSimSuite(["BrowserMultiply"])
     device = SimDevice()
-    suite.attach(device)
-    task = suite.instance("BrowserMultiply", 4, 0)
-    task.initialize(device)
+    task = android_world_instance("BrowserMultiply", 4, device).task
     phone = device.phone
     assert phone.files.is_file("/sdcard/Download/task.html")
     open_page(phone, phone.files.read("/sdcard/Download/task.html").decode(), "task.html")

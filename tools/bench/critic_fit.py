@@ -67,12 +67,10 @@ def build_data(checkpoint: Path, config_name: str, held_out_instances: int) -> d
 
 
 def auc(labels: list[int], scores: list[float]) -> float:
-    """P(score of a random positive > score of a random negative), ties counting half."""
-    pos = [s for s, y in zip(scores, labels) if y == 1]
-    neg = [s for s, y in zip(scores, labels) if y == 0]
-    if not pos or not neg:
-        return float("nan")
-    return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+    """Pooled AUC (ties count half; NaN without both labels): the diagnostics' ``binary_auc``."""
+    from coach_rl.diagnostics import binary_auc
+
+    return binary_auc(scores, [y == 1 for y in labels])
 
 
 def auc_within(examples: list[tuple[str, str, int]], scores: list[float]) -> float:

@@ -426,7 +426,7 @@ class CriticArguments:
     critic_action_targets: bool = field(
         default=False,
         metadata={
-            "help": "Beyond the paper: the critic reads an index-format action followed by the screen element it names "
+            "help": "Beyond the paper (Android Coach's Q critic): it reads an index-format action followed by the screen element it names "
             "(`{... \"index\": 4} on TextView 'Wi-Fi'`, read from the state's element list) instead of the number alone, "
             "so it compares the task with the element's text rather than looking the number up in the screen list. "
             "Changes only the critic's input; the policy and its answers are unchanged."
