@@ -18,6 +18,7 @@ from coach_rl.critic import (
     critic_pretrain,
     critic_update,
     last_token_index,
+    paired_batches,
 )
 
 STATES = [
@@ -323,6 +324,44 @@ def test_balanced_batches_hold_half_of_each_label_and_are_seeded():
         balanced_batches([0, 0, 0], 4, 1, torch.Generator())
 
 
+def test_paired_batches_pair_each_correct_action_with_a_wrong_one_of_its_state():
+    states = ["a", "a", "a", "b", "b", "c", "c"]
+    labels = [1, 0, 0, 1, 0, 0, 0]  # state c has no correct action: never drawn
+    batches = paired_batches(states, labels, 5, 30, torch.Generator().manual_seed(1))
+    assert len(batches) == 30 and all(len(b) == 5 for b in batches)
+    for batch in batches:
+        for pos, neg in zip(batch[0:4:2], batch[1:4:2]):
+            assert labels[pos] == 1 and labels[neg] == 0 and states[pos] == states[neg]
+        assert labels[batch[4]] == 0 and states[batch[4]] in ("a", "b")  # odd size: one more negative
+    drawn = {i for b in batches for i in b}
+    assert drawn == {0, 1, 2, 3, 4}  # every pairable example is reachable, state c's never
+    assert batches == paired_batches(states, labels, 5, 30, torch.Generator().manual_seed(1))
+    with pytest.raises(ValueError, match="none of the 2 states has both"):
+        paired_batches(["a", "b"], [1, 0], 4, 1, torch.Generator())
+    with pytest.raises(ValueError, match="batch_size >= 2"):
+        paired_batches(states, labels, 1, 1, torch.Generator())
+
+
+def test_paired_pretraining_ranks_the_actions_of_a_state(tiny):
+    """critic_pretrain(paired=True) trains on (correct, wrong) pairs of one state and learns to order them."""
+    model, tokenizer = tiny
+
+    def pairs(seed: int, n: int) -> list[tuple[str, str, int]]:
+        out = []
+        for state, action, label in _toy_examples(seed, 2 * n):
+            if label == 1:
+                out += [(state, action, 1), (state, "Thought: I go back home.\nAction: press_home()", 0)]
+        return out
+
+    train, held_out = pairs(0, 16), pairs(1, 8)
+    critic = Critic.from_pretrained_lm(model, tokenizer, seed=0)
+    result = critic_pretrain(critic, train, learning_rate=1e-3, epochs=3, batch_size=8, max_steps=12, seed=0,
+                             paired=True)
+    assert result.steps == 12 and len(result.losses) == 12
+    q = critic.score([s for s, _, _ in held_out], [a for _, a, _ in held_out])
+    assert bool((q[0::2] > q[1::2]).all())  # on unseen states the correct action of each state scores higher
+
+
 def test_balanced_pretraining_leaves_the_label_prior(tiny):
     """One positive in eight: plain batches mostly see negatives; balanced ones see both equally often."""
     model, tokenizer = tiny
@@ -369,3 +408,31 @@ def test_action_targets_survive_save_and_load(tiny, tmp_path):
     assert torch.equal(loaded.score([SCREEN_STATE], [click]), critic.score([SCREEN_STATE], [click]))
     with pytest.raises(TypeError, match="action_targets must be True or False"):
         Critic.from_pretrained_lm(model, tokenizer, action_targets="yes")
+
+
+def test_other_goal_answers_reaim_indices_at_the_same_element_of_this_screen():
+    """critic_pretrain_screen_negatives: what other goals answer on a shared screen, as given on THIS screen."""
+    from coach_rl.critic_data import other_goal_answers
+
+    def state(task: str, first: str | None) -> str:  # the same Settings page; a line at the top shifts the numbers
+        lines = [first] if first else []
+        lines += ["TextView 'Settings'", "LinearLayout click", "TextView 'Network & internet'", "LinearLayout click",
+                  "TextView 'Display'"]
+        screen = "".join(f"[{i}] {line}\n" for i, line in enumerate(lines))
+        return f"<|im_start|>user\n## Task\n{task}\n\n## Screen\n{screen}<|im_end|>\n<|im_start|>assistant\n"
+
+    wifi = state("Turn wifi off.", "TextView '3:34'")
+    dark = state("Turn on the dark theme.", "ImageView 'Wifi signal full.'")
+    home = ("<|im_start|>user\n## Task\nOpen the clock app.\n\n## Screen\n[0] TextView 'Clock' click\n"
+            "[1] TextView 'Phone' click\n<|im_end|>\n<|im_start|>assistant\n")
+    click = '{{"action_type": "click", "index": {}}}'
+    states = [wifi, dark, state("Turn off the dark theme.", None), home]
+    answers = [click.format(2), click.format(4), click.format(3),
+               '{"action_type": "open_app", "app_name": "Clock"}']
+    out = other_goal_answers(states, answers)
+    # wifi's screen: dark's 'Display' row (4 there) is 4 here; the third state's 'Display' row (3 there, one line
+    # fewer) is 4 here as well, so it is not repeated; the home screen's open_app comes from a screen unlike this one
+    assert out[0] == [click.format(4)]
+    assert out[1] == [click.format(2)]  # wifi's 'Network & internet' row; the third's 'Display' is dark's own answer
+    assert out[2] == [click.format(1)]  # wifi's row, one line up here
+    assert out[3] == []  # no element of the Settings page on the home screen, and no similar screen

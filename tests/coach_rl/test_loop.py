@@ -200,6 +200,33 @@ def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
 
 
 @_quiet_trl
+def test_critic_pretrain_screen_negatives_add_other_goals_answers_on_shared_screens(tmp_path: Path):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+    from coach_rl.prompting import screen_index_target
+
+    examples = {}
+    for flag in (False, True):
+        cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=[SystemWifiTurnOff,SystemBluetoothTurnOff]",
+                                    "sft_instances_per_task=1", "critic_pretrain_samples=0",
+                                    "critic_pretrain_contrast=0", f"critic_pretrain_screen_negatives={flag}"])
+        loop = TrainingLoop(cfg, progress=False)
+        demos = _collect_demos(cfg, loop.tasks)
+        loop.model, loop.tokenizer = build_policy_model(cfg, demos)
+        loop.policy = make_policy(loop.model, loop.tokenizer, cfg)
+        examples[flag] = loop.critic_pretrain_examples(demos)
+    assert all(label == 1 for _, _, label in examples[False])  # only the expert's answers without the option
+    extra = [e for e in examples[True] if e not in examples[False]]
+    assert extra and all(label == 0 for _, _, label in extra)  # the other task's choices are wrong here
+    # on the Settings page each task's answer is offered to the other, aimed at the same row
+    named = {(s.split("## Task\n")[1].split("\n")[0], screen_index_target(s, a)) for s, a, _ in extra}
+    wifi = {t for g, t in named if g.startswith("Turn wifi")}
+    bluetooth = {t for g, t in named if g.startswith("Turn bluetooth")}
+    assert any(t and "Connected devices" in t for t in wifi)
+    assert any(t and "Network & internet" in t for t in bluetooth)
+
+
+@_quiet_trl
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["grpo", "ppo"])
 def test_baselines_train_checkpoint_and_resume_exactly(tmp_path: Path, algorithm: str):

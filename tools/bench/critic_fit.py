@@ -14,7 +14,8 @@ variants side by side, one process per variant, one torch thread each. Per varia
 
 Variants (``--variants``, default all): ``base`` (the main job's settings before this tool: plain shuffled passes,
 lr 3e-4, 400 steps), ``balanced`` (``critic_pretrain_balanced``), ``targets`` (``critic_action_targets``),
-``balanced_targets`` (both), ``base_800`` and ``balanced_targets_800`` (twice the steps), ``base_lr1e-3``.
+``balanced_targets`` (both), ``paired_targets`` (``critic_pretrain_paired``: each correct action paired with a
+wrong one of its own state, and targets), ``base_800`` and ``balanced_targets_800`` (twice the steps), ``base_lr1e-3``.
 
 Usage (about 4 minutes a variant on one free core; variants run in parallel up to ``--jobs``)::
 
@@ -40,10 +41,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "base_800": {"steps": 800},
     "balanced_targets_800": {"balanced": True, "targets": True, "steps": 800},
     "base_lr1e-3": {"lr": 1e-3},
+    "paired_targets": {"paired": True, "targets": True},
 }
 
 
-def build_data(checkpoint: Path, config_name: str, held_out_instances: int) -> dict[str, Any]:
+def build_data(checkpoint: Path, config_name: str, held_out_instances: int,
+               samples: int | None = None, screen_negatives: bool = False) -> dict[str, Any]:
     """Training triples at the SFT demonstration states, held-out triples at evaluation-seed states (match labels)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -60,8 +63,10 @@ def build_data(checkpoint: Path, config_name: str, held_out_instances: int) -> d
     demos = _collect_demos(config, tasks)
     held = collect_demos(_policy_format(config), tasks, seeds=range(1_000_000, 1_000_000 + held_out_instances))
     loop = config.loop
-    train = critic_pretrain_examples(policy, demos, samples=loop.critic_pretrain_samples,
-                                     contrast=loop.critic_pretrain_contrast, seed=0, labels="match")
+    train = critic_pretrain_examples(policy, demos,
+                                     samples=loop.critic_pretrain_samples if samples is None else samples,
+                                     contrast=loop.critic_pretrain_contrast, seed=0, labels="match",
+                                     screen_negatives=screen_negatives)
     test = critic_pretrain_examples(policy, held, samples=6, contrast=0, seed=1, labels="match")
     return {"train": train, "test": test}
 
@@ -109,7 +114,7 @@ def run_variant(job: tuple[str, dict[str, Any], str, str, int]) -> dict[str, Any
     started = time.perf_counter()
     result = critic_pretrain(critic, train, learning_rate=lr, epochs=max(1, -(-steps * batch // len(train))),
                              batch_size=batch, max_steps=steps, warmup_ratio=0.0, seed=seed,
-                             balanced=bool(spec.get("balanced")))
+                             balanced=bool(spec.get("balanced")), paired=bool(spec.get("paired")))
     with torch.no_grad():
         q_train = critic.score([s for s, _, _ in train], [a for _, a, _ in train]).tolist()
         q_test = critic.score([s for s, _, _ in test], [a for _, a, _ in test]).tolist()
@@ -139,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="critic seeds per variant (0)")
     parser.add_argument("--held-out-instances", type=int, default=6, help="evaluation seeds per task (6)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="variants trained at once")
+    parser.add_argument("--samples", type=int, help="policy answers sampled per training state (default: the "
+                        "config's critic_pretrain_samples)")
+    parser.add_argument("--screen-negatives", action="store_true", help="training data with "
+                        "critic_pretrain_screen_negatives (other goals' answers on the same screen)")
     parser.add_argument("--data", type=Path, help="reuse (or write) the pickled data here")
     parser.add_argument("--out", type=Path, help="write the JSON list of results here too")
     args = parser.parse_args(argv)
@@ -152,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     data_path = args.data or Path(tempfile.mkdtemp(prefix="critic-fit-")) / "data.pkl"
     if not data_path.is_file():
         started = time.perf_counter()
-        data = build_data(args.checkpoint, args.config, args.held_out_instances)
+        data = build_data(args.checkpoint, args.config, args.held_out_instances, args.samples,
+                          args.screen_negatives)
         data_path.parent.mkdir(parents=True, exist_ok=True)
         with open(data_path, "wb") as handle:
             pickle.dump(data, handle)

@@ -423,6 +423,15 @@ class CriticArguments:
             "label prior (Q the same for every action); measured in the coach-rl README."
         },
     )
+    critic_pretrain_paired: bool = field(
+        default=False,
+        metadata={
+            "help": "Beyond the paper (implies `critic_pretrain_balanced`): every correct action in a pre-training "
+            "batch comes with a wrong action of the same state, so the critic learns what separates the actions a "
+            "state offers (the comparison ACLOO makes among the K actions) rather than which states tend to be "
+            "solved; measured in the coach-rl README."
+        },
+    )
     critic_action_targets: bool = field(
         default=False,
         metadata={
@@ -450,7 +459,7 @@ class CriticArguments:
         if self.critic_prm_candidates and not getattr(self, "use_prm", True):
             raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "
                              "(and prm_model), or critic_prm_candidates=0")
-        for name in ("critic_pretrain_balanced", "critic_action_targets"):
+        for name in ("critic_pretrain_balanced", "critic_pretrain_paired", "critic_action_targets"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.coach_q_source not in ("critic", "sim-oracle"):

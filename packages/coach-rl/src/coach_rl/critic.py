@@ -48,6 +48,7 @@ __all__ = [
     "CriticPretrainResult",
     "CriticTrainer",
     "balanced_batches",
+    "paired_batches",
     "critic_pretrain",
     "critic_update",
     "last_token_index",
@@ -650,6 +651,7 @@ def critic_pretrain(
     seed: int = 0,
     eval_examples: Sequence[tuple[str, str, int | float | bool]] | None = None,
     balanced: bool = False,
+    paired: bool = False,
 ) -> CriticPretrainResult:
     """Pre-train Q on PRM-labelled steps (Appendix B): MSE of Q towards the 0/1 label (see the module docstring).
 
@@ -661,6 +663,10 @@ def critic_pretrain(
     ``balanced`` (beyond the paper): every batch holds as many label-1 as label-0 pairs, drawn with replacement
     (:func:`balanced_batches`). With about one correct action in five, plain passes let a small critic settle
     on the label prior (Q near 0.2 for everything, accuracy equal to the majority class) and rank poorly.
+
+    ``paired`` (beyond the paper, implies balanced): every label-1 pair in a batch comes with a label-0 pair of the
+    SAME state (:func:`paired_batches`), so nothing that describes the state alone can lower the loss: only what
+    separates the actions a state offers, which is the comparison ACLOO makes among the K actions.
     """
     states, actions, labels = _unzip3(examples, "examples", "(state, action, label)")
     if not states:
@@ -680,8 +686,10 @@ def critic_pretrain(
                             max_grad_norm=max_grad_norm, micro_batch_size=micro_batch_size or batch_size,
                             lr_scheduler_type=lr_scheduler_type, seed=seed)
     result = CriticPretrainResult(steps=0, trainer=trainer)
-    if balanced:
-        for idx in balanced_batches(labels, batch_size, total, trainer.generator):
+    if paired or balanced:
+        batches = (paired_batches(states, labels, batch_size, total, trainer.generator) if paired
+                   else balanced_batches(labels, batch_size, total, trainer.generator))
+        for idx in batches:
             metrics = trainer.regress([states[i] for i in idx], [actions[i] for i in idx], [labels[i] for i in idx])
             result.losses.append(metrics["loss"])
             result.steps += 1
@@ -719,6 +727,33 @@ def balanced_batches(
         pos = torch.randint(len(positives), (half,), generator=generator).tolist()
         neg = torch.randint(len(negatives), (batch_size - half,), generator=generator).tolist()
         out.append([positives[i] for i in pos] + [negatives[i] for i in neg])
+    return out
+
+
+def paired_batches(
+    states: Sequence[str], labels: Sequence[float], batch_size: int, steps: int, generator: torch.Generator
+) -> list[list[int]]:
+    """``steps`` batches of example indices ``[pos_1, neg_1, pos_2, neg_2, ...]`` where ``neg_i`` is a label-0
+    example of ``pos_i``'s own state (states that hold both labels only; an odd batch size ends with one more
+    such negative), drawn with replacement by ``generator``; ``ValueError`` when no state holds both labels."""
+    if batch_size < 2:
+        raise ValueError(f"paired batches need batch_size >= 2, got {batch_size}")
+    by_state: dict[str, tuple[list[int], list[int]]] = {}
+    for i, (state, y) in enumerate(zip(states, labels)):
+        by_state.setdefault(state, ([], []))[0 if y > 0.5 else 1].append(i)
+    groups = [(pos, neg) for pos, neg in by_state.values() if pos and neg]
+    if not groups:
+        raise ValueError("paired batches need states with both a correct and a wrong action; none of the "
+                         f"{len(by_state)} states has both")
+    positives = [(i, neg) for pos, neg in groups for i in pos]
+    out = []
+    for _ in range(steps):
+        batch: list[int] = []
+        while len(batch) < batch_size:
+            i, neg = positives[int(torch.randint(len(positives), (1,), generator=generator))]
+            j = neg[int(torch.randint(len(neg), (1,), generator=generator))]
+            batch.extend([i, j] if len(batch) + 2 <= batch_size else [j])
+        out.append(batch)
     return out
 
 

@@ -419,7 +419,8 @@ class TrainingLoop:
         return critic_pretrain_examples(
             self.policy, demos, samples=self.loop.critic_pretrain_samples, contrast=self.loop.critic_pretrain_contrast,
             seed=int(self.args.seed), labels=self.loop.critic_pretrain_labels,
-            prm=self.rewards.prm if self.rewards is not None else None)
+            prm=self.rewards.prm if self.rewards is not None else None,
+            screen_negatives=self.loop.critic_pretrain_screen_negatives)
 
     def _critic_pretrain(self, demos: Any) -> None:
         from coach_rl.critic import critic_pretrain
@@ -433,7 +434,8 @@ class TrainingLoop:
                                                          / max(1, len(examples)))),
                                  batch_size=args.critic_batch_size, max_steps=args.critic_pretrain_steps,
                                  warmup_ratio=args.critic_warmup_ratio, max_grad_norm=args.critic_max_grad_norm,
-                                 seed=int(args.seed), balanced=args.critic_pretrain_balanced)
+                                 seed=int(args.seed), balanced=args.critic_pretrain_balanced,
+                                 paired=args.critic_pretrain_paired)
         positives = sum(label for _, _, label in examples)
         self.stats.update({"critic_pretrain_examples": len(examples), "critic_pretrain_positives": positives,
                            "critic_pretrain_steps": result.steps, "critic_pretrain_accuracy": result.accuracy,

@@ -154,6 +154,14 @@ class LoopArguments:
         metadata={"help": "With demo-based critic pre-training: answers of other demonstrated states added per state "
                           "(labelled by action match, so mostly negatives the policy rarely samples)."},
     )
+    critic_pretrain_screen_negatives: bool = field(
+        default=False,
+        metadata={"help": "Beyond the paper, with demo-based critic pre-training: add the other demonstrated states' "
+                          "answers as they would be given on this screen (an index re-aimed at the same element; "
+                          "other answers from states showing the same elements), labelled by action match: the "
+                          "choices other goals make on a shared screen, which a critic that ignores the goal scores "
+                          "high (measured in the coach-rl README)."},
+    )
     critic_pretrain_labels: str = field(
         default="match",
         metadata={"help": "Who labels the critic's pre-training actions at demonstrated states: `match` (whether the "
