@@ -29,7 +29,7 @@ from android_gym.tasks.device_state import (
     normalize_answer,
     to_ms,
 )
-from android_gym.tasks.expert import tap_id, tap_text, type_into
+from android_gym.tasks.expert import ExpertStuck, find, id_is, tap_id, tap_text, type_into
 from android_gym.tasks.sim.calendar import DEVICE_NOW, pick_date, pick_time
 from android_gym.tasks.suites import SUITES_LAB
 
@@ -38,10 +38,13 @@ CALENDARIO_APP = "Calendario"
 CALENDARIO_EVENTS_URI = "content://com.skuld.calendario/events"
 EVENT_FIELDS = ("_id", "title", "note", "dtstart", "dtend", "allDay", "rrule", "reminders")
 TODAY = DEVICE_NOW.date()
+DEFAULT_NOTIFICATION = 30
+"""Minutes: the notification Calendario gives a new event ("30 minutes before")."""
 
 
-def _event(title: str, start: dt.datetime, minutes: int, note: str = "") -> dict[str, Any]:
-    return {"title": title, "start": start, "minutes": minutes, "note": note}
+def _event(title: str, start: dt.datetime, minutes: int, note: str = "",
+           reminders: tuple[int, ...] = (DEFAULT_NOTIFICATION,)) -> dict[str, Any]:
+    return {"title": title, "start": start, "minutes": minutes, "note": note, "reminders": reminders}
 
 
 LAB_EVENTS: tuple[dict[str, Any], ...] = (
@@ -70,7 +73,7 @@ def read_lab_events(device: Any) -> list[dict[str, Any]]:
 
 
 def reset_calendario(device: Any, events: Iterable[dict[str, Any]]) -> None:
-    """Start state: Calendario stopped, the home screen, exactly ``events`` (each with the default notification)."""
+    """Start state: Calendario stopped, the home screen, exactly ``events`` (with their notifications)."""
     go_home(device, CALENDARIO_PACKAGE)
     content_delete(device, CALENDARIO_EVENTS_URI)
     for event in events:
@@ -78,6 +81,7 @@ def reset_calendario(device: Any, events: Iterable[dict[str, Any]]) -> None:
         content_insert(device, CALENDARIO_EVENTS_URI, [
             ("title", "s", event["title"]), ("note", "s", event.get("note", "")), ("dtstart", "l", to_ms(start)),
             ("dtend", "l", to_ms(start + dt.timedelta(minutes=event["minutes"]))), ("allDay", "i", 0),
+            ("reminders", "s", ",".join(str(m) for m in event.get("reminders", (DEFAULT_NOTIFICATION,)))),
         ])
 
 
@@ -88,6 +92,19 @@ def _key(event: dict[str, Any]) -> tuple[str, int, int, str]:
 
 def _row_key(row: dict[str, Any]) -> tuple[str, int, int, str]:
     return (row["title"], row["dtstart"], row["dtend"], row["note"])
+
+
+def show_month(ui: Any, day: dt.date):
+    """On Calendario's month page, move to the month of ``day`` (previous/next month); returns the ui."""
+    for _ in range(36):
+        title = find(ui, id_is("month_title"))
+        if title is None:
+            raise ExpertStuck("Calendario's month page shows no month")
+        shown = dt.datetime.strptime(title.text, "%B %Y").date()
+        if (shown.year, shown.month) == (day.year, day.month):
+            return ui
+        ui = yield from tap_text(ui, "Next month" if day > shown else "Previous month", scroll=False)
+    raise ExpertStuck(f"Calendario never showed {day:%B %Y}")
 
 
 def _titled(row: dict[str, Any], title: str) -> bool:
@@ -194,6 +211,29 @@ class CalendarLab3(_NewEvent):
 
 
 @register_task
+class CalendarLab2(_NewEvent):
+    """calendar_2: "homework" on May 21st (2023 or 2024) whose only notification is 10 minutes before."""
+
+    name = "calendar_2"
+    template = ('Arrange an event titled "homework" for me at May 21st, and set the notification time to be '
+                '10 minutes before.')
+    complexity = 3.0
+
+    def wanted(self, row: dict[str, Any]) -> bool:
+        start = from_ms(row["dtstart"])
+        return _titled(row, "homework") and (start.month, start.day) == (5, 21) and row["reminders"] == [10]
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _new_event_form(ui, "homework")
+        ui = yield from pick_date(ui, "start_date", dt.date(2024, 5, 21))
+        ui = yield from tap_text(ui, "Remove notification")  # the default one, 30 minutes before
+        ui = yield from tap_text(ui, "Add notification")
+        ui = yield from tap_text(ui, "10 minutes before", scroll=False)
+        yield from _save(ui)
+        yield Finished()
+
+
+@register_task
 class CalendarLab10(_NewEvent):
     """calendar_10: an event titled "this day" (any date and time)."""
 
@@ -207,6 +247,24 @@ class CalendarLab10(_NewEvent):
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from _new_event_form(ui, "this day")
+        yield from _save(ui)
+        yield Finished()
+
+
+@register_task
+class CalendarLab13(_NewEvent):
+    """calendar_13: an event titled "exam" (any date and time)."""
+
+    name = "calendar_13"
+    template = 'Arrange an event titled "exam".'
+    complexity = 1.5
+    difficulty = "easy"
+
+    def wanted(self, row: dict[str, Any]) -> bool:
+        return _titled(row, "exam")
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _new_event_form(ui, "exam")
         yield from _save(ui)
         yield Finished()
 
@@ -238,6 +296,7 @@ class _EditEvent(_LabCalendar):
         """Open the target's event page from its day on the month page, then its editor; returns the ui."""
         ui = yield OpenApp(CALENDARIO_APP)
         day = self.target["start"].date()
+        ui = yield from show_month(ui, day)
         if day != TODAY:
             ui = yield from tap_text(ui, f"{day.strftime('%B')} {day.day}, {day.year}", scroll=False)
         ui = yield from tap_text(ui, self.target["title"])
@@ -246,6 +305,12 @@ class _EditEvent(_LabCalendar):
 
 WORK = _event("work", dt.datetime.combine(TODAY, dt.time(17, 0)), 60)
 EXAM = _event("exam", dt.datetime(2023, 10, 20, 9, 0), 120, "Chapters 1-6")
+HOMEWORK = _event("homework", dt.datetime(2023, 5, 21, 16, 0), 60, reminders=(10,))
+"""What calendar_2 asks for (AndroidLab runs the tasks of one app in order, and calendar_6's judge wants this state).
+May 21 of 2023 (the task names no year), five months back: AndroidLab's evaluator stops reading a trace after
+the same action six times in a row, which seven taps on "Next month" to May 2024 would be."""
+THIS_DAY = _event("this day", dt.datetime.combine(TODAY, dt.time(16, 0)), 60)
+"""What calendar_10 asks for (today at the next full hour, the new-event default)."""
 
 
 @register_task
@@ -319,5 +384,44 @@ class CalendarLab14(_EditEvent):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from self.open_editor(ui)
         ui = yield from tap_id(ui, "all_day_switch")
+        yield from _save(ui)
+        yield Finished()
+
+
+@register_task
+class CalendarLab6(_EditEvent):
+    """calendar_6: "homework" (May 21 2023, notified 10 minutes before) gets the note "classroom 101"."""
+
+    name = "calendar_6"
+    template = 'add the note "classroom 101" to the event "homework"'
+    complexity = 2.5
+    target = HOMEWORK
+
+    def edited(self, row: dict[str, Any]) -> bool:
+        return ("classroom 101" in normalize_answer(row["note"]) and row["dtstart"] == to_ms(HOMEWORK["start"])
+                and row["reminders"] == [10])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from self.open_editor(ui)
+        ui = yield from type_into(ui, "classroom 101", resource_id="note_input")
+        yield from _save(ui)
+        yield Finished()
+
+
+@register_task
+class CalendarLab11(_EditEvent):
+    """calendar_11: "this day" (today) repeats weekly (``rrule`` FREQ=WEEKLY)."""
+
+    name = "calendar_11"
+    template = 'edit the event titled "this day", and make it repeat weekly'
+    target = THIS_DAY
+
+    def edited(self, row: dict[str, Any]) -> bool:
+        return row["rrule"].upper().startswith("FREQ=WEEKLY") and row["dtstart"] == to_ms(THIS_DAY["start"])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from self.open_editor(ui)
+        ui = yield from tap_id(ui, "repeat_row")
+        ui = yield from tap_text(ui, "Weekly", scroll=False)
         yield from _save(ui)
         yield Finished()
