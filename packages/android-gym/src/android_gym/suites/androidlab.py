@@ -88,6 +88,9 @@ JUDGE_GAPS: dict[str, str] = {
                "children of a node whose own text holds 'Alarm', while the judges of clock_1-6, 26 and 27 "
                "(find_subtrees_of_parents_with_key) take them as the siblings of such a node; no screen gives both, "
                "and the sim's alarm list reads the way those eight judges read it",
+    "calendar_7": "its judge wants '30 minutes before' beside 'meeting', 'May 13' and the note, while the task "
+                  "replaces that notification with 5 and 10 minutes before (a later revision of the judge, in "
+                  "MobileRL's copy, looks for '10 minutes before')",
     "calendar_10": "its judge looks for 'this_day' (an underscore) while the task asks for an event \"this day\"",
     "calendar_14": "its judge looks for 'Yearly' beside 'exam' while the task asks to make the event all-day",
 }

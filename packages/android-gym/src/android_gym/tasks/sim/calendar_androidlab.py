@@ -78,11 +78,14 @@ def reset_calendario(device: Any, events: Iterable[dict[str, Any]]) -> None:
     content_delete(device, CALENDARIO_EVENTS_URI)
     for event in events:
         start: dt.datetime = event["start"]
-        content_insert(device, CALENDARIO_EVENTS_URI, [
+        binds = [
             ("title", "s", event["title"]), ("note", "s", event.get("note", "")), ("dtstart", "l", to_ms(start)),
             ("dtend", "l", to_ms(start + dt.timedelta(minutes=event["minutes"]))), ("allDay", "i", 0),
             ("reminders", "s", ",".join(str(m) for m in event.get("reminders", (DEFAULT_NOTIFICATION,)))),
-        ])
+        ]
+        if event.get("rrule"):
+            binds.append(("rrule", "s", event["rrule"]))
+        content_insert(device, CALENDARIO_EVENTS_URI, binds)
 
 
 def _key(event: dict[str, Any]) -> tuple[str, int, int, str]:
@@ -234,6 +237,31 @@ class CalendarLab2(_NewEvent):
 
 
 @register_task
+class CalendarLab4(_NewEvent):
+    """calendar_4: an event starting on 2024/6/1 that repeats monthly.
+
+    The task names no title and Calendario will not save an event without one; the expert calls it "new month",
+    the title AndroidLab's judge looks for (its annotators' choice). Any title passes the check here."""
+
+    name = "calendar_4"
+    template = "arrange an event which starts at 2024/6/1 and repeats monthly"
+    complexity = 3.5
+    TITLE: ClassVar[str] = "new month"
+
+    def wanted(self, row: dict[str, Any]) -> bool:
+        return (from_ms(row["dtstart"]).date() == dt.date(2024, 6, 1) and row["title"].strip() != ""
+                and row["rrule"].upper().startswith("FREQ=MONTHLY"))
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from _new_event_form(ui, self.TITLE)
+        ui = yield from pick_date(ui, "start_date", dt.date(2024, 6, 1))
+        ui = yield from tap_id(ui, "repeat_row")
+        ui = yield from tap_text(ui, "Monthly", scroll=False)
+        yield from _save(ui)
+        yield Finished()
+
+
+@register_task
 class CalendarLab10(_NewEvent):
     """calendar_10: an event titled "this day" (any date and time)."""
 
@@ -278,7 +306,11 @@ class _EditEvent(_LabCalendar):
     target: ClassVar[dict[str, Any]] = {}
 
     def start_events(self) -> list[dict[str, Any]]:
-        return [*LAB_EVENTS, self.target]
+        return [*self.others(), self.target]
+
+    def others(self) -> list[dict[str, Any]]:
+        """The events besides the target, which must stay as they are."""
+        return list(LAB_EVENTS)
 
     def edited(self, row: dict[str, Any]) -> bool:
         """Whether the target's row shows the asked-for change."""
@@ -286,7 +318,7 @@ class _EditEvent(_LabCalendar):
 
     def is_successful(self, device: Any, answer: str | None = None) -> float:
         rows = read_lab_events(device)
-        others = sorted(_key(e) for e in LAB_EVENTS)
+        others = sorted(_key(e) for e in self.others())
         if sorted(_row_key(r) for r in rows if not _titled(r, self.target["title"])) != others:
             return 0.0
         mine = [r for r in rows if _titled(r, self.target["title"])]
@@ -309,6 +341,8 @@ HOMEWORK = _event("homework", dt.datetime(2023, 5, 21, 16, 0), 60, reminders=(10
 """What calendar_2 asks for (AndroidLab runs the tasks of one app in order, and calendar_6's judge wants this state).
 May 21 of 2023 (the task names no year), five months back: AndroidLab's evaluator stops reading a trace after
 the same action six times in a row, which seven taps on "Next month" to May 2024 would be."""
+MEETING = _event("meeting", dt.datetime(2023, 5, 13, 16, 0), 60, "conference room B202")
+"""What calendar_3 asks for (May 13 of 2023 for the reason given at :data:`HOMEWORK`)."""
 THIS_DAY = _event("this day", dt.datetime.combine(TODAY, dt.time(16, 0)), 60)
 """What calendar_10 asks for (today at the next full hour, the new-event default)."""
 
@@ -425,3 +459,57 @@ class CalendarLab11(_EditEvent):
         ui = yield from tap_text(ui, "Weekly", scroll=False)
         yield from _save(ui)
         yield Finished()
+
+
+@register_task
+class CalendarLab7(_EditEvent):
+    """calendar_7: "meeting" (May 13 2023) is notified 5 and 10 minutes before, and no longer 30."""
+
+    name = "calendar_7"
+    template = ('change the notification time of event "meeting" to be 5 minutes before and 10 minutes before.')
+    complexity = 2.5
+    target = MEETING
+
+    def edited(self, row: dict[str, Any]) -> bool:
+        return row["reminders"] == [5, 10] and row["dtstart"] == to_ms(MEETING["start"])
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from self.open_editor(ui)
+        ui = yield from tap_text(ui, "Remove notification")  # 30 minutes before
+        for label in ("5 minutes before", "10 minutes before"):
+            ui = yield from tap_text(ui, "Add notification")
+            ui = yield from tap_text(ui, label, scroll=False)
+        yield from _save(ui)
+        yield Finished()
+
+
+@register_task
+class CalendarLab12(_EditEvent):
+    """calendar_12: the note "Hello" on today's event "this day" (weekly, as calendar_11 left it).
+
+    No event is titled "Today": "Today" is what Calendario shows over the day's events, and AndroidLab's judge
+    looks for the note on "this day" repeating weekly, the event calendar_10 and 11 made. So this task's
+    calendar holds that event alone today (the brunch of :data:`LAB_EVENTS` moves to the next day)."""
+
+    name = "calendar_12"
+    template = 'Help me add a note "Hello" to the event titled "Today".'
+    target = {**THIS_DAY, "rrule": "FREQ=WEEKLY"}
+
+    def others(self) -> list[dict[str, Any]]:
+        return _others_not_today()
+
+    def edited(self, row: dict[str, Any]) -> bool:
+        return (normalize_answer(row["note"]) == "hello" and row["dtstart"] == to_ms(THIS_DAY["start"])
+                and row["rrule"] == "FREQ=WEEKLY")
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from self.open_editor(ui)
+        ui = yield from type_into(ui, "Hello", resource_id="note_input")
+        yield from _save(ui)
+        yield Finished()
+
+
+def _others_not_today() -> list[dict[str, Any]]:
+    """:data:`LAB_EVENTS` with the ones of today moved to tomorrow."""
+    return [{**e, "start": e["start"] + dt.timedelta(days=1)} if e["start"].date() == TODAY else e
+            for e in LAB_EVENTS]
