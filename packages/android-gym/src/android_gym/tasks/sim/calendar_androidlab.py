@@ -1,4 +1,4 @@
-"""AndroidLab's calendar tasks (``calendar_*``) re-created on the simulated Calendario (com.skuld.calendario).
+"""AndroidLab's 14 calendar tasks (``calendar_1`` to ``calendar_14``) re-created on the simulated Calendario.
 
 AndroidLab runs them on Calendario, not on AndroidWorld's Simple Calendar Pro, and so do these
 (:mod:`android_gym.sim.apps.calendario`); the task texts are kept verbatim ("note" is the event's Note
@@ -7,7 +7,9 @@ month-day without a year ("May 13th") may fall in either year. Each task starts 
 and a Calendario holding :data:`LAB_EVENTS` plus the event it is about, each with the app's default
 notification (30 minutes before). Checks read the app's events (``content query --uri
 content://com.skuld.calendario/events``): the other events must survive unchanged, and exactly the
-asked-for event must be added or changed.
+asked-for event must be added or changed. AndroidLab runs an app's tasks one after another on one device, so
+some start from what an earlier one made (calendar_6 edits calendar_2's "homework", calendar_7 calendar_3's
+"meeting", calendar_11 and 12 calendar_10's "this day"); here each starts from that state.
 """
 
 from __future__ import annotations
