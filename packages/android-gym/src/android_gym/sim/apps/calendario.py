@@ -341,7 +341,8 @@ class CalendarioApp(EventFormPickers, App):
                                multiline=True))
         toolbar = Toolbar("Edit event" if event_id is not None else "New event", on_back=self.pop,
                           back_desc="Close", resource_id="toolbar",
-                          actions=[Button("SAVE", self.save_event, resource_id="action_save", background=None)])
+                          actions=[Button("SAVE", self.save_event, resource_id="action_save", background=None,
+                                          width=112)])
         return Column(toolbar, ScrollList(fields, "edit:form", resource_id="edit_form", cls="android.widget.ScrollView"),
                       cls="android.widget.RelativeLayout", resource_id="edit_layout", weight=1)
 
