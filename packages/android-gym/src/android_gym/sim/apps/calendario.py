@@ -16,14 +16,16 @@ fix is marked as this model's choice):
 - A revision of the same judges (``android_lab/evaluation/tasks/calendar/calendar.py`` in
   xuyifan-0731/MobileRL-iclr) takes the editor as the screen with a "SAVE" button and finds the all-day
   option by "All-day".
-- Events live in the app's Realm file ``files/default.realm``, not in Android's calendar provider
-  (AndroidLab's snapshots copy the app's data folder; other ports of these tasks grep that Realm file).
-  The sim serves the same data through a content provider of its own,
+- Events live in the app's Realm file ``/data/data/com.skuld.calendario/files/default.realm``, not in
+  Android's calendar provider (a public port of AndroidLab's calendar checks to ADB reads that file). The sim
+  serves the same data through a content provider of its own,
   ``content://com.skuld.calendario/events``, so task checks can read it (a sim convenience: the real
   app exports no provider).
 
 This model's choices: the launcher label "Calendario"; the layout (month grid with the chosen day's
-events under it, an event page that shows every field, an editor reached from it by "Edit"); the
+events under it, an event page that shows every field, an editor reached from it by "Edit": the judges of
+calendar_8 and 9 read date, time, notification and repeat together on the last screen that shows the
+title, which after an edit is the page the editor returns to); the
 resource ids; the option lists of the Repeat and notification dialogs; a new event starting at the
 next full hour on the chosen day and lasting one hour. After SAVE the editor closes: a new event goes
 back to the month page (the chosen day stays), an edited one back to its event page. The date and
