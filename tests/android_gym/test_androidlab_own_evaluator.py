@@ -34,6 +34,7 @@ JUDGE_PASSES = frozenset({
     "contacts_1", "contacts_3", "contacts_4", "contacts_6", "contacts_8", "contacts_10", "contacts_11",
     "setting_1", "setting_2", "setting_3", "setting_4", "setting_5", "setting_7", "setting_8", "setting_13",
     "setting_21",
+    "zoom_1", "zoom_2", "zoom_3", "zoom_4", "zoom_5",
 })
 """Re-created AndroidLab tasks whose own judge passes the expert's episode on the sim."""
 
