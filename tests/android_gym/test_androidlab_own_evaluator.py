@@ -27,12 +27,14 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1].parent / "shared"  # ../shared from the repository root
 
 JUDGE_PASSES = frozenset({
-    "calendar_3",
+    "calendar_1", "calendar_2", "calendar_3", "calendar_4", "calendar_5", "calendar_6", "calendar_8", "calendar_9",
+    "calendar_11", "calendar_12", "calendar_13",
     "clock_1", "clock_2", "clock_3", "clock_4", "clock_5", "clock_6", "clock_7", "clock_8", "clock_15",
     "clock_17", "clock_18", "clock_22", "clock_23", "clock_24", "clock_25", "clock_26", "clock_27",
     "contacts_1", "contacts_3", "contacts_4", "contacts_6", "contacts_8", "contacts_10", "contacts_11",
     "setting_1", "setting_2", "setting_3", "setting_4", "setting_5", "setting_7", "setting_8", "setting_13",
     "setting_21",
+    "zoom_1", "zoom_2", "zoom_3", "zoom_4", "zoom_5",
 })
 """Re-created AndroidLab tasks whose own judge passes the expert's episode on the sim."""
 

@@ -14,6 +14,7 @@ APP_PACKAGES: dict[str, str] = {
     "clock": "com.google.android.deskclock",
     "simple calendar pro": "com.simplemobiletools.calendar.pro",
     "calendar": "com.simplemobiletools.calendar.pro",
+    "calendario": "com.skuld.calendario",
     "markor": "net.gsantner.markor",
     "pro expense": "com.arduia.expense",
     "arduia pro expense": "com.arduia.expense",
