@@ -227,6 +227,30 @@ def test_critic_pretrain_screen_negatives_add_other_goals_answers_on_shared_scre
 
 
 @_quiet_trl
+def test_critic_pretrain_rollouts_label_the_policys_own_states_by_the_sim_expert(tmp_path: Path):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=[SystemWifiTurnOff,OpenAppTaskEval]",
+                                "sft_instances_per_task=1", "critic_pretrain_samples=2", "critic_pretrain_steps=2",
+                                "critic_pretrain_rollouts=1", "eval_instances_per_task=0", "max_turns=3",
+                                "max_episode_steps=3"])
+    loop = TrainingLoop(cfg, progress=False)
+    loop.setup()
+    assert loop.stats["critic_pretrain_rollout_examples"] > 0  # the warm-up used them
+    examples = loop.rollout_state_examples(1)
+    assert {y for _, _, y in examples} <= {0, 1} and any(y == 1 for _, _, y in examples)
+    states = {s for s, _, _ in examples}
+    assert all(s.startswith("<|im_start|>") and "## Screen" in s for s in states)  # the policy's own prompts
+    # the positives are the expert's answers: at each state, exactly the replies the oracle reads as its action
+    by_state: dict[str, list[tuple[str, int]]] = {}
+    for state, reply, label in examples:
+        by_state.setdefault(state, []).append((reply, label))
+    assert all(any(label == 1 for _, label in rows) for rows in by_state.values())
+    loop.close()
+
+
+@_quiet_trl
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["grpo", "ppo"])
 def test_baselines_train_checkpoint_and_resume_exactly(tmp_path: Path, algorithm: str):

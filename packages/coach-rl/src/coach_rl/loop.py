@@ -422,11 +422,69 @@ class TrainingLoop:
             prm=self.rewards.prm if self.rewards is not None else None,
             screen_negatives=self.loop.critic_pretrain_screen_negatives)
 
+    def rollout_state_examples(self, episodes_per_task: int) -> list[tuple[str, str, int]]:
+        """``(state, reply, label)`` at the states the warmed-up policy reaches itself (``critic_pretrain_rollouts``).
+
+        The policy plays each task's demonstrated instances (sampling, ``episodes_per_task`` episodes a task); at
+        every step where the sim's expert can say what it would do, its answer is a positive and the executed reply
+        plus ``critic_pretrain_samples`` more sampled replies are labelled by the expert match (the rule the PRM
+        dataset is built with). Needs the simulated phone's expert.
+        """
+        from android_gym import ActionFormatError
+        from coach_rl.diagnostics import StateOracle
+        from coach_rl.policy import PolicyRequest
+
+        if self.collector is None or not hasattr(self.collector, "collect") or not self.tasks:
+            raise ValueError("critic_pretrain_rollouts plays the warmed-up policy: it needs the local collector")
+        loop = self.loop
+        instances = max(1, int(loop.sft_instances_per_task or 1))
+        seeds, options = [], []
+        for i in range(episodes_per_task * len(self.tasks)):
+            seeds.append(loop.sft_seed_offset + (i // len(self.tasks)) % instances)
+            options.append({"task": self.tasks[i % len(self.tasks)]})
+        was = self.rewards.oracle_diagnostics
+        self.rewards.oracle_diagnostics = True
+        try:
+            batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
+        finally:
+            self.rewards.oracle_diagnostics = was
+        visited = [r for r in batch.records if r.oracle]
+        if not visited:
+            raise ValueError("critic_pretrain_rollouts needs the simulated phone's expert in every state; the "
+                             f"{len(batch.records)} steps played had none (env {self.args.env_id})")
+        fmt = _policy_format(self.config)
+        samples = int(loop.critic_pretrain_samples)
+        extra: list[list[str]] = [[] for _ in visited]
+        if samples and not getattr(self.policy, "is_multimodal", False):
+            generated = self.policy._generate([r.prompt for r in visited for _ in range(samples)],
+                                              [r.prompt_text for r in visited for _ in range(samples)], False)
+            extra = [[text for text, _, _ in generated[i * samples:(i + 1) * samples]] for i in range(len(visited))]
+        examples: list[tuple[str, str, int]] = []
+        for record, more in zip(visited, extra):
+            oracle = StateOracle.from_json(record.oracle)
+            request = PolicyRequest(instruction="", elements=oracle.elements, screen_size=oracle.screen_size)
+            seen = set()
+            try:
+                answer = fmt.answer_for(oracle.expert, request, type_presses_enter=True)
+                examples.append((record.prompt_text, answer, 1))
+                seen.add(answer.strip())
+            except ActionFormatError:
+                pass  # the format cannot write the expert's action here: the replies are still labelled
+            for text in [record.response, *more]:
+                if text.strip() not in seen:
+                    seen.add(text.strip())
+                    examples.append((record.prompt_text, text, int(oracle.label_reply(text, fmt))))
+        return examples
+
     def _critic_pretrain(self, demos: Any) -> None:
         from coach_rl.critic import critic_pretrain
 
         t0 = time.perf_counter()
         examples = self.critic_pretrain_examples(demos)
+        if self.loop.critic_pretrain_rollouts:
+            visited = self.rollout_state_examples(self.loop.critic_pretrain_rollouts)
+            self.stats["critic_pretrain_rollout_examples"] = len(visited)
+            examples += visited
         args = self.args
         lr = args.critic_pretrain_learning_rate or args.critic_learning_rate
         result = critic_pretrain(self.critic, examples, learning_rate=lr,

@@ -162,6 +162,15 @@ class LoopArguments:
                           "choices other goals make on a shared screen, which a critic that ignores the goal scores "
                           "high (measured in the coach-rl README)."},
     )
+    critic_pretrain_rollouts: int = field(
+        default=0,
+        metadata={"help": "Beyond the paper, with demo-based critic pre-training on the simulated phone: episodes per "
+                          "task the warmed-up policy plays (sampling) on the demonstrated instances; at every state it "
+                          "reaches, the sim expert's answer and the policy's replies (the executed one and "
+                          "critic_pretrain_samples more) join the pre-training data, labelled by the expert match. "
+                          "The demonstrations show only the expert's path; online the critic also scores actions "
+                          "after the policy's own mistakes (measured in the coach-rl README). 0: off."},
+    )
     critic_pretrain_labels: str = field(
         default="match",
         metadata={"help": "Who labels the critic's pre-training actions at demonstrated states: `match` (whether the "
@@ -202,7 +211,8 @@ class LoopArguments:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         for name in ("max_history", "sft_instances_per_task", "sft_max_steps", "eval_instances_per_task", "sft_seed_offset",
                      "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples",
-                     "critic_pretrain_contrast", "eval_samples_per_instance", "diagnostics_kl_states"):
+                     "critic_pretrain_contrast", "critic_pretrain_rollouts", "eval_samples_per_instance",
+                     "diagnostics_kl_states"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.tiny_hidden_size % self.tiny_num_heads:
