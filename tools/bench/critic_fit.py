@@ -15,7 +15,11 @@ variants side by side, one process per variant, one torch thread each. Per varia
 Variants (``--variants``, default all): ``base`` (the main job's settings before this tool: plain shuffled passes,
 lr 3e-4, 400 steps), ``balanced`` (``critic_pretrain_balanced``), ``targets`` (``critic_action_targets``),
 ``balanced_targets`` (both), ``paired_targets`` (``critic_pretrain_paired``: each correct action paired with a
-wrong one of its own state, and targets), ``base_800`` and ``balanced_targets_800`` (twice the steps), ``base_lr1e-3``.
+wrong one of its own state, and targets; also at lr 6e-4 and with 800 steps), ``base_800`` and
+``balanced_targets_800`` (twice the steps), ``base_lr1e-3``.
+
+``--screen-negatives`` builds the training data with ``critic_pretrain_screen_negatives`` and ``--samples`` sets
+``critic_pretrain_samples``.
 
 Usage (about 4 minutes a variant on one free core; variants run in parallel up to ``--jobs``)::
 
@@ -42,6 +46,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "balanced_targets_800": {"balanced": True, "targets": True, "steps": 800},
     "base_lr1e-3": {"lr": 1e-3},
     "paired_targets": {"paired": True, "targets": True},
+    "paired_targets_lr6e-4": {"paired": True, "targets": True, "lr": 6e-4},
+    "paired_targets_800": {"paired": True, "targets": True, "steps": 800},
 }
 
 
