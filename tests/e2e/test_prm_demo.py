@@ -9,7 +9,9 @@ from coach_reward.prm_training import run_prm_demo
 
 @pytest.mark.slow
 def test_tiny_prm_beats_the_majority_baseline_on_held_out_tasks(tmp_path):
-    result = run_prm_demo("ci", seed=0, output_dir=tmp_path / "prm")
+    # the CI size with 400 steps: on the 140-task suite (AndroidLab's calendar and Zoom tasks joined it) the preset's
+    # 200 steps give 0.531 vs a majority baseline of 0.555 on seed 0, 400 steps 0.648 (coach-reward README)
+    result = run_prm_demo("ci", seed=0, output_dir=tmp_path / "prm", overrides={"max_steps": 400})
     report = result.report
     # held-out means held out: no task is in both splits
     assert result.test_tasks and not set(result.test_tasks) & set(result.train_tasks)
