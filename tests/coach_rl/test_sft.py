@@ -62,3 +62,39 @@ def test_sft_on_a_hundred_demos_lowers_loss_and_raises_exact_match(settings_demo
     first, last = sum(result.losses[:5]) / 5, sum(result.losses[-5:]) / 5
     assert last < first / 3
     assert before.exact == 0.0 and after.exact >= 0.25 and after.parsed >= 0.9
+
+
+def test_the_cpu_loss_scores_only_the_completion_and_equals_trls(settings_demos, tmp_path):
+    """On CPU the warm-up's trainer projects only the completion's positions through the LM head; its loss and
+    gradients are TRL's own (which scores every position there and masks the prompt's afterwards)."""
+    from trl import SFTConfig, SFTTrainer
+
+    from coach_rl.sft import _completion_trainer_class
+
+    model, tokenizer = build_tiny_causal_lm(seed=0, corpus=settings_demos.corpus())
+    rows = settings_demos.examples()[:6]
+    args = SFTConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=3, report_to="none",
+                     completion_only_loss=True, use_cpu=True, save_strategy="no", disable_tqdm=True)
+    from datasets import Dataset
+
+    ours = _completion_trainer_class()(model=model, args=args, train_dataset=Dataset.from_list(rows),
+                                       processing_class=tokenizer)
+    trl = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    batch = next(iter(ours.get_train_dataloader()))
+    prompt_positions = int((batch["labels"][:, 1:] == -100).sum())
+    assert prompt_positions > 10 * int((batch["labels"][:, 1:] != -100).sum())  # the prompt dominates the batch
+    assert ours._compact_loss_applies(model, batch)
+    losses, grads = [], []
+    model.train()
+    for trainer in (ours, trl):
+        model.zero_grad()
+        loss = trainer.compute_loss(model, dict(batch))
+        loss.backward()
+        losses.append(loss.item())
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5) and losses[0] > 0
+    assert torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-6)
+    assert ours._metrics["train"]["mean_token_accuracy"] and ours._metrics["train"]["entropy"]
+    # what it does not cover goes to TRL: e.g. another loss type
+    ours.args.loss_type = "dft"
+    assert not ours._compact_loss_applies(model, batch)
