@@ -31,7 +31,6 @@ def test_overrides_are_typed_against_the_fields(tmp_path: Path):
         "num_generations=4", "learning_rate=1e-5", "tasks=SystemWifiTurnOff,OpenAppTaskEval", "eval_tasks=[A, B]",
         "env_kwargs={\"latency\": \"emulator\"}", "policy_action_space=false", "actor_states_per_iteration=null",
         "algorithm=ppo", f"output_dir={tmp_path}", "critic_updates_per_iteration=3", "--max-history=0",
-        "policy_task_last=true",
     ])
     assert cfg.coach.num_generations == 4 and cfg.coach.learning_rate == 1e-5
     assert cfg.coach.tasks == ["SystemWifiTurnOff", "OpenAppTaskEval"]
@@ -39,9 +38,6 @@ def test_overrides_are_typed_against_the_fields(tmp_path: Path):
     assert cfg.coach.env_kwargs == {"latency": "emulator"}
     assert cfg.loop.policy_action_space is False and cfg.loop.actor_states_per_iteration is None
     assert cfg.loop.algorithm == "ppo" and cfg.loop.max_history == 0
-    from coach_rl.loop import _policy_format
-
-    assert cfg.loop.policy_task_last is True and _policy_format(cfg).task_last is True  # the policy's prompts use it
     assert cfg.coach.critic_updates_per_iteration == 3 and cfg.coach.output_dir == str(tmp_path)
     assert cfg.coach.replay_dir == str(tmp_path / "replay")
     # a mapping works as well as a file, and to_dict() round-trips to an equal configuration
@@ -59,11 +55,10 @@ def test_overrides_are_typed_against_the_fields(tmp_path: Path):
     ("lr_scheduler_type=wobbly", ValueError, "lr_scheduler_type"),
     ("env_kwargs=[1, 2]", ValueError, "env_kwargs"),
     ("tiny_hidden_size=33", ValueError, "divisible"),
-    ("action_format=uitars & policy_action_space=true & policy_task_last=true", ValueError, "policy_task_last=true is for the index format"),
 ])
 def test_bad_keys_and_values_name_the_problem(override: str, error: type, match: str, tmp_path: Path):
     with pytest.raises(error, match=match):
-        load_config("smoke", [*override.split(" & "), f"output_dir={tmp_path}"])
+        load_config("smoke", [override, f"output_dir={tmp_path}"])
 
 
 def test_config_files_by_path_with_extends(tmp_path: Path):

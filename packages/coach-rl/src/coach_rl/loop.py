@@ -151,8 +151,6 @@ def _policy_format(config: RunConfig) -> Any:
         kwargs["max_label_chars"] = loop.policy_max_label_chars
     if not loop.policy_action_space:
         kwargs["action_space"] = ()
-    if loop.policy_task_last:
-        kwargs["task_last"] = True
     return PolicyFormat(**kwargs)
 
 

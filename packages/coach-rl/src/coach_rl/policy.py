@@ -149,8 +149,6 @@ class PolicyFormat:
             ``UITARS_MOBILE_ACTION_SPACE`` or ``INDEX_ACTION_SPACE``; index format: empty leaves the list out,
             which suits tiny models trained on the format from scratch).
         system_prompt: an optional system message.
-        task_last: index format only: the task after the screen, right before the reply (see
-            ``build_index_policy_messages``).
     """
 
     mode: str = "xml"
@@ -165,7 +163,6 @@ class PolicyFormat:
     max_label_chars: int = 60
     action_space: tuple[str, ...] | None = None
     system_prompt: str | None = None
-    task_last: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in POLICY_MODES:
@@ -173,8 +170,6 @@ class PolicyFormat:
         if self.action_format not in ACTION_FORMATS:
             raise ValueError(f"action_format must be one of {ACTION_FORMATS}, got {self.action_format!r}")
         _check_int(self.max_history, "max_history", 0, allow_none=True)
-        if self.task_last and self.action_format != "index":
-            raise ValueError("task_last is for the index format (UI-TARS prompts keep the instruction first)")
         _check_int(self.max_elements, "max_elements", 1, allow_none=True)
         _check_int(self.max_label_chars, "max_label_chars", 1)
         if self.action_space is not None:
@@ -221,7 +216,7 @@ class PolicyFormat:
             return build_index_policy_messages(
                 request.instruction, request.elements or (), history, screenshot=shot, mode=self.mode,
                 max_history=cap, max_elements=elements_cap, max_label_chars=self.max_label_chars,
-                system_prompt=self.system_prompt, task_last=self.task_last,
+                system_prompt=self.system_prompt,
                 **({"action_space": self.action_space} if self.action_space is not None else {}))
         ui = request.ui if self.mode != "screenshot" else None
         if ui is not None and ui_chars is not None and len(ui) > ui_chars:

@@ -667,7 +667,6 @@ def build_index_policy_messages(
     system_prompt: str | None = None,
     content_as_parts: bool = False,
     extra_special_tokens: Iterable[str] = (),
-    task_last: bool = False,
 ) -> list[dict[str, Any]]:
     """Chat messages asking an index-format policy for its next action (one user message, compact).
 
@@ -687,9 +686,6 @@ def build_index_policy_messages(
         system_prompt: an optional system message put first.
         content_as_parts: give text-only messages a list of parts instead of one string.
         extra_special_tokens: literal strings to defuse in untrusted text besides the usual chat tokens.
-        task_last: put the ``## Task`` section after the screen, right before the reply, instead of first. A
-            small model trained from scratch then reads the goal next to where it answers; with the task first,
-            the main job's 2-layer policy answered Settings' first page the same way for every goal.
     """
     if not isinstance(instruction, str) or not instruction.strip():
         raise ValueError("instruction must be a non-empty string")
@@ -701,8 +697,6 @@ def build_index_policy_messages(
         raise ValueError(f"max_history must be None or an integer >= 0, got {max_history!r}")
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
         raise TypeError("history must be a sequence of earlier steps, oldest first")
-    if not isinstance(task_last, bool):
-        raise TypeError(f"task_last must be a bool, got {type(task_last).__name__}")
     if isinstance(action_space, str) or not all(isinstance(line, str) for line in action_space):
         raise TypeError("action_space must be a sequence of strings, one action per line")
     extra = tuple(extra_special_tokens)
@@ -719,13 +713,14 @@ def build_index_policy_messages(
         lines.insert(0, f"({first} earlier action{'s' if first != 1 else ''} not shown)")
     past = "\n".join(lines) if lines else "None yet."
     actions = "## Actions\n" + "\n".join(action_space) + "\n\n" if action_space else ""
-    task = f"## Task\n{clean(instruction.strip())}\n"
-    first_task, last_task = ("", "\n" + task) if task_last else (task + "\n", "")
-    head = f"{_INDEX_ROLE_TEXT}\n\n{actions}{first_task}## Previous actions\n{past}\n\n## Screen\n"
+    head = (
+        f"{_INDEX_ROLE_TEXT}\n\n{actions}"
+        f"## Task\n{clean(instruction.strip())}\n\n## Previous actions\n{past}\n\n## Screen\n"
+    )
     parts = [_text(head)]
     if mode in ("screenshot", "both"):
         parts += [_image_part(screenshot), _text("\n")]
-    parts.append(_text(screen + "\n" + last_task))
+    parts.append(_text(screen + "\n"))
     messages: list[dict[str, Any]] = []
     if system_prompt is not None:
         if not isinstance(system_prompt, str):

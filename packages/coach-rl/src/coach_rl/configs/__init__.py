@@ -81,13 +81,6 @@ class LoopArguments:
     policy_max_label_chars: int | None = field(
         default=None, metadata={"help": "Cap on each element label in index-format prompts (None: the format's default)."},
     )
-    policy_task_last: bool = field(
-        default=False,
-        metadata={"help": "Index format: put the task after the screen, right before the reply, instead of first. "
-                          "Beyond the paper, for tiny policies trained from scratch: with the task first, the main "
-                          "job's 2-layer policy answered shared screens the same way for every goal (coach-rl "
-                          "README, 'The policy did not read the goal')."},
-    )
     sft_instances_per_task: int = field(
         default=0,
         metadata={"help": "Expert demonstrations per training task, for the SFT warm-up before RL and the critic's "
@@ -231,8 +224,6 @@ class LoopArguments:
             raise ValueError(f"policy_max_label_chars must be >= 1 or null, got {self.policy_max_label_chars!r}")
         if not self.policy_action_space and self.action_format != "index":
             raise ValueError("policy_action_space=false is for the index format (UI-TARS prompts keep their list)")
-        if self.policy_task_last and self.action_format != "index":
-            raise ValueError("policy_task_last=true is for the index format (UI-TARS prompts keep the instruction first)")
         from coach_rl.critic_data import CRITIC_LABELS
 
         if self.critic_pretrain_labels not in CRITIC_LABELS:
