@@ -55,10 +55,13 @@ def test_overrides_are_typed_against_the_fields(tmp_path: Path):
     ("lr_scheduler_type=wobbly", ValueError, "lr_scheduler_type"),
     ("env_kwargs=[1, 2]", ValueError, "env_kwargs"),
     ("tiny_hidden_size=33", ValueError, "divisible"),
+    ("sft_answer_noise=1.5", ValueError, r"sft_answer_noise must be in \[0, 1\)"),
+    ("action_format=uitars & policy_action_space=true & sft_answer_noise=0.2", ValueError,
+     "sft_answer_noise is for the index format"),
 ])
 def test_bad_keys_and_values_name_the_problem(override: str, error: type, match: str, tmp_path: Path):
     with pytest.raises(error, match=match):
-        load_config("smoke", [override, f"output_dir={tmp_path}"])
+        load_config("smoke", [*override.split(" & "), f"output_dir={tmp_path}"])
 
 
 def test_config_files_by_path_with_extends(tmp_path: Path):

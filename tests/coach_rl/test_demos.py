@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import pytest
 
@@ -65,6 +67,34 @@ def test_sft_rows_are_the_policy_prompts_with_the_answers(index_demos):
     assert history[0].response in fmt.messages(later.request)[0]["content"]
     corpus = index_demos.corpus()
     assert len(corpus) == 2 * len(index_demos) and all(isinstance(t, str) and t for t in corpus)
+
+
+def test_answer_noise_swaps_answers_for_clicks_on_other_elements(index_demos):
+    """sft_answer_noise's rows: the same prompts; about that share of answers replaced, each by a click on another
+    clickable element of the same screen; the same draw for the same seed; the rest untouched."""
+    clean = index_demos.examples()
+    noisy = index_demos.examples(answer_noise=0.5, seed=3)
+    assert noisy == index_demos.examples(answer_noise=0.5, seed=3) != index_demos.examples(answer_noise=0.5, seed=4)
+    changed = 0
+    for record, a, b in zip(index_demos.records, clean, noisy):
+        assert a["prompt"] == b["prompt"]
+        answer = b["completion"][0]["content"]
+        if answer == record.answer:
+            continue
+        changed += 1
+        action = parse_action(answer, style="androidworld", elements=record.request.elements, screen_size=SCREEN)
+        assert action.type == "click" and action != record.action
+        index = json.loads(answer)["index"]
+        element = record.request.elements[index]
+        assert element.clickable or element.checkable
+        assert json.loads(record.answer).get("index") != index
+    assert 0.3 * len(clean) < changed < 0.7 * len(clean)
+    assert index_demos.examples(answer_noise=0.0) == clean
+    with pytest.raises(ValueError, match=r"answer_noise must be in \[0, 1\)"):
+        index_demos.examples(answer_noise=1.0)
+    uitars = collect_demos(PolicyFormat(action_format="uitars"), ["SystemWifiTurnOn"], seeds=[3])
+    with pytest.raises(ValueError, match="answer_noise needs the index action format"):
+        uitars.examples(answer_noise=0.2)
 
 
 def test_uitars_demos_reproduce_the_expert_exactly():

@@ -20,6 +20,9 @@ gives text to train a tiny tokenizer on.
 
 from __future__ import annotations
 
+import json
+import random
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,7 +37,9 @@ from android_gym.xml import compress_xml
 from coach_rl.policy import PolicyFormat, PolicyRequest, json_safe_messages
 from coach_rl.prompting import render_messages_text
 
-__all__ = ["DemoRecord", "DemoSet", "DemoStats", "collect_demos"]
+_INDEX_IN_ANSWER = re.compile(r'"index"\s*:\s*(\d+)')
+
+__all__ = ["DemoRecord", "DemoSet", "DemoStats", "collect_demos", "noisy_answer"]
 
 # Why an episode yields no demonstration (the keys of DemoStats.dropped).
 _STUCK = "expert_stuck"
@@ -54,6 +59,18 @@ class DemoRecord:
     seed: int
     step_index: int
     expert_action: Action
+
+
+def noisy_answer(record: DemoRecord, rng: random.Random) -> str:
+    """An index-format click on a clickable or checkable element of ``record``'s screen other than the one its
+    answer names (the answer itself when the screen has no other): what a noisy teacher would have done there."""
+    named = _INDEX_IN_ANSWER.search(record.answer)
+    chosen = int(named.group(1)) if named else None
+    others = [i for i, e in enumerate(record.request.elements or ())
+              if (getattr(e, "clickable", False) or getattr(e, "checkable", False)) and i != chosen]
+    if not others:
+        return record.answer
+    return json.dumps({"action_type": "click", "index": rng.choice(others)})
 
 
 @dataclass
@@ -88,20 +105,30 @@ class DemoSet:
     def __len__(self) -> int:
         return len(self.records)
 
-    def examples(self, policy: Any = None) -> list[dict[str, Any]]:
+    def examples(self, policy: Any = None, *, answer_noise: float = 0.0, seed: int = 0) -> list[dict[str, Any]]:
         """TRL SFT rows ``{"prompt": messages, "completion": [assistant answer]}`` (+ ``images`` with screenshots).
 
         ``policy`` (an ``HFPolicy`` or a ``PolicyFormat``) decides the prompts; by default the format the
         demonstrations were collected with. Pass the policy when it fits prompts to a token budget
-        (``max_prompt_tokens``), so SFT prompts equal rollout prompts.
+        (``max_prompt_tokens``), so SFT prompts equal rollout prompts. ``answer_noise`` (index format only)
+        replaces that share of the answers, drawn with ``seed``, by a click on another clickable element of the
+        same screen: a deliberately imperfect teacher (:func:`noisy_answer`).
         """
+        if not 0.0 <= answer_noise < 1.0:
+            raise ValueError(f"answer_noise must be in [0, 1), got {answer_noise!r}")
+        if answer_noise and self.format.action_format != "index":
+            raise ValueError("answer_noise needs the index action format (a wrong answer names another element)")
+        rng = random.Random(seed)
         build = _message_builder(policy if policy is not None else self.format)
         rows = []
         for record in self.records:
             messages = build(record.request)
+            answer = record.answer
+            if answer_noise and rng.random() < answer_noise:
+                answer = noisy_answer(record, rng)
             row: dict[str, Any] = {
                 "prompt": json_safe_messages(messages),
-                "completion": [{"role": "assistant", "content": record.answer}],
+                "completion": [{"role": "assistant", "content": answer}],
             }
             images = [p["image"] for m in messages if not isinstance(m["content"], str)
                       for p in m["content"] if p.get("type") == "image" and p.get("image") is not None]

@@ -399,14 +399,17 @@ class TrainingLoop:
 
         t0 = time.perf_counter()
         result = sft_warmup(
-            self.model, self.tokenizer, demos.examples(self.policy), max_steps=self.loop.sft_max_steps,
+            self.model, self.tokenizer,
+            demos.examples(self.policy, answer_noise=self.loop.sft_answer_noise, seed=int(self.args.seed)),
+            max_steps=self.loop.sft_max_steps,
             learning_rate=self.loop.sft_learning_rate, per_device_train_batch_size=self.loop.sft_batch_size,
             seed=int(self.args.seed), logging_steps=max(1, self.loop.sft_max_steps // 10), use_cpu=self.args.use_cpu,
         )
         self.stats.update({"sft_steps": result.steps, "sft_loss": result.train_loss,
                            "sft_final_loss": result.losses[-1] if result.losses else math.nan,
                            "sft_seconds": time.perf_counter() - t0})
-        self.echo(f"[coach-rl] SFT warm-up: {result.steps} steps on {result.examples} examples, loss "
+        noise = f" ({self.loop.sft_answer_noise:.0%} of the answers replaced by noise)" if self.loop.sft_answer_noise else ""
+        self.echo(f"[coach-rl] SFT warm-up: {result.steps} steps on {result.examples} examples{noise}, loss "
                   f"{result.train_loss:.3f} ({self.stats['sft_seconds']:.1f} s)")
 
     def critic_pretrain_examples(self, demos: Any) -> list[tuple[str, str, int]]:

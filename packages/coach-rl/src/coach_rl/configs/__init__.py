@@ -87,6 +87,13 @@ class LoopArguments:
                           "pre-training (0: no demonstrations, no SFT)."},
     )
     sft_max_steps: int = field(default=100, metadata={"help": "Optimizer steps of the SFT warm-up (0: no SFT)."})
+    sft_answer_noise: float = field(
+        default=0.0,
+        metadata={"help": "Share of the demonstrated answers the SFT warm-up sees replaced by a click on another "
+                          "clickable element of the same screen (index format; drawn with the run's seed): a "
+                          "deliberately noisy teacher, so that a warm-up trained long enough to read the goal still "
+                          "leaves RL room (coach-rl README, 'The warm-up did not read the goal')."},
+    )
     sft_learning_rate: float = field(default=1e-3, metadata={"help": "Learning rate of the SFT warm-up."})
     sft_batch_size: int = field(default=8, metadata={"help": "Examples per SFT optimizer step."})
     sft_seed_offset: int = field(
@@ -218,6 +225,10 @@ class LoopArguments:
         if self.tiny_hidden_size % self.tiny_num_heads:
             raise ValueError(f"tiny_hidden_size ({self.tiny_hidden_size}) must be divisible by tiny_num_heads "
                              f"({self.tiny_num_heads})")
+        if not 0.0 <= self.sft_answer_noise < 1.0:
+            raise ValueError(f"sft_answer_noise must be in [0, 1), got {self.sft_answer_noise!r}")
+        if self.sft_answer_noise and self.action_format != "index":
+            raise ValueError("sft_answer_noise is for the index format (a wrong answer names another element)")
         if not self.sft_learning_rate > 0:
             raise ValueError(f"sft_learning_rate must be > 0, got {self.sft_learning_rate!r}")
         if self.policy_max_label_chars is not None and self.policy_max_label_chars < 1:
