@@ -34,6 +34,8 @@ EXTRA=${EXTRA:-}
 PRM=${PRM:-$OUT/prm}
 COMPARE=${COMPARE:-}
 mkdir -p "$OUT"
+# the PRM and the warm-up run alone: they get up to 4 threads; the seeds' runs below share the cores, one thread each
+WARM_THREADS=$(nproc); [ "$WARM_THREADS" -le 4 ] || WARM_THREADS=4
 start=$(date +%s)
 # 0. the process reward model, shared by every run: PRM data from the simulated phone, a tiny PRM
 REWARDS=""
@@ -45,18 +47,18 @@ elif [ "$PRM" != "none" ]; then
     echo "PRM: data from the simulated phone, a tiny PRM trained with coach-reward (log: $OUT/prm.log)"
     # the paper trains its PRM on the benchmark's own trajectories: the run's tasks, measured on held-out instances
     tasks=$(.venv/bin/python -c "from coach_rl.configs import load_config; print(','.join(load_config('$CONFIG').coach.tasks or []))" 2>/dev/null)
-    .venv/bin/coach-reward demo --size ci --seed 0 --output "$PRM" --tasks "$tasks" --held-out instances \
+    OMP_NUM_THREADS=$WARM_THREADS .venv/bin/coach-reward demo --size ci --seed 0 --output "$PRM" --tasks "$tasks" --held-out instances \
       --instances 8 --json "$OUT/prm.json" --quiet > "$OUT/prm.log" 2>&1 || {
       echo "training the PRM failed; the end of its log:" >&2; tail -n 30 "$OUT/prm.log" >&2; exit 1; }
   fi
   grep -m1 "held-out accuracy" "$OUT/prm.log" 2>/dev/null | sed 's/^/PRM: /' || true
   REWARDS="use_prm=true prm_model=$PRM prm_max_new_tokens=20 critic_pretrain_labels=prm"
 fi
-# 1. the warm-up, shared by every seed (one core): tiny policy, SFT, critic pre-training, evaluation before
+# 1. the warm-up, shared by every seed: tiny policy, SFT, critic pre-training, evaluation before
 labels=$(case "$REWARDS" in *critic_pretrain_labels=prm*) echo "the PRM's labels";; *) echo "action-match labels";; esac)
 echo "warm-up: policy, SFT, critic pre-training on $labels, evaluation before (log: $OUT/warmup.log)"
 # shellcheck disable=SC2086
-.venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $REWARDS $EXTRA > "$OUT/warmup.log" 2>&1 || {
+OMP_NUM_THREADS=$WARM_THREADS .venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $REWARDS $EXTRA > "$OUT/warmup.log" 2>&1 || {
   echo "the warm-up failed; the end of its log:" >&2; tail -n 30 "$OUT/warmup.log" >&2; exit 1; }
 init="$OUT/warmup/checkpoints/iter-000000"
 # 2. Android Coach from the warm-up, one run per seed, in parallel
