@@ -60,10 +60,17 @@ def test_scroll_long_list_reveals_items_and_clips_partial_rows(phone):
     for _ in range(3):
         phone.swipe(540, 1900, 540, 700, 300)
     assert visible(phone, "About phone") and not visible(phone, "Network & internet")
-    lst = next(e for e in phone.frame.entries if e.view.scroll_key == "main:list")
-    for e in phone.frame.entries:
-        if e.depth > lst.depth and e.window == "app":
-            assert lst.bounds[1] <= e.bounds[1] and e.bounds[3] <= lst.bounds[3]
+    entries = phone.frame.entries
+    at = next(i for i, e in enumerate(entries) if e.view.scroll_key == "main:list")
+    lst = entries[at]
+    inside = []
+    for e in entries[at + 1:]:  # the list's descendants follow it in the dump, deeper than it
+        if e.depth <= lst.depth:
+            break
+        inside.append(e)
+    assert inside
+    for e in inside:
+        assert lst.bounds[1] <= e.bounds[1] and e.bounds[3] <= lst.bounds[3]
     for _ in range(5):
         phone.swipe(540, 700, 540, 1900, 300)
     assert visible(phone, "Network & internet")
@@ -84,6 +91,7 @@ def test_switch_toggles_setting_and_status_bar_icon(phone):
 
 def test_seekbar_tap_sets_brightness_by_x(phone):
     phone.launch(SETTINGS)
+    phone.swipe(540, 1900, 540, 1300, 300)  # Display sits just below the first screen, as on the emulator
     phone.tap(*center(phone, "Display"))
     bar = next(e for e in phone.frame.entries if e.view.cls == "android.widget.SeekBar")
     x1, y1, x2, y2 = bar.bounds
@@ -159,6 +167,7 @@ def test_enter_submits_or_hides_keyboard(phone):
 
 def test_recents_overview_switches_apps(phone):
     phone.launch(SETTINGS)
+    phone.swipe(540, 1900, 540, 1300, 300)  # Display sits just below the first screen, as on the emulator
     phone.tap(*center(phone, "Display"))
     phone.home()
     phone.keyevent("KEYCODE_APP_SWITCH")  # gesture navigation: no Overview button

@@ -21,6 +21,7 @@ from typing import Any
 from android_gym.sim.app import App, register_app
 from android_gym.sim.shell import GETPROP
 from android_gym.sim.view import (
+    HORIZONTAL,
     Column,
     Dialog,
     EditText,
@@ -37,20 +38,21 @@ from android_gym.sim.view import (
 
 SETTINGS_PKG = "com.android.settings"
 
-# (title, summary, page) of the main list, in Android 13 order.
+# (title, summary, page) of the main list, in Android 13 order, as AndroidWorld's emulator (API 33) shows it.
 MAIN_ITEMS: tuple[tuple[str, str, str], ...] = (
     ("Network & internet", "Mobile, Wi\u2011Fi, hotspot", "network"),
     ("Connected devices", "Bluetooth, pairing", "connected"),
     ("Apps", "Assistant, recent apps, default apps", "apps"),
     ("Notifications", "Notification history, conversations", "notifications"),
     ("Battery", "100%", "battery"),
-    ("Storage", "38% used - 39.73 GB free", "storage"),
+    ("Storage", "47% used - 4.24 GB free", "storage"),
     ("Sound & vibration", "Volume, haptics, Do Not Disturb", "sound"),
     ("Display", "Dark theme, font size, brightness", "display"),
     ("Wallpaper & style", "Colors, themed icons, app grid", "stub"),
     ("Accessibility", "Display, interaction, audio", "stub"),
-    ("Security & privacy", "App security, device lock, permissions", "stub"),
-    ("Location", "On - 3 apps have access to location", "stub"),
+    ("Security", "Screen lock, Find My Device, app security", "stub"),
+    ("Privacy", "Permissions, account activity, personal data", "stub"),
+    ("Location", "On - 7 apps have access to location", "stub"),
     ("Safety & emergency", "Emergency SOS, medical info, alerts", "stub"),
     ("Passwords & accounts", "Saved passwords, autofill, synced accounts", "stub"),
     ("Digital Wellbeing & parental controls", "Screen time, app timers, bedtime schedules", "stub"),
@@ -167,18 +169,44 @@ class SettingsApp(App):
 
     # --- pages --------------------------------------------------------------------------------------
     def build_main(self) -> View:
-        items: list[View] = [
-            View(cls="android.widget.TextView", text="Search settings", resource_id="search_action_bar_title",
-                 clickable=True, focusable=True, height=56, background="#e9eef6", padding=(24.0, 16.0),
-                 on_click=lambda: self.push("search")),
-        ]
-        for title, summary, page in MAIN_ITEMS:
-            items.append(ListItem(title, summary, lambda p=page, t=title: self.push(p, title=t), icon=title[:1]))
-        return Column(
-            Text("Settings", resource_id="homepage_title", size=36, padding=(24, 24)),
-            ScrollList(items, "main:list", resource_id="main_content_scrollable_container"),
-            cls="android.widget.LinearLayout", resource_id="settings_homepage_container", weight=1,
-        )
+        """The homepage as the emulator's Settings lists it: the scrolling homepage, the account picture, the
+        title, the main list, the search bar's text, then each row's title and summary (the rows' icons and
+        the search card are no accessibility nodes of their own)."""
+        items = [self._main_row(title, summary, lambda p=page, t=title: self.push(p, title=t))
+                 for title, summary, page in MAIN_ITEMS]
+        avatar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(16, 0),
+                      layout_only=True, children=[
+                          View(cls="android.view.View", weight=1, height=1, layout_only=True),
+                          View(cls="android.widget.ImageView", resource_id="account_avatar", width=48, height=48,
+                               content_desc="Profile picture, double tap to open Google Account", clickable=True,
+                               icon="G", on_click=lambda: self.toast("No Google Account on this device"))])
+        search = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(24.0, 4.0),
+                      clickable=True, background="#e9eef6", on_click=lambda: self.push("search"), children=[
+                          View(cls="android.widget.ImageView", width=24, height=24, icon="Q", layout_only=True),
+                          View(cls="android.widget.TextView", text="Search settings",
+                               resource_id="search_action_bar_title", weight=1, height=48, padding=(16.0, 12.0))])
+        main_list = ScrollList(items, "main:list", resource_id="main_content_scrollable_container",
+                               cls="android.widget.ScrollView")
+        if self.scroll.get("main:list", 0) > 0:  # scrolled: the header has collapsed, the search bar stays
+            return Column(View(height=14, layout_only=True), search, View(height=14, layout_only=True), main_list,
+                          cls="android.widget.FrameLayout", weight=1)
+        return View(cls="android.widget.ScrollView", resource_id="settings_homepage_container", scrollable=True,
+                    weight=1, children=[
+                        View(height=56, layout_only=True), avatar,
+                        Text("Settings", resource_id="homepage_title", size=36, height=48, padding=(24, 0)),
+                        View(height=22, layout_only=True), search, View(height=14, layout_only=True), main_list,
+                    ])
+
+    @staticmethod
+    def _main_row(title: str, summary: str, on_click: Any) -> View:
+        """A homepage row (88dp): its icon (not listed), the title and the summary."""
+        return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 0.0), clickable=True,
+                    focusable=True, on_click=on_click, min_height=88, children=[
+                        View(cls="android.widget.ImageView", width=40, height=40, icon=title[:1], layout_only=True),
+                        Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 2)),
+                               Text(summary, resource_id="android:id/summary", size=14, color="#444746",
+                                    max_lines=3, padding=(16, 2)),
+                               cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))])
 
     def build_network(self, title: str = "Network & internet") -> View:
         wifi = self._get("global", "wifi_on") == "1"
