@@ -26,12 +26,10 @@ from android_gym.sim.view import (
     Column,
     Dialog,
     EditText,
-    ImageButton,
     ListItem,
     RadioButton,
     ScrollList,
     Text,
-    Toolbar,
     View,
 )
 from android_gym.sim.widgets import MultiSelect
@@ -60,6 +58,12 @@ DEFAULT_NOTES: tuple[tuple[str, int, str], ...] = (
     ("Work/okr_q4.md", 12 * 1440 + 33, "# Q4 OKRs\n- Reduce crash rate below 0.5%\n"),
 )
 DEFAULT_FOLDERS = ("Journal", "Work", "Recipes")
+TEXT_ACTIONS = ("Check list", "Unordered list", "Bold", "Italic", "Delete lines", "Open link", "Attach",
+                "Special Key", "Date and time")
+"""The editor's text actions bar (a Markdown note's)."""
+SHARE_FORMATS = ("Plain Text", "Print / PDF", "File", "HTML", "HTML (as plain text)", "Image", "Screenshot",
+                 "Calendar")
+"""The editor's More options > Share submenu."""
 ROWS_ON_SCREEN = 11
 """File rows that fit in the Files tab without scrolling."""
 
@@ -325,18 +329,56 @@ class MarkorApp(MultiSelect, App):
         self.pop()
 
     def build_editor(self, path: str) -> View:
+        """The note editor as the emulator's Markor lists it: the note's name, Undo, Redo, View mode, Save,
+        Search, More options, the text actions bar, the text, then the bar's buttons."""
         ed = self.editor
         text = ed.get("text", "")
         field = EditText(text, self._set_text, hint="", resource_id="document__fragment__edit__highlighting_editor",
                          key="markor_editor", multiline=True, min_height=400, background="#ffffff")
-        return Column(
-            Toolbar(posixpath.basename(path), on_back=self.close_editor, actions=[
-                ImageButton("Save", self.save, resource_id="action_save", icon="S"),
-            ], resource_id="toolbar"),
-            ScrollList([field], "editor:doc", resource_id="document__fragment__edit__content_editor__scrolling_parent",
-                       cls="android.widget.ScrollView"),
-            cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment", weight=1,
-        )
+        name = posixpath.basename(path)
+        stem = next((name[:-len(ext)] for ext in TEXT_EXTENSIONS if name.lower().endswith(ext) and len(name) > len(ext)),
+                    name)
+        bar = [self._action(desc, rid, cb) for desc, rid, cb in (
+            ("Undo", "action_undo", lambda: self.toast("Nothing to undo")),
+            ("Redo", "action_redo", lambda: self.toast("Nothing to redo")),
+            ("View mode", "action_preview", lambda: self.toast("View mode is not available")),
+            ("Save", "action_save", self.save),
+            ("Search", "action_search", lambda: self.toast("Search is not available")))]
+        bar.append(self._action("More options", "", lambda: self.show_dialog("editor_menu"),
+                                cls="android.widget.ImageView"))
+        app_bar = View(cls="android.widget.LinearLayout", height=64, background="#f8fafd", children=[
+            View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(4.0, 8.0), children=[
+                Text(stem, resource_id="note__activity__text_note_title", size=20, weight=1, max_lines=1,
+                     padding=(16, 14)), *bar])])
+        actions = View(cls="android.widget.HorizontalScrollView", scrollable=True, height=48,
+                       resource_id="document__fragment__edit__text_actions_bar__scrolling_parent", children=[
+                           View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, children=[
+                               View(cls="android.widget.ImageView", content_desc=desc, clickable=True, width=48,
+                                    height=40, icon=desc[:1], on_click=lambda d=desc: self.toast(d))
+                               for desc in TEXT_ACTIONS])])
+        actions.dump_rank = -1  # listed before the text, though drawn under it
+        page = View(cls="android.widget.FrameLayout", weight=1, children=[
+            View(cls="android.widget.LinearLayout", weight=1, children=[
+                ScrollList([field], "editor:doc",
+                           resource_id="document__fragment__edit__content_editor__scrolling_parent",
+                           cls="android.widget.ScrollView", layout_only=True),
+                actions])])
+        return Column(app_bar, page, cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment",
+                      weight=1, layout_only=True)
+
+    def dialog_editor_menu(self) -> View:
+        """The editor's More options: File settings, Share (a submenu of formats), Tools, Info, Reload."""
+        entries = (("File settings", self.close_dialog), ("Share", lambda: self.show_dialog("share_menu")),
+                   ("Tools", self.close_dialog), ("Info", self.close_dialog), ("Reload", self.close_dialog))
+        items = [ListItem(label, "", cb, title_id="title", min_height=48) for label, cb in entries]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def dialog_share_menu(self) -> View:
+        """Share's submenu: the formats Markor shares a note in (the sim shares none of them)."""
+        items = [Text("Share", resource_id="title", size=14, color="#5f6368", padding=(16, 12))]
+        items += [ListItem(label, "", lambda: self._menu_then(lambda: self.toast("Sharing is not available")),
+                           title_id="title", min_height=48) for label in SHARE_FORMATS]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
 
     # --- dialogs -----------------------------------------------------------------------------------
     def _open_new_file(self) -> None:
@@ -352,22 +394,46 @@ class MarkorApp(MultiSelect, App):
         self.new_ext = value
 
     def dialog_new_file(self) -> View:
-        types = [RadioButton(self.new_ext == ext, (lambda e=ext: self._set_new_ext(e)), text=label,
-                             resource_id="new_file_dialog__type", height=40) for label, ext in FILE_TYPES]
+        """The New file dialog as the emulator's Markor lists it: "Name" with the name ("my_note" as its hint) and
+        extension fields, the Type and Template drop-downs, two notes, FOLDER / CANCEL / OK, then the drop-downs'
+        values (Markdown, Empty file)."""
+        label = next((name for name, ext in FILE_TYPES if ext == self.new_ext), "Markdown")
+
+        def dropdown(rid: str, value: str, on_click: Any) -> View:
+            return View(cls="android.widget.Spinner", resource_id=rid, clickable=True, focusable=True, weight=1,
+                        height=48, on_click=on_click, scrollable=True, children=[
+                            Text(value, resource_id="android:id/text1", max_lines=1, padding=(8, 12))])
+
         body = Column(
-            EditText(self.new_name, self._set_new_name, hint="Name", resource_id="new_file_dialog__name",
-                     key="new_file_name"),
-            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(0.0, 0.0), children=[
-                Text("Extension", size=14, color="#5f6368", padding=(16, 16), width=120),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
+                Text("Name", size=14, color="#5f6368", padding=(0, 16), width=72),
+                EditText(self.new_name, self._set_new_name, hint="my_note", resource_id="new_file_dialog__name",
+                         key="new_file_name", weight=1),
                 EditText(self.new_ext, self._set_new_ext, hint="Extension", resource_id="new_file_dialog__ext",
-                         key="new_file_ext", weight=1),
-            ]),
-            Column(*types, resource_id="new_file_dialog__type_group", padding=(16, 0)),
-            padding=(16, 0),
+                         key="new_file_ext", width=96)]),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
+                Text("Type", size=14, color="#5f6368", padding=(0, 16), width=72),
+                dropdown("new_file_dialog__type", label, lambda: self.show_dialog("file_type"))]),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
+                Text("Template", size=14, color="#5f6368", padding=(0, 16), width=72),
+                dropdown("new_file_dialog__template", "Empty file", lambda: self.toast("No other templates"))]),
+            Text("- Folder is created without file extension", size=13, color="#5f6368", padding=(0, 4)),
+            Text("- Files and folders are not overwritten", size=13, color="#5f6368", padding=(0, 4)),
+            padding=(24, 0),
         )
-        return Dialog("New file", body, [("Folder", self.create_folder), ("Cancel", self.close_dialog),
-                                         ("OK", self.create_file)],
+        return Dialog("", body, [("FOLDER", self.create_folder), ("CANCEL", self.close_dialog),
+                                 ("OK", self.create_file)],
                       button_ids=["android:id/button3", "android:id/button2", "android:id/button1"])
+
+    def dialog_file_type(self) -> View:
+        """The Type drop-down's list: picking a type sets the extension and goes back to New file."""
+        items = [ListItem(name, "", (lambda e=ext: self._pick_type(e)), title_id="android:id/text1", min_height=48)
+                 for name, ext in FILE_TYPES]
+        return Dialog("", Column(*items))
+
+    def _pick_type(self, ext: str) -> None:
+        self.new_ext = ext
+        self.show_dialog("new_file")
 
     def _checked_name(self, name: str) -> str | None:
         name = name.strip()

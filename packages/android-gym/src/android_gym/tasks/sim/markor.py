@@ -337,7 +337,7 @@ class MarkorCreateFolder(_MarkorTask):
         ui = yield OpenApp("Markor")
         ui = yield from tap_text(ui, "Create a new file or folder", scroll=False)
         ui = yield from type_into(ui, self.params["folder_name"], resource_id="new_file_dialog__name")
-        yield from tap_text(ui, "Folder", scroll=False)
+        yield from tap_text(ui, "FOLDER", scroll=False)
         yield Finished()
 
 
