@@ -32,7 +32,6 @@ from android_gym.sim.view import (
     SeekBar,
     Switch,
     Text,
-    Toolbar,
     View,
 )
 
@@ -153,11 +152,33 @@ class SettingsApp(App):
 
     # --- shared pieces -----------------------------------------------------------------------------
     def _page(self, title: str, items: list[View], list_key: str) -> View:
-        return Column(
-            Toolbar(title, on_back=self.pop, resource_id="action_bar", title_id="collapsing_toolbar"),
-            ScrollList(items, list_key, resource_id="recycler_view"),
-            cls="android.widget.LinearLayout", resource_id="content_parent", weight=1,
-        )
+        """A settings page as Android 13's Settings lists it: the scrolling page, the collapsing toolbar known by
+        the page's title, the list, "Navigate up", then the rows (the title's own text is not listed)."""
+        toolbar = View(cls="android.widget.FrameLayout", resource_id="collapsing_toolbar", content_desc=title,
+                       height=179, background="#f8fafd", children=[
+                           View(cls="android.view.ViewGroup", resource_id="action_bar", orientation=HORIZONTAL,
+                                height=179, padding=(4.0, 8.0), children=[
+                                    ImageButton("Navigate up", self.pop, icon="<"),
+                                    Text(title, size=28, weight=1, max_lines=1, padding=(16, 20),
+                                         layout_only=True)])])
+        return View(cls="android.widget.ScrollView", resource_id="content_parent", scrollable=True, weight=1,
+                    children=[toolbar, ScrollList(items, list_key, resource_id="recycler_view")])
+
+    @staticmethod
+    def _category(title: str) -> View:
+        """A preference category's header (its title is listed like a row's)."""
+        return View(cls="android.widget.LinearLayout", padding=(24.0, 0.0), min_height=43, children=[
+            View(cls="android.widget.RelativeLayout", padding=(0.0, 12.0), children=[
+                Text(title, resource_id="android:id/title", size=14, color="#0b57d0", padding=(0, 0))])])
+
+    def _pref_switch(self, title: str, summary: str, on: bool, toggle: Any) -> View:
+        """A row with a switch at its end known by the row's title, as Android 13's Settings lists it."""
+        switch = View(cls="android.widget.Switch", content_desc=title, resource_id="switchWidget", checkable=True,
+                      checked=on, clickable=True, focusable=True, on_click=toggle, width=72, height=48,
+                      icon="1" if on else "0")
+        return ListItem(title, summary, toggle, min_height=78, trailing=View(cls="android.widget.LinearLayout",
+                                                              resource_id="android:id/widget_frame",
+                                                              children=[switch]))
 
     def _switch_row(self, title: str, on: bool, toggle: Any, summary: str = "", rid: str = "",
                     primary: bool = False) -> View:
@@ -342,27 +363,30 @@ class SettingsApp(App):
         self._close_edit()
 
     def build_display(self, title: str = "Display") -> View:
+        """Display as AndroidWorld's emulator (API 33) lists it: "Brightness level" (its percentage; a tap opens
+        System UI's brightness dialog), Lock display, Appearance (Dark theme), Color, Other display controls."""
         level = int(self._get("system", "screen_brightness", "102"))
         dark = self._get("secure", "ui_night_mode", "1") == "2"
+        rotate = self._get("system", "accelerometer_rotation") == "1"
         items: list[View] = [
-            Text("Brightness", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
-            ListItem("Brightness level", f"{round(level * 100 / 255)}%", None),
-            SeekBar(level, 255, self._set_brightness, resource_id="seekbar", content_desc="Brightness level"),
-            self._switch_row("Adaptive brightness", self._get("system", "screen_brightness_mode") == "1",
-                             lambda: self._toggle("system", "screen_brightness_mode")),
-            Text("Appearance", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
-            self._switch_row("Dark theme", dark, self._toggle_dark, "Use dark theme", primary=True),
-            ListItem("Font size", "Default", None),
-            ListItem("Display size", "Default", None),
-            ListItem("Screen timeout", "After 1 minute of inactivity", None),
-            self._switch_row("Auto-rotate screen", self._get("system", "accelerometer_rotation") == "1",
-                             lambda: self._toggle("system", "accelerometer_rotation")),
+            self._category("Brightness"),
+            ListItem("Brightness level", f"{round(level * 100 / 255)}%", self.phone.show_brightness_dialog,
+                     min_height=78),
+            self._category("Lock display"),
+            ListItem("Lock screen", "Show all notification content", None, min_height=78),
+            ListItem("Screen timeout", "After 1 minute of inactivity", None, min_height=78),
+            self._category("Appearance"),
+            self._pref_switch("Dark theme", "Will turn off automatically at sunrise" if dark
+                              else "Will never turn on automatically", dark, self._toggle_dark),
+            ListItem("Screen saver", "On / Clock", None, min_height=78),
+            ListItem("Display size and text", "", None, min_height=67),
+            self._category("Color"),
+            ListItem("Colors", "", None, min_height=67),
+            self._category("Other display controls"),
+            self._pref_switch("Auto-rotate screen", "", rotate,
+                              lambda: self._toggle("system", "accelerometer_rotation")),
         ]
         return self._page("Display", items, "display:list")
-
-    def _set_brightness(self, fraction: float) -> None:
-        # The slider bottom writes 1, not 0 (as on a Pixel; AndroidWorld checks 1 for "min").
-        self.phone.settings_put("system", "screen_brightness", str(max(1, round(fraction * 255))))
 
     def _toggle_dark(self) -> None:
         dark = self._get("secure", "ui_night_mode", "1") == "2"

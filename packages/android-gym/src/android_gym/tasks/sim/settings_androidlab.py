@@ -177,6 +177,9 @@ class _LabSlider(_LabSettings):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from open_settings_page(ui, self.page)
         desc = self.slider_desc
+        if desc == "Brightness level":  # the row opens System UI's brightness dialog, whose slider it is
+            ui = yield from tap_text(ui, desc)
+            desc = ""
 
         def is_slider(e: Any) -> bool:
             return e.class_name == "android.widget.SeekBar" and (not desc or e.content_desc == desc)
