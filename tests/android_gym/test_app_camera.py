@@ -94,6 +94,25 @@ def test_dial_pad_places_a_call_that_recents_lists_with_the_contacts_name():
     assert name in texts(phone)  # the dial pad names the contact behind the number
 
 
+def test_phone_opens_on_contacts_and_creates_a_contact_there_as_the_emulator_does():
+    """As AndroidWorld's emulator shows it: Phone opens on the Contacts tab; with no contacts it offers "Create
+    new contact", which opens Google Contacts' editor; saving comes back to the tab, now listing the contact."""
+    phone = SimPhone()
+    phone.app("com.google.android.contacts").clear_data()
+    phone.launch(DIALER)
+    assert "Your contacts are just a tap away here" in texts(phone)
+    assert {"Favorites", "Recents", "Contacts", "Voicemail", "Start voice search"} <= set(descs(phone))
+    tap_on(phone, text="Create new contact")
+    assert phone.foreground == "com.google.android.contacts" and "First name" in texts(phone)
+    contacts = phone.apps["com.google.android.contacts"]
+    contacts.form.update(first="Ada", last="Byron")
+    contacts.form["phones"][0]["number"] = "+15550100"
+    tap_on(phone, text="Save")
+    assert phone.foreground == DIALER
+    assert "Ada Byron" in texts(phone) and "Quick contact for Ada Byron" in descs(phone)
+    assert "Your contacts are just a tap away here" not in texts(phone)
+
+
 # --- tasks -----------------------------------------------------------------------------------------------
 
 

@@ -10,9 +10,9 @@ from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import TASK_REGISTRY
 from android_gym.tasks.sim import crossapp as cross_tasks
 from android_gym.tasks.sim import markor as markor_tasks
-from android_gym.tasks.sim.markor import MARKOR_DIR, list_dir, normalize_note, read_note
+from android_gym.tasks.sim.markor import MARKOR_DIR, list_dir, normalize_note, read_note, row_name
 
-from .sim_ui import tap_on, texts, ui_of
+from .sim_ui import descs, tap_on, texts, ui_of
 from .task_checks import (
     check_android_world_tasks,
     check_expert_solves,
@@ -26,7 +26,14 @@ NAMES = sorted(n for n, c in TASK_REGISTRY.items() if c.__module__ == markor_tas
 
 
 def listed(phone: SimPhone) -> list[str]:
-    return [e.text for e in ui_of(phone).elements if e.resource_id.endswith(":id/ui__filesystem_item__title")]
+    """The names of the file browser's rows (their content descriptions name them), ".." first."""
+    return [name for name in map(row_name, ui_of(phone).elements) if name is not None]
+
+
+def tap_row(phone: SimPhone, name: str, long: bool = False) -> None:
+    """Tap (or long-press) the file browser row of ``name``."""
+    row = next(e for e in reversed(ui_of(phone).elements) if row_name(e) == name)  # the topmost: a dialog
+    (phone.long_press if long else phone.tap)(*row.center)
 
 
 def notebook(device) -> dict[str, str | None]:
@@ -49,32 +56,35 @@ def notebook(device) -> dict[str, str | None]:
 def test_browser_lists_folders_first_with_times_and_navigates():
     phone = SimPhone()
     phone.launch(PKG)
-    assert listed(phone)[:7] == ["Journal", "Recipes", "Work", "grocery_list.md", "ideas.txt", "meeting_notes.md",
-                                 "packing_list.txt"]
+    assert listed(phone)[:8] == ["..", "Journal", "Recipes", "Work", "grocery_list.md", "ideas.txt",
+                                 "meeting_notes.md", "packing_list.txt"]
     phone.swipe(540, 2000, 540, 800, 300)
     assert listed(phone)[-1] == "workout_plan.txt"  # the notebook is longer than the screen
     phone.swipe(540, 800, 540, 2000, 300)
-    assert "/storage/emulated/0/Documents/Markor" in texts(phone)
-    assert "Oct 14, 2023 10:34 AM \u00b7 55 B" in texts(phone) and "2 items" in texts(phone)
-    tap_on(phone, text="Journal")
-    assert listed(phone) == ["..", "2023-10-13.md", "2023-10-14.md"]
+    assert "Markor" in texts(phone)  # the app bar names the folder
+    # as on the emulator: one node per row, its content description naming the kind, the name and the date
+    assert "File grocery_list.md 10/13/2023, 1:59 PM" in descs(phone) and "Folder Journal " in descs(phone)
+    assert {"Go to", "Sort by", "Search", "More options", "Files", "To-Do", "QuickNote", "More"} <= set(descs(phone))
+    tap_row(phone, "Journal")
+    assert listed(phone) == ["..", "2023-10-13.md", "2023-10-14.md"] and "> Journal" in texts(phone)
     phone.back()  # Back goes up a folder before leaving the app
     assert "Journal" in listed(phone) and phone.foreground == PKG
-    tap_on(phone, text="Work")
-    tap_on(phone, text="Navigate up")
+    tap_row(phone, "Work")
+    tap_row(phone, "..")
+    assert "Journal" in listed(phone)
     tap_on(phone, text="Sort by")
     tap_on(phone, text="Date modified")
-    assert listed(phone)[3:7] == ["meeting_notes.md", "grocery_list.md", "packing_list.txt", "recipes_to_try.md"]
+    assert listed(phone)[4:8] == ["meeting_notes.md", "grocery_list.md", "packing_list.txt", "recipes_to_try.md"]
 
 
 def test_new_note_gets_the_extension_and_the_editor_saves():
     phone = SimPhone()
     phone.launch(PKG)
     tap_on(phone, text="Create a new file or folder")
-    assert phone.keyboard_shown and "New file" in texts(phone)
+    assert phone.keyboard_shown and {"Name", "my_note", ".md", "Type", "Template"} <= set(texts(phone))
     phone.type_text("shopping")
     tap_on(phone, text="OK")
-    assert "shopping.md" in texts(phone)  # the editor's title
+    assert "shopping" in texts(phone)  # the editor's title: the name without its extension
     phone.type_text("eggs")
     tap_on(phone, text="Save")
     assert phone.shell(f"cat {MARKOR_DIR}/shopping.md") == "eggs"
@@ -98,53 +108,58 @@ def test_create_folder_and_reject_empty_or_taken_names():
     phone = SimPhone()
     phone.launch(PKG)
     tap_on(phone, text="Create a new file or folder")
-    tap_on(phone, text="Folder")
+    tap_on(phone, text="FOLDER")
     assert "Please enter a name" in texts(phone)
     phone.type_text("Travel")
-    tap_on(phone, text="Folder")
+    tap_on(phone, text="FOLDER")
     assert list_dir(phone)["Travel"] is True
-    assert listed(phone)[:4] == ["Journal", "Recipes", "Travel", "Work"]
+    assert listed(phone)[:5] == ["..", "Journal", "Recipes", "Travel", "Work"]
     tap_on(phone, text="Create a new file or folder")
     phone.type_text("Travel")
-    tap_on(phone, text="Folder")
+    tap_on(phone, text="FOLDER")
     assert "Folder already exists" in texts(phone)
 
 
-def test_delete_confirm_cancel_and_select_all():
+def test_delete_confirm_cancel_and_select_several():
     phone = SimPhone()
     phone.launch(PKG)
-    tap_on(phone, text="ideas.txt", long=True)
-    assert "1 selected" in texts(phone)
+    tap_row(phone, "ideas.txt", long=True)
+    assert "Selected ideas.txt " in descs(phone)
+    assert {"Favourite", "Rename", "Details", "Delete", "More options"} <= set(descs(phone))
     tap_on(phone, text="Delete")
     tap_on(phone, text="Cancel")
     assert "ideas.txt" in list_dir(phone)
     tap_on(phone, text="Delete")
     tap_on(phone, text="OK")
     assert "ideas.txt" not in list_dir(phone) and "ideas.txt" not in listed(phone)
-    tap_on(phone, text="Work", long=True)
-    tap_on(phone, text="Select all")
-    assert "11 selected" in texts(phone)
+    tap_row(phone, "Work", long=True)
+    tap_row(phone, "Journal")  # in selection mode a tap adds a row
+    assert "Rename" not in descs(phone)  # renaming takes one row
     tap_on(phone, text="Delete")
     tap_on(phone, text="OK")
-    assert list_dir(phone) == {} and "This folder is empty" in texts(phone)
+    assert "Work" not in list_dir(phone) and "Journal" not in list_dir(phone) and "Recipes" in list_dir(phone)
 
 
 def test_move_and_rename_selected_notes():
     phone = SimPhone()
     phone.launch(PKG)
-    tap_on(phone, text="ideas.txt", long=True)
-    tap_on(phone, text="reading_list.md")
+    tap_row(phone, "ideas.txt", long=True)
+    tap_row(phone, "reading_list.md")
+    tap_on(phone, text="More options")
+    assert texts(phone)[:5] == ["Clipboard", "Move", "Copy", "Create shortcut", "Share"]
     tap_on(phone, text="Move")
-    assert "Move to" in texts(phone)
-    tap_on(phone, text="Work")
-    tap_on(phone, text="Move here")
+    assert "Move \u2192 Markor" in texts(phone)  # the picker opens in the selection's folder
+    tap_row(phone, "Work")
+    assert "Move \u2192 Work" in texts(phone)
+    tap_on(phone, text="SELECT THIS FOLDER")
     assert set(list_dir(phone, f"{MARKOR_DIR}/Work")) == {"okr_q4.md", "ideas.txt", "reading_list.md"}
     assert read_note(phone, f"{MARKOR_DIR}/Work/ideas.txt").startswith("App idea")
-    tap_on(phone, text="grocery_list.md", long=True)
+    tap_row(phone, "grocery_list.md", long=True)
+    tap_on(phone, text="More options")
     tap_on(phone, text="Move")
-    tap_on(phone, text="Move here")  # already in this folder
+    tap_on(phone, text="SELECT THIS FOLDER")  # already in this folder
     assert "The items are already in this folder" in texts(phone)
-    tap_on(phone, text="Cancel")
+    tap_on(phone, text="CANCEL")
     tap_on(phone, text="Rename")
     phone.long_press(*next(e.center for e in ui_of(phone).elements if e.resource_id.endswith(":id/new_name")))
     phone.type_text("groceries.md")
@@ -155,7 +170,7 @@ def test_move_and_rename_selected_notes():
 def test_editor_select_all_replace_and_paste():
     phone = SimPhone()
     phone.launch(PKG)
-    tap_on(phone, text="ideas.txt")
+    tap_row(phone, "ideas.txt")
     assert phone.current_activity() == f"{PKG}/.activity.DocumentActivity"
     tap_on(phone, rid="document__fragment__edit__highlighting_editor", long=True)
     phone.type_text("Replaced")
@@ -170,10 +185,10 @@ def test_files_written_through_the_shell_show_up():
     phone = SimPhone()
     phone.shell(f"rm -rf {MARKOR_DIR}")
     phone.launch(PKG)
-    assert "This folder is empty" in texts(phone)
+    assert listed(phone) == [".."]
     phone.shell(f"mkdir -p {MARKOR_DIR}/Inbox && echo 'first line' > {MARKOR_DIR}/Inbox/from_shell.md")
-    tap_on(phone, text="Inbox")
-    tap_on(phone, text="from_shell.md")
+    tap_row(phone, "Inbox")
+    tap_row(phone, "from_shell.md")
     assert "first line\n" in texts(phone)
 
 
@@ -208,7 +223,7 @@ def test_newest_note_is_the_last_written_and_shows_so():
     device.shell(f"monkey -p {PKG} -c android.intent.category.LAUNCHER 1")
     tap_on(device.phone, text="Sort by")
     tap_on(device.phone, text="Date modified")
-    assert listed(device.phone)[0] == task.newest()
+    assert listed(device.phone)[:2] == ["..", task.newest()]
     device.shell(f"rm {MARKOR_DIR}/{list(task.start_notes())[0]}")  # deleting another note fails the task
     assert task.is_successful(device) == 0.0
 

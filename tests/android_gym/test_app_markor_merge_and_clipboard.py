@@ -20,8 +20,8 @@ NAMES = ["MarkorMergeNotes", "SystemCopyToClipboard"]
 def test_launcher_search_text_long_pressed_and_copied_lands_on_the_clipboard():
     phone = SimPhone()
     tap_on(phone, text="Search")
-    type_in(phone, "search_box_input", "Acme Corp, Suite 200")
-    tap_on(phone, rid="search_box_input", long=True)
+    type_in(phone, "input", "Acme Corp, Suite 200")  # the search panel's field
+    tap_on(phone, rid="input", long=True)
     assert "Copy" in texts(phone)
     tap_on(phone, text="Copy")
     assert read_clipboard(SimDevice(phone)) == "Acme Corp, Suite 200"

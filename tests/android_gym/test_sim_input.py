@@ -60,13 +60,39 @@ def test_scroll_long_list_reveals_items_and_clips_partial_rows(phone):
     for _ in range(3):
         phone.swipe(540, 1900, 540, 700, 300)
     assert visible(phone, "About phone") and not visible(phone, "Network & internet")
-    lst = next(e for e in phone.frame.entries if e.view.scroll_key == "main:list")
-    for e in phone.frame.entries:
-        if e.depth > lst.depth and e.window == "app":
-            assert lst.bounds[1] <= e.bounds[1] and e.bounds[3] <= lst.bounds[3]
+    entries = phone.frame.entries
+    at = next(i for i, e in enumerate(entries) if e.view.scroll_key == "main:list")
+    lst = entries[at]
+    inside = []
+    for e in entries[at + 1:]:  # the list's descendants follow it in the dump, deeper than it
+        if e.depth <= lst.depth:
+            break
+        inside.append(e)
+    assert inside
+    for e in inside:
+        assert lst.bounds[1] <= e.bounds[1] and e.bounds[3] <= lst.bounds[3]
     for _ in range(5):
         phone.swipe(540, 700, 540, 1900, 300)
     assert visible(phone, "Network & internet")
+
+
+def test_dock_search_bar_opens_the_search_panel_and_up_from_the_gesture_bar_goes_home(phone):
+    """As on AndroidWorld's emulator: the dock's search bar opens the launcher's search panel (suggested apps, then
+    the offline web suggestions, "Search null"); typing narrows the apps; a swipe up from the gesture bar is the
+    system's home gesture, not the app drawer."""
+    phone.tap(*center(phone, "Search"))
+    assert visible(phone, "Search apps, web and more") and not phone.keyboard_shown
+    assert [e.text for e in phone.frame.entries if e.text in ("Gmail", "YouTube", "Photos", "Clock")] == [
+        "Gmail", "YouTube", "Photos", "Clock"]
+    phone.tap(*center(phone, "Search apps, web and more"))
+    phone.type_text("sett")
+    assert visible(phone, "Clear search box") and visible(phone, "sett0") and not visible(phone, "Gmail")
+    phone.tap(*center(phone, "Settings"))
+    assert phone.foreground == SETTINGS
+    phone.swipe(540, phone.height - 1, 540, 0, 500)
+    assert phone.foreground == LAUNCHER_PACKAGE and phone.app(LAUNCHER_PACKAGE).page == "home"
+    phone.swipe(540, phone.height - 1, 540, 0, 500)  # on the home screen it stays there
+    assert phone.app(LAUNCHER_PACKAGE).page == "home" and not visible(phone, "Search your phone and more")
 
 
 def test_switch_toggles_setting_and_status_bar_icon(phone):
@@ -84,8 +110,11 @@ def test_switch_toggles_setting_and_status_bar_icon(phone):
 
 def test_seekbar_tap_sets_brightness_by_x(phone):
     phone.launch(SETTINGS)
+    phone.swipe(540, 1900, 540, 1300, 300)  # Display sits just below the first screen, as on the emulator
     phone.tap(*center(phone, "Display"))
+    phone.tap(*center(phone, "Brightness level"))  # System UI's brightness dialog, as on the emulator
     bar = next(e for e in phone.frame.entries if e.view.cls == "android.widget.SeekBar")
+    assert bar.package == "com.android.systemui" and bar.text == "Display brightness" and not bar.view.clickable
     x1, y1, x2, y2 = bar.bounds
     phone.tap(x2 - 2, (y1 + y2) // 2)
     assert phone.settings_get("system", "screen_brightness") == "255"
@@ -93,6 +122,8 @@ def test_seekbar_tap_sets_brightness_by_x(phone):
     assert phone.settings_get("system", "screen_brightness") == "1"
     phone.swipe(x1 + 1, (y1 + y2) // 2, (x1 + x2) // 2, (y1 + y2) // 2, 500)  # drag the thumb to the middle
     assert 120 <= int(phone.settings_get("system", "screen_brightness")) <= 135
+    phone.tap(540, 1800)  # beside the slider: the dialog closes, the row shows the new level
+    assert phone.shade == 0 and visible(phone, "50%") and phone.foreground == SETTINGS
 
 
 def test_keyboard_appears_resizes_content_types_deletes_and_back_hides_it(phone):
@@ -159,6 +190,7 @@ def test_enter_submits_or_hides_keyboard(phone):
 
 def test_recents_overview_switches_apps(phone):
     phone.launch(SETTINGS)
+    phone.swipe(540, 1900, 540, 1300, 300)  # Display sits just below the first screen, as on the emulator
     phone.tap(*center(phone, "Display"))
     phone.home()
     phone.keyevent("KEYCODE_APP_SWITCH")  # gesture navigation: no Overview button
@@ -196,7 +228,7 @@ def test_swipe_down_on_home_opens_the_shade_whose_quick_settings_set_wifi_and_br
     assert phone.settings_get("global", "wifi_on") == "0" and visible(phone, "Internet")
     phone.swipe(540, 800, 540, 1600, 300)
     assert phone.shade == 2
-    slider = next(e for e in phone.frame.entries if e.view.content_desc == "Display brightness")
+    slider = next(e for e in phone.frame.entries if e.text == "Display brightness")
     x1, y1, _, y2 = slider.bounds
     phone.tap(x1 + 1, (y1 + y2) // 2)
     assert int(phone.settings_get("system", "screen_brightness")) <= 10

@@ -16,6 +16,7 @@ from android_gym.tasks.runner import run_expert
 
 MARKOR = "net.gsantner.markor"
 SETTINGS = "com.android.settings"
+NOTE = "- Files and folders are not overwritten"  # the last line of Markor's New file dialog
 CLOCK = "com.google.android.deskclock"
 SIM_TASKS = list_tasks("sim")
 
@@ -54,16 +55,16 @@ def open_markor_new_file(phone: SimPhone) -> None:
 def test_dialog_body_scrolls_so_its_buttons_stay_above_the_keyboard_on_a_short_screen():
     phone = SimPhone(width=540, height=1050, density=280)  # short enough that the body must scroll
     open_markor_new_file(phone)
-    for label in ("OK", "Cancel", "Folder"):
+    for label in ("OK", "CANCEL", "FOLDER"):
         button = entry(phone, label)
         assert button is not None and fully_shown(phone, button), label
     body = entry(phone, rid="new_file_dialog__name")
     assert fully_shown(phone, body)
-    scroller = next(e for e in phone.frame.entries if e.window == "dialog" and e.view.scrollable)
-    assert entry(phone, "todo.txt") is None  # the last file type is below the fold...
+    scroller = next(e for e in phone.frame.entries if e.window == "dialog" and e.view.scrollable and e.view.scroll_key)
+    assert entry(phone, NOTE) is None  # the dialog's last note is below the fold...
     x1, y1, x2, y2 = scroller.bounds
     phone.swipe((x1 + x2) // 2, y2 - 5, (x1 + x2) // 2, y1 + 5, 300)
-    assert entry(phone, "todo.txt") is not None  # ...and a swipe on the dialog's body brings it up
+    assert entry(phone, NOTE) is not None  # ...and a swipe on the dialog's body brings it up
     phone.type_text("small")  # the name field kept the focus
     tap(phone, "OK")
     assert phone.frame.dialog_area is None and phone.app(MARKOR).build_dialog() is None
@@ -72,20 +73,21 @@ def test_dialog_body_scrolls_so_its_buttons_stay_above_the_keyboard_on_a_short_s
 def test_a_dialog_that_fits_keeps_its_content_height_and_does_not_scroll():
     phone = SimPhone()  # 1080x2400 at 420 dpi
     open_markor_new_file(phone)
-    assert not any(e.view.scrollable for e in phone.frame.entries if e.window == "dialog")
-    assert entry(phone, "todo.txt") is not None and fully_shown(phone, entry(phone, "OK"))
+    assert not any(e.view.scrollable and e.view.scroll_key for e in phone.frame.entries if e.window == "dialog")
+    assert entry(phone, NOTE) is not None and fully_shown(phone, entry(phone, "OK"))
 
 
 def test_focusing_a_field_low_in_a_dialog_scrolls_it_into_view_once():
     phone = SimPhone(width=720, height=1600, density=420)
     phone.launch(SETTINGS)
     tap(phone, "Network & internet")
+    phone.swipe(360, 1400, 360, 700, 300)  # under Android 13's tall page header, Private DNS is below the fold
     tap(phone, "Private DNS")
     tap(phone, "Private DNS provider hostname")  # focuses the hostname field: the keyboard comes up
     field = entry(phone, rid="private_dns_mode_provider_hostname")
     assert phone.keyboard_shown and field is not None and field.view.focused and fully_shown(phone, field)
     assert fully_shown(phone, entry(phone, "Save"))
-    scroller = next(e for e in phone.frame.entries if e.window == "dialog" and e.view.scrollable)
+    scroller = next(e for e in phone.frame.entries if e.window == "dialog" and e.view.scrollable and e.view.scroll_key)
     x1, y1, x2, y2 = scroller.bounds
     phone.swipe((x1 + x2) // 2, y1 + 5, (x1 + x2) // 2, y2 - 5, 300)  # back to the top, away from the field
     assert entry(phone, "Off") is not None  # not snapped back while the focus stays put

@@ -18,7 +18,11 @@ Anything else raises ``ValueError`` naming the file and the field.
 class (``AndroidWorld-v0``; android_world must be installed): with the episode's parameters where the file
 has them (its ``seed``, when AndroidWorld's ``generate_random_params`` under that seed gives the episode's goal),
 else with the parameters read back from the goal through the task's own ``template`` (parameters the goal does
-not show are drawn; the result says which). Then every real step's action is performed on the sim, and per
+not show are drawn; the result says which). Random state of the real run that neither the parameters nor the
+file keep is read back from the real screens that show it, before the first step, and reported under
+``recovered_from_screen``: the launcher's predicted app (:func:`recover_predicted_app`) and the noise files
+AndroidWorld's file tasks draw (:func:`recover_noise_files`). Then every real step's action is performed on the
+sim, and per
 step the real element list is set beside the sim's for the same state, built the way AndroidWorld builds it
 (``forest_to_ui_elements`` keeps leaves, nodes with a content description and scrollable nodes; the sim's
 uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule, each window's nodes
@@ -57,6 +61,9 @@ __all__ = [
     "RealStep",
     "element_key",
     "load_real_episodes",
+    "real_folder_listing",
+    "recover_noise_files",
+    "recover_predicted_app",
     "recover_params",
     "replay_episode",
     "replay_episodes",
@@ -395,6 +402,154 @@ def sim_ui_elements(xml: str) -> list[Any]:
             if len(node) == 0 or node.get("content-desc") or node.get("scrollable") == "true"]
 
 
+# -- hidden random state read back from the real screens ---------------------------------------------------
+
+
+_ROW_DATE_RE = re.compile(r" \d{2}/\d{2}/\d{4}, \d{1,2}:\d{2}(?: [AP]M)?$")
+
+
+def _row_file_name(element: Mapping[str, Any]) -> str | None:
+    """The file a row names through its content description ("File NAME DATE" or "File NAME ", as Markor's rows
+    say it), or None."""
+    desc = str(element.get("content_description") or "")
+    if not desc.startswith("File "):
+        return None
+    rest = desc[5:]
+    m = _ROW_DATE_RE.search(rest)
+    return rest[:m.start()] if m else rest[:-1] if rest.endswith(" ") else rest
+
+
+def _listing(elements: Sequence[Mapping[str, Any]], resource: str | None) -> list[str]:
+    """The file names a screen lists: the texts of the elements with ``resource`` (DocumentsUI's titles), or with
+    None the names in "File NAME ..." content descriptions (Markor's rows)."""
+    if resource is None:
+        return [n for n in map(_row_file_name, elements) if n is not None]
+    return [str(e["text"]) for e in elements if (e.get("resource_name") or "") == resource and e.get("text")]
+
+
+def real_folder_listing(episode: RealEpisode, target: str,
+                        folder_name: str | None = None) -> tuple[list[int], list[str]] | None:
+    """The file names real screens show in the folder holding file ``target``, and the steps that show them.
+
+    The first screen that lists ``target`` gives the folder's rows: a row is recognised by its text (DocumentsUI's
+    title; the listing is every element with the same resource name) or its content description ("File NAME ...",
+    Markor's rows). When no screen shows ``target`` itself (further down the list), the first screen with Markor's
+    rows that names ``folder_name`` in its title ("NAME" or "> NAME") stands for it. Later screens whose listing
+    shares at least half of those names show the same folder, further down or after a change, and add the names
+    they show (a list longer than the screen shows the rest when scrolled). None when no screen lists the folder.
+    """
+    titles = {folder_name, f"> {folder_name}"} if folder_name else set()
+    first_seen: tuple[int, str | None] | None = None
+    for i, step in enumerate(episode.steps):
+        for element in step.elements:
+            if element.get("text") == target and element.get("resource_name"):
+                first_seen = (i, str(element["resource_name"]))
+                break
+            if _row_file_name(element) == target:
+                first_seen = (i, None)
+                break
+        if first_seen is not None:
+            break
+    if first_seen is None and titles:
+        first_seen = next(((i, None) for i, step in enumerate(episode.steps)
+                           if _listing(step.elements, None) and any(e.get("text") in titles for e in step.elements)),
+                          None)
+    if first_seen is None:
+        return None
+    i, resource = first_seen
+    first = _listing(episode.steps[i].elements, resource)
+    names, steps = list(first), [episode.steps[i].index]
+    for later in episode.steps[i + 1:]:
+        shown = _listing(later.elements, resource)
+        if shown and len(set(shown) & set(first)) * 2 >= len(first):
+            new = [n for n in shown if n not in names]
+            if new:
+                names.extend(new)
+                steps.append(later.index)
+    return steps, names
+
+
+def _sim_folder_of(files: Any, name: str, root: str = "/sdcard") -> str | None:
+    """The folder under ``root`` on the sim that holds a file called ``name`` (breadth first), or None."""
+    pending = [root]
+    while pending:
+        folder = pending.pop(0)
+        for entry in sorted(files.listdir(folder)):
+            path = f"{folder}/{entry}"
+            if files.is_dir(path):
+                pending.append(path)
+            elif entry == name:
+                return folder
+    return None
+
+
+def recover_noise_files(episode: RealEpisode, params: Mapping[str, Any], device: Any) -> dict[str, Any] | None:
+    """Put the noise files AndroidWorld drew at random for this run into the sim's folder, as the real screens that
+    list the folder show them (:func:`real_folder_listing`).
+
+    AndroidWorld's file tasks (``noise_candidates`` in their parameters) fill the task's folder with 1 to 20 files
+    whose names it draws with Python's ``random`` when the task starts; the episode's parameters do not keep them.
+    When real screens list the folder holding the task's file, the sim's noise files there are replaced by the
+    names shown (files no real screen showed stay unknown and are not made up). Returns
+    what was done (for ``summary.json``, as ``recovered_from_screen``), or None when nothing applies.
+    """
+    target = params.get("file_name") or params.get("original_name")
+    files = getattr(getattr(device, "phone", None), "files", None)
+    if "noise_candidates" not in params or not isinstance(target, str) or files is None:
+        return None
+    folder = _sim_folder_of(files, target)
+    found = real_folder_listing(episode, target, folder.rsplit("/", 1)[-1]) if folder else None
+    if found is None or folder is None:
+        return None
+    steps, shown = found
+    before = sorted(n for n in files.listdir(folder) if files.is_file(f"{folder}/{n}"))
+    template = next((n for n in before if n != target), None)
+    content = files.read(f"{folder}/{template}") if template else b""
+    mtime = files.mtimes.get(files.norm(f"{folder}/{target}"), 0)
+    for name in before:
+        if name != target and name not in shown:
+            files.remove(f"{folder}/{name}")
+    for name in shown:
+        if name not in before and "/" not in name:
+            files.write(f"{folder}/{name}", content, mtime)
+    after = sorted(n for n in files.listdir(folder) if files.is_file(f"{folder}/{n}"))
+    return {"what": "AndroidWorld's noise file names", "folder": folder, "real_steps": steps, "names": shown,
+            "sim_drew": [n for n in before if n != target], "now": after}
+
+
+PREDICTED_PREFIX = "Predicted app: "
+
+
+def recover_predicted_app(episode: RealEpisode, device: Any) -> dict[str, Any] | None:
+    """Give the sim's home screen the predicted app the real one shows on the episode's first screen.
+
+    The Pixel launcher's dock ends with an app it predicts from the emulator's earlier use (Calendar, Markor,
+    Gmail, Settings in these runs); nothing in the task says which. When the first real screen is the home screen,
+    its "Predicted app: LABEL" becomes the sim launcher's ``earlier_prediction`` (what it shows until an app is
+    used in the episode). Returns what was done (for ``summary.json``), or None when the first screen shows none.
+    """
+    from android_gym.sim.apps.launcher import EMULATOR_ONLY_APPS, LauncherApp
+
+    phone = getattr(device, "phone", None)
+    if phone is None or not episode.steps:
+        return None
+    desc = next((str(e.get("content_description")) for e in episode.steps[0].elements
+                 if str(e.get("content_description") or "").startswith(PREDICTED_PREFIX)), None)
+    launcher = next((a for a in phone.apps.values() if isinstance(a, LauncherApp)), None)
+    if desc is None or launcher is None:
+        return None
+    label = desc[len(PREDICTED_PREFIX):]
+    package = next((a.package for a in phone.apps.values() if a.label == label and a.in_launcher),
+                   EMULATOR_ONLY_APPS.get(label))
+    if package is None:
+        return {"what": "the launcher's predicted app", "label": label, "applied": False,
+                "why": "no app with that label on the sim or the emulator's home screen"}
+    launcher.earlier_prediction = (label, package)
+    phone.invalidate()
+    return {"what": "the launcher's predicted app", "label": label, "package": package, "real_step": 0,
+            "applied": True}
+
+
 # -- comparing --------------------------------------------------------------------------------------------
 
 
@@ -519,6 +674,13 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
     try:
         obs, info = env.reset(seed=0, options={"task": episode.task, "params": params})
         goal_matches = info.get("goal") == episode.goal
+        device = env.unwrapped.device
+        recovered = [r for r in (recover_predicted_app(episode, device),
+                                 recover_noise_files(episode, params, device)) if r is not None]
+        if recovered:  # the phone changed after the first observation: look again
+            screen = device.observe(screenshot=True)
+            info = {**info, "xml": screen.xml}
+            obs = {**obs, "screenshot": screen.screenshot}
         size = (int(obs["screenshot"].shape[1]), int(obs["screenshot"].shape[0]))
         rows: list[dict[str, Any]] = []
         view_steps: list[ViewStep] = []
@@ -586,6 +748,8 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
     finally:
         env.close()
     result = _episode_summary(episode, rows, sim_success, how, goal_matches=goal_matches)
+    if recovered:
+        result["recovered_from_screen"] = recovered
     page = ViewEpisode(title=f"{episode.task}: {Path(episode.source).name}", instruction=episode.goal,
                        source=episode.source, labels=("real (element list)", "sim"), steps=view_steps,
                        outcome={"real success": episode.success, "sim success": sim_success,

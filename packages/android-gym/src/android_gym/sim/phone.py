@@ -37,6 +37,7 @@ SPOKEN_CLOCK_OFFSET = _dt.timedelta(hours=-4)
 """The status bar clock's content description on the AndroidWorld emulator reads the time in the zone the image
 booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34" in every real episode)."""
 STATUS_BAR_DP = 48.75  # 128 px at 420 dpi: the Pixel 6 image's status bar (with its display cutout)
+BRIGHTNESS_DIALOG = 3  # ``shade`` while System UI's brightness dialog is up
 GESTURE_BAR_DP = 24.0  # 63 px: the gesture navigation handle's strip
 SYSTEM_NOTIFICATIONS = ("Settings notification: Virtual SD card",
                         "Android System notification: Serial console enabled")
@@ -571,6 +572,9 @@ class SimPhone:
             if self.text_toolbar:
                 self.text_toolbar = False
                 self.invalidate()
+            if self.shade == BRIGHTNESS_DIALOG:  # a tap beside the slider closes the dialog
+                self.shade = 0
+                self.invalidate()
             return
         v = e.view
         if not v.enabled:
@@ -635,6 +639,9 @@ class SimPhone:
             else:
                 self.tap(x1, y1)
             return
+        if y1 >= self.height - self.nav_bar_height and dy < 0 and abs(dy) >= abs(dx) and not self.shade:
+            self.home()  # up from the gesture bar: the system's home gesture, before any app sees the finger
+            return
         frame = self.frame
         start = None
         for e in reversed(frame.entries):
@@ -667,6 +674,8 @@ class SimPhone:
                 self.invalidate()
                 return
         direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
+        if self.shade == BRIGHTNESS_DIALOG:  # the dialog takes no swipes
+            return
         if self.shade:  # down expands Quick Settings, up closes the shade
             self.shade = 2 if direction == "down" else 0 if direction == "up" else self.shade
             self.invalidate()
@@ -880,12 +889,23 @@ class SimPhone:
         return RenderedFrame(windows, entries, editables, area, dialog_area, kb_area, known_xml=known)
 
     def _shade_frame(self) -> RenderedFrame:
-        """The frame while the notification shade is open: its window alone (it covers the screen)."""
+        """The frame while the notification shade is open: its window alone (it covers the screen). The brightness
+        dialog (``shade`` 3, Settings' "Brightness level") is System UI's slider over the screen with the status
+        bar after it, the app beneath hidden."""
         W, H = self.width, self.height
         view = build_shade(self, self.shade)
         layout(view, 0, 0, W, H, self.scale)
         windows = [Window(view, SYSTEMUI_PACKAGE, (0, 0, W, H), "shade")]
+        if self.shade == BRIGHTNESS_DIALOG:
+            windows.append(self._status_bar().window)
         return RenderedFrame(windows, collect(windows), {}, (0, self.status_bar_height, W, H), None, None)
+
+    def show_brightness_dialog(self) -> None:
+        """System UI's brightness dialog (what Settings' "Brightness level" opens): a tap outside it or Back
+        closes it."""
+        self._drop_focus()
+        self.shade = BRIGHTNESS_DIALOG
+        self.invalidate()
 
     def _system_window(self, key: tuple, build: Callable[[], Window]) -> _ReusedWindow:
         """The system window for ``key``: made by ``build()`` the first time, then reused with its nodes and XML."""

@@ -56,15 +56,26 @@ def build_shade(phone: SimPhone, level: int) -> View:
         _row(View(cls="android.widget.LinearLayout", weight=1, height=60, background="#e9eef6"),
              _tile("Do Not Disturb.", g.get("zen_mode", "0") != "0", toggle("global", "zen_mode"))),
     ]
+    level_now = int(system.get("screen_brightness", "102")) / 255
+
+    def brightness(fraction: float) -> None:  # the slider's bottom is 1, Android's lowest brightness setting
+        phone.settings_put("system", "screen_brightness_mode", "0")
+        phone.settings_put("system", "screen_brightness", str(max(1, round(fraction * 255))))
+
+    def slider() -> View:
+        """The brightness slider, listed as on the emulator: its text names it; it takes drags, not clicks."""
+        bar = SeekBar(level_now * 100, 100, brightness, text="Display brightness", resource_id=_UI + "slider",
+                      weight=1)
+        bar.clickable = False
+        return bar
+
+    if level == 3:  # the brightness dialog alone (Settings' "Brightness level"), at the top of the screen
+        return View(cls="android.widget.FrameLayout", children=[
+            View(cls="android.widget.LinearLayout", height=phone.status_bar_height / phone.scale + 8,
+                 layout_only=True),
+            _row(slider(), height=48), View(cls="android.view.View", weight=1, layout_only=True)])
     if level >= 2:
-        level_now = int(system.get("screen_brightness", "102")) / 255
-
-        def brightness(fraction: float) -> None:
-            phone.settings_put("system", "screen_brightness_mode", "0")
-            phone.settings_put("system", "screen_brightness", str(round(fraction * 255)))
-
-        tiles = [_row(SeekBar(level_now * 100, 100, brightness, content_desc="Display brightness",
-                              resource_id=_UI + "slider", weight=1), height=56)] + tiles + [
+        tiles = [_row(slider(), height=56)] + tiles + [
             _row(_tile("Airplane mode", g.get("airplane_mode_on") == "1", toggle("global", "airplane_mode_on")),
                  _tile("Auto-rotate", system.get("accelerometer_rotation") == "1",
                        toggle("system", "accelerometer_rotation")))]

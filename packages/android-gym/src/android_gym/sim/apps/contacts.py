@@ -194,6 +194,7 @@ class ContactsApp(App):
         self.query = ""
         self.form: dict[str, Any] = _empty_form()
         self.form_saved: dict[str, Any] = _empty_form()
+        self.return_to: str | None = None
 
     def on_open(self) -> None:
         self.query = ""
@@ -355,6 +356,7 @@ class ContactsApp(App):
         """The "Create contact" FAB: an empty form."""
         self.form = _empty_form()
         self.form_saved = _empty_form()
+        self.return_to = None
         self.phone.set_focus(None)
         self.push("editor", contact_id=None)
 
@@ -580,7 +582,11 @@ class ContactsApp(App):
                 self._add_phone(c, number, label)
         self.form_saved = {**f, "phones": [dict(p) for p in f["phones"]]}
         self.phone.set_focus(None)
-        if contact_id is None:
+        if contact_id is None and self.return_to:  # opened from another app (the Phone): back to it
+            caller, self.return_to = self.return_to, None
+            self.pop()
+            self.phone.launch(caller)
+        elif contact_id is None:
             self.replace("detail", contact_id=c["_id"])
         else:
             self.pop()

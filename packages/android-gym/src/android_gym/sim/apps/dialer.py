@@ -13,6 +13,7 @@ from typing import Any
 
 from android_gym.sim.app import App, register_app
 from android_gym.sim.view import (
+    HORIZONTAL,
     Button,
     Column,
     Fab,
@@ -28,10 +29,12 @@ from android_gym.sim.view import (
 DIALER_PKG = "com.google.android.dialer"
 CONTACTS_PKG = "com.google.android.contacts"
 TABS = (("favorites", "Favorites", "tab_speed_dial"), ("recents", "Recents", "tab_call_history"),
-        ("contacts", "Contacts", "tab_contacts"))
+        ("contacts", "Contacts", "tab_contacts"), ("voicemail", "Voicemail", "tab_voicemail"))
 KEYS = (("1", "one"), ("2", "two"), ("3", "three"), ("4", "four"), ("5", "five"), ("6", "six"),
         ("7", "seven"), ("8", "eight"), ("9", "nine"), ("*", "star"), ("0", "zero"), ("#", "pound"))
 """Dial-pad keys and their resource ids (as the real dialer names them)."""
+ROWS_ON_SCREEN = 11
+"""Contacts-tab rows that fit between the search bar and the tabs without scrolling."""
 
 
 @register_app
@@ -45,7 +48,7 @@ class DialerApp(App):
     icon_color = "#1a73e8"
 
     def setup(self) -> None:
-        self.tab = "favorites"
+        self.tab = "contacts"
         self.digits = ""
         self.calls: list[dict[str, Any]] = []
         self.call_started: int | None = None
@@ -55,7 +58,7 @@ class DialerApp(App):
         self.setup()
 
     def on_open(self) -> None:
-        self.tab = "favorites"
+        self.tab = "contacts"  # the tab the emulator's Phone opens on in AndroidWorld's runs
         self.digits = ""
 
     def current_activity(self) -> str:
@@ -113,41 +116,99 @@ class DialerApp(App):
         self.scroll = {}
 
     def build_main(self) -> View:
+        """The tabs page as the emulator's Phone shows it: the search bar (voice search, more options), the
+        anchored header, the tab's list or empty state, the "key pad" button and the bottom tabs (the selected
+        tab is not clickable). Listed breadth first: the empty state's texts, the header, the button, the tabs,
+        then the search bar's buttons."""
         if self.tab == "favorites":
             starred = [c for c in self._contacts() if c[2]]
             items = [ListItem(name, number, (lambda n=number: self.place_call(n)), resource_id="contact_tile",
                               title_id="contact_tile_name", subtitle_id="contact_tile_number", icon=name[:1])
                      for name, number, _ in starred]
-            body = items or [Text("No favorites yet", resource_id="empty_list_view_message", align="center",
-                                  padding=(24, 32), color="#5f6368")]
+            empty = [Text("No favorites yet", resource_id="empty_list_view_message", align="center",
+                          padding=(24, 32), color="#5f6368")]
         elif self.tab == "recents":
-            rows = []
+            items = []
             for call in reversed(self.calls):
                 title = call["name"] or call["number"]
-                rows.append(ListItem(title, f"Outgoing \u00b7 {call['number']}",
-                                     (lambda n=call["number"]: self.place_call(n)), resource_id="call_log_row",
-                                     title_id="primary_text", subtitle_id="phone_number", icon="R"))
-            body = rows or [Text("Your call history is empty. Make a call.", resource_id="empty_list_view_message",
-                                 align="center", padding=(24, 32), color="#5f6368")]
+                items.append(ListItem(title, f"Outgoing \u00b7 {call['number']}",
+                                      (lambda n=call["number"]: self.place_call(n)), resource_id="call_log_row",
+                                      title_id="primary_text", subtitle_id="phone_number", icon="R"))
+            empty = [Text("Your call history is empty. Make a call.", resource_id="empty_list_view_message",
+                          align="center", padding=(24, 32), color="#5f6368")]
+        elif self.tab == "contacts":
+            items = self._contact_rows() if self._contacts() else []
+            empty = [Text("Your contacts are just a tap away here", resource_id="empty_content_view_message",
+                          align="center", padding=(24, 32), color="#5f6368"),
+                     Button("Create new contact", self._create_contact, resource_id="empty_content_view_action",
+                            cls="android.widget.TextView", background=None, color="#0b57d0")]
         else:
-            body = [ListItem(name, number, (lambda n=number: self.place_call(n)), resource_id="contact_row",
-                             title_id="cliv_name_textview", subtitle_id="cliv_number_textview", icon=name[:1])
-                    for name, number, _ in self._contacts()]
-            body = body or [Text("No contacts", resource_id="empty_list_view_message", align="center",
-                                 padding=(24, 32), color="#5f6368")]
-        tabs = Row(*[Button(label, (lambda t=tab: self._set_tab(t)), resource_id=rid, weight=1,
-                            background="#d3e3fd" if self.tab == tab else None, selected=self.tab == tab)
-                     for tab, label, rid in TABS],
-                   resource_id="bottom_navigation_view", height=64, background="#f8fafd")
+            items = []
+            empty = [Text("No voicemail", resource_id="empty_list_view_message", align="center", padding=(24, 32),
+                          color="#5f6368")]
+        if items:
+            body: View = ScrollList(items, f"main:{self.tab}", resource_id="list")
+            # a RecyclerView is scrollable (and so listed) only when its rows overflow it
+            body.scrollable = len(items) > ROWS_ON_SCREEN
+        else:  # the empty state's views are no accessibility nodes of their own: its texts sit at the top level
+            body = View(cls="android.widget.LinearLayout", weight=1, layout_only=True, children=empty)
+        search_bar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=64, padding=(16, 8),
+                          background="#e9eef6", dump_rank=3, clickable=True,
+                          on_click=lambda: self._set_tab("contacts"), children=[
+                              View(cls="android.widget.TextView", text="Search contacts & places", layout_only=True,
+                                   weight=1, height=48, padding=(16, 12), color="#444746"),
+                              ImageButton("Start voice search", lambda: self.toast("Voice search is unavailable"),
+                                          resource_id="action_voice", cls="android.widget.Button", icon="M"),
+                              ImageButton("More options", lambda: self.toast("No options"),
+                                          cls="android.widget.ImageView", icon=":")])
+        tabs = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=64, background="#f8fafd",
+                    resource_id="bottom_navigation_view", dump_rank=2, children=[
+                        View(cls="android.widget.FrameLayout", content_desc=label, resource_id=rid, weight=1,
+                             clickable=self.tab != tab, selected=self.tab == tab, icon=label[:1],
+                             background="#d3e3fd" if self.tab == tab else None,
+                             on_click=(lambda t=tab: self._set_tab(t)) if self.tab != tab else None)
+                        for tab, label, rid in TABS])
+        fab = Fab("key pad", self._open_dialpad, resource_id="dialpad_fab", icon="#")
+        fab.dump_rank = 1
         return Column(
-            Toolbar("Phone", actions=[ImageButton("Search contacts", lambda: self._set_tab("contacts"),
-                                                  resource_id="open_search_bar", icon="Q")],
-                    resource_id="toolbar"),
-            ScrollList(body, f"main:{self.tab}", resource_id="list"),
-            Fab("key pad", self._open_dialpad, resource_id="dialpad_fab", icon="#"),
+            search_bar,
+            Text("", resource_id="anchored_header", height=8, dump_rank=1),
+            body,
+            fab,
             tabs,
             cls="android.widget.FrameLayout", resource_id="main_layout", weight=1,
         )
+
+    def _contact_rows(self) -> list[View]:
+        """The Contacts tab's rows: "Create new contact", then each contact with its photo badge, the first of a
+        letter under that letter's header (the real rows' texts and badge, not the row layouts, are listed)."""
+        rows: list[View] = [View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=64,
+                                 padding=(16, 8), clickable=True, on_click=self._create_contact, children=[
+                                     View(cls="android.widget.ImageView", width=40, height=40, icon="+",
+                                          layout_only=True),
+                                     Text("Create new contact", resource_id="contact_name", weight=1,
+                                          padding=(16, 10))])]
+        letter = ""
+        for name, number, _ in self._contacts():
+            first = name[:1].upper()
+            children = [Text(first if first != letter else "", resource_id="contact_header", width=40,
+                             padding=(8, 10), layout_only=first == letter),
+                        View(cls="android.widget.QuickContactBadge", content_desc=f"Quick contact for {name}",
+                             resource_id="photo", width=40, height=40, icon=name[:1]),
+                        Text(name, resource_id="contact_name", weight=1, padding=(16, 10))]
+            letter = first
+            rows.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=64, padding=(8, 8),
+                             clickable=True, on_click=lambda n=number: self.place_call(n), children=children))
+        return rows
+
+    def _create_contact(self) -> None:
+        """The Contacts tab's "Create new contact": Google Contacts' editor on an empty form."""
+        app = self.phone.apps.get(CONTACTS_PKG)
+        if app is None:
+            return
+        self.phone.launch(CONTACTS_PKG)
+        app.new_contact()
+        app.return_to = DIALER_PKG  # the editor runs in the Phone's task: saving it comes back here
 
     def _open_dialpad(self) -> None:
         self.digits = ""

@@ -8,6 +8,7 @@ from android_gym.sim.view import (
     Button,
     Column,
     EditText,
+    ImageButton,
     Row,
     ScrollList,
     Spacer,
@@ -22,7 +23,15 @@ WORKSPACE = (("Gmail", "com.google.android.gm"), ("Photos", "com.google.android.
              ("YouTube", "com.google.android.youtube"))
 """The home page's icons (its first column is empty)."""
 PREDICTION_FALLBACK = "com.android.settings"
+EMULATOR_ONLY_APPS = dict(HOTSEAT + WORKSPACE + (("Calendar", "com.google.android.calendar"),))
+"""Label -> package of apps on AndroidWorld's emulator that the home screen shows (the sim may not model them)."""
 COLUMNS = 4
+SEARCH_SUGGESTED_APPS = (("Gmail", "com.google.android.gm"), ("YouTube", "com.google.android.youtube"),
+                         ("Photos", "com.google.android.apps.photos"), ("Clock", "com.google.android.deskclock"))
+"""The search panel's app row before anything is typed, as on AndroidWorld's emulator."""
+SEARCH_APPS = 4
+SEARCH_SUGGESTIONS = 10
+"""Web suggestion rows of the search panel (those under the keyboard are hidden by it)."""
 
 
 @register_app
@@ -37,6 +46,8 @@ class LauncherApp(App):
 
     def setup(self) -> None:
         self.query = ""
+        self.earlier_prediction: tuple[str, str] | None = None
+        """(label, package) the launcher predicted from the phone's use before this session, if known."""
 
     def on_open(self) -> None:
         self.query = ""
@@ -80,14 +91,18 @@ class LauncherApp(App):
         else:
             self.phone.toast(f"{label} is not installed on the simulated phone")
 
-    def predicted_app(self) -> App | None:
-        """The dock's last slot: the most recently used app not already on the home screen (else Settings)."""
+    def predicted_app(self) -> tuple[str, str] | None:
+        """The dock's last slot as (label, package): the most recently used app not already on the home screen,
+        else what the launcher predicted from the phone's earlier use (``earlier_prediction``), else Settings."""
         shown = {pkg for _, pkg in HOTSEAT + WORKSPACE}
         for pkg in reversed(self.phone.recents):
             app = self.phone.apps.get(pkg)
             if app is not None and app.in_launcher and pkg not in shown:
-                return app
-        return self.phone.apps.get(PREDICTION_FALLBACK)
+                return app.label, app.package
+        if self.earlier_prediction is not None:
+            return self.earlier_prediction
+        fallback = self.phone.apps.get(PREDICTION_FALLBACK)
+        return (fallback.label, fallback.package) if fallback is not None else None
 
     def _home_icon(self, label: str, package: str, desc: str | None = None) -> View:
         return View(cls="android.widget.TextView", text=label, content_desc=desc or label, clickable=True,
@@ -110,10 +125,10 @@ class LauncherApp(App):
         dock = [self._home_icon(label, pkg) for label, pkg in HOTSEAT]
         predicted = self.predicted_app()
         if predicted is not None:
-            dock.append(self._home_icon(predicted.label, predicted.package, f"Predicted app: {predicted.label}"))
+            dock.append(self._home_icon(*predicted, f"Predicted app: {predicted[0]}"))
         search = View(cls="android.widget.FrameLayout", content_desc="Search", resource_id="search_container_hotseat",
                       clickable=True, focusable=True, weight=3, height=56, background="#e9eef6",
-                      orientation=HORIZONTAL, padding=(4, 4), on_click=self.open_drawer, children=[
+                      orientation=HORIZONTAL, padding=(4, 4), on_click=self.open_search, children=[
                           View(cls="android.widget.ImageView", content_desc="Google app", resource_id="g_icon",
                                clickable=True, focusable=True, width=36, height=40, icon="G",
                                on_click=self.open_drawer),
@@ -135,6 +150,43 @@ class LauncherApp(App):
             hotseat,
             cls="android.widget.FrameLayout", resource_id="drag_layer", weight=1,
         )
+
+    def open_search(self) -> None:
+        """The dock's search bar: the launcher's search panel (the field takes a tap before the keyboard shows)."""
+        self.query = ""
+        self.push("search")
+
+    def build_search(self) -> View:
+        """The search panel as AndroidWorld's emulator lists it: the Google app button, the field ("Search apps, web
+        and more"; "Clear search box" once typed in), a row of apps (suggested ones, else those matching), then
+        the web suggestions, which that emulator, offline, shows as the query and a number ("Search null")."""
+        q = self.query.strip().lower()
+        if q:
+            apps = [(a.label, a.package) for a in self._apps() if q in a.label.lower()][:SEARCH_APPS]
+        else:
+            apps = list(SEARCH_SUGGESTED_APPS)
+        field = Row(
+            View(cls="android.widget.ImageView", content_desc="Google app", resource_id="g_icon", clickable=True,
+                 width=48, height=48, icon="G", on_click=lambda: self.toast("Google is not available")),
+            EditText(self.query, self._set_query, hint="Search apps, web and more", key="launcher_search",
+                     resource_id="input", weight=1),
+            ImageButton("Clear search box", self._clear_query, resource_id="clear_btn", icon="x") if q else None,
+            cls="android.widget.LinearLayout", padding=(16, 8))
+        field.children = [c for c in field.children if c is not None]
+        row = Row(*[View(cls="android.widget.TextView", text=label, clickable=True, focusable=True, weight=1,
+                         height=108, size=12, align="center", icon=label[:1], background=None,
+                         on_click=lambda lb=label, pkg=pkg: self._launch_or_say(lb, pkg))
+                    for label, pkg in apps], cls="android.widget.LinearLayout", padding=(16, 8))
+        suggestions = [View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(64, 0),
+                            children=[Text(f"{self.query.strip()}{i}", resource_id="title", content_desc="Search null",
+                                           max_lines=1, padding=(16, 14))])
+                       for i in range(SEARCH_SUGGESTIONS)]
+        return Column(field, row, Column(*suggestions, padding=(0, 8)), cls="android.widget.FrameLayout",
+                      resource_id="search_container", weight=1, background="#f8fafd")
+
+    def _clear_query(self) -> None:
+        self.query = ""
+        self.phone.set_focus("launcher_search")
 
     def build_drawer(self) -> View:
         q = self.query.strip().lower()

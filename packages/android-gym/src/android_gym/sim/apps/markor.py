@@ -22,16 +22,14 @@ from android_gym.sim.app import App, register_app
 from android_gym.sim.files import FileSystemError
 from android_gym.sim.view import (
     HORIZONTAL,
+    Button,
     Column,
     Dialog,
     EditText,
-    Fab,
-    ImageButton,
     ListItem,
     RadioButton,
     ScrollList,
     Text,
-    Toolbar,
     View,
 )
 from android_gym.sim.widgets import MultiSelect
@@ -60,6 +58,14 @@ DEFAULT_NOTES: tuple[tuple[str, int, str], ...] = (
     ("Work/okr_q4.md", 12 * 1440 + 33, "# Q4 OKRs\n- Reduce crash rate below 0.5%\n"),
 )
 DEFAULT_FOLDERS = ("Journal", "Work", "Recipes")
+TEXT_ACTIONS = ("Check list", "Unordered list", "Bold", "Italic", "Delete lines", "Open link", "Attach",
+                "Special Key", "Date and time")
+"""The editor's text actions bar (a Markdown note's)."""
+SHARE_FORMATS = ("Plain Text", "Print / PDF", "File", "HTML", "HTML (as plain text)", "Image", "Screenshot",
+                 "Calendar")
+"""The editor's More options > Share submenu."""
+ROWS_ON_SCREEN = 11
+"""File rows that fit in the Files tab without scrolling."""
 
 
 def _size(n: int) -> str:
@@ -136,60 +142,123 @@ class MarkorApp(MultiSelect, App):
             clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
         return f"{when.strftime('%b')} {when.day}, {when.year} {clock}"
 
+    def _row_date(self, when: dt.datetime) -> str:
+        """A file row's date as Markor's content description gives it: "10/15/2023, 15:34"."""
+        if self.phone.settings_get("system", "time_12_24") == "24":
+            clock = f"{when.hour:02d}:{when.minute:02d}"
+        else:
+            clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
+        return f"{when.month:02d}/{when.day:02d}/{when.year}, {clock}"
+
+    def _fs_row(self, name: str, is_folder: bool, on_click: Any, on_long_click: Any = None, *,
+                selected: bool = False, subtitle: str = "", described: str = "") -> View:
+        """A file browser row as the emulator's Markor lists it: one clickable node whose content description
+        says "Folder NAME ", "File NAME DATE" or "Selected NAME " (the icon and texts inside are not listed)."""
+        kind = "Selected" if selected else "Folder" if is_folder else "File"
+        desc = f"{kind} {name} {'' if selected else described}"
+        return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, resource_id="opoc_filesystem_item__root",
+                    content_desc=desc, clickable=True, focusable=True, long_clickable=True, on_click=on_click,
+                    on_long_click=on_long_click, selected=selected, min_height=46, padding=(16.0, 0.0),
+                    background="#d3e3fd" if selected else None, children=[
+                        View(cls="android.widget.ImageView", width=40, height=40, layout_only=True,
+                             icon="D" if is_folder else "N"),
+                        View(cls="android.widget.LinearLayout", weight=1, padding=(16.0, 6.0), layout_only=True,
+                             children=[
+                                 Text(name, resource_id="ui__filesystem_item__title", max_lines=1, padding=(0, 2),
+                                      layout_only=True),
+                                 Text(subtitle, resource_id="ui__filesystem_item__description", size=12,
+                                      color="#5f6368", padding=(0, 2), layout_only=True)][:2 if subtitle else 1])])
+
     # --- browser -----------------------------------------------------------------------------------
     def build_main(self) -> View:
+        """The Files tab as the emulator's Markor lists it: the pager, the "Create a new file or folder" button, the
+        app bar (the folder, Go to, Sort by, Search, More options; in selection mode Favourite, Rename, Details,
+        Delete, More options), the bottom navigation, then the list (listed only when it scrolls) and its rows,
+        ".." first, folders, then notes."""
         fs = self.phone.files
         if self.cwd and not fs.is_dir(self.full(self.cwd)):
             self.cwd, self.selection = "", []  # the folder was removed behind the app's back
-        rows: list[View] = []
-        if self.cwd:
-            rows.append(ListItem("..", "Parent folder", self.go_up, icon="^", resource_id="ui__filesystem_item",
-                                 title_id="ui__filesystem_item__title",
-                                 subtitle_id="ui__filesystem_item__description"))
+        rows: list[View] = [self._fs_row("..", True, self.go_up)]
         for name, is_folder in self.entries(self.cwd):
             path = f"{self.full(self.cwd)}/{name}"
             if is_folder:
                 count = len(fs.listdir(path))
-                subtitle = f"{count} item" + ("" if count == 1 else "s")
+                subtitle, described = f"{count} item" + ("" if count == 1 else "s"), ""
             else:
-                subtitle = f"{self._fmt_time(self._mtime(path))} \u00b7 {_size(len(fs.read(path)))}"
-            selected = name in self.selection
-            row = ListItem(name, subtitle, lambda n=name, d=is_folder: self._tap_entry(n, d),
-                           on_long_click=lambda n=name: self._toggle(n), icon="D" if is_folder else "N",
-                           resource_id="ui__filesystem_item", title_id="ui__filesystem_item__title",
-                           subtitle_id="ui__filesystem_item__description",
-                           trailing=View(cls="android.widget.CheckBox", checkable=True, checked=selected, width=48,
-                                         height=48, resource_id="ui__filesystem_item__check")
-                           if self.selection else None)
-            row.selected = selected
-            rows.append(row)
-        if not rows:
-            rows.append(Text("This folder is empty", resource_id="empty_hint", align="center", padding=(24, 48),
-                             color="#5f6368"))
+                when = self._mtime(path)
+                subtitle = f"{self._fmt_time(when)} \u00b7 {_size(len(fs.read(path)))}"
+                described = self._row_date(when)
+            rows.append(self._fs_row(name, is_folder, lambda n=name, d=is_folder: self._tap_entry(n, d),
+                                     lambda n=name: self._toggle(n), selected=name in self.selection,
+                                     subtitle=subtitle, described=described))
         if self.selection:
-            n = len(self.selection)
-            actions = [ImageButton("Delete", lambda: self.show_dialog("delete"), resource_id="action_delete_selected_items",
-                                   icon="D"),
-                       ImageButton("Move", self._open_move, resource_id="action_move_selected_items", icon="M")]
-            if n == 1:
-                actions.append(ImageButton("Rename", self._open_rename, resource_id="action_rename_selected_item",
-                                           icon="R"))
-            actions.append(ImageButton("Select all", self._select_all, resource_id="action_select_all", icon="A"))
-            toolbar = Toolbar(f"{n} selected", on_back=self._clear_selection, back_desc="Done", actions=actions,
-                              resource_id="toolbar")
+            actions = [self._action("Favourite", "action_favourite", lambda: self.toast("Added to favourites")),
+                       self._action("Rename", "action_rename_selected_item", self._open_rename)
+                       if len(self.selection) == 1 else None,
+                       self._action("Details", "action_info_selected_item", lambda: self.toast(", ".join(self.selection))),
+                       self._action("Delete", "action_delete_selected_items", lambda: self.show_dialog("delete")),
+                       self._action("More options", "", lambda: self.show_dialog("selection_menu"),
+                                    cls="android.widget.ImageView")]
+            title = None
         else:
-            title = posixpath.basename(self.cwd) if self.cwd else "Markor"
-            toolbar = Toolbar(title, on_back=self.go_up if self.cwd else None, actions=[
-                ImageButton("Sort by", lambda: self.show_dialog("sort"), resource_id="action_sort", icon="S"),
-            ], resource_id="toolbar")
-        path_bar = Text(self.full(self.cwd).replace("/sdcard", "/storage/emulated/0"), size=12, color="#5f6368",
-                        max_lines=1, padding=(16, 4), resource_id="ui__filesystem_dialog__current_folder")
-        return Column(
-            toolbar, path_bar,
-            ScrollList(rows, "main:files", resource_id="ui__filesystem_dialog__list"),
-            Fab("Create a new file or folder", self._open_new_file, resource_id="fab_add_new_item"),
-            cls="android.widget.RelativeLayout", resource_id="main__activity__content", weight=1,
-        )
+            actions = [self._action("Go to", "action_go_to", self._go_home),
+                       self._action("Sort by", "action_sort", lambda: self.show_dialog("sort")),
+                       self._action("Search", "action_search", lambda: self.toast("Search is not available")),
+                       self._action("More options", "", lambda: self.toast("No more options"),
+                                    cls="android.widget.ImageView")]
+            title = Text(f"> {posixpath.basename(self.cwd)}" if self.cwd else "Markor", size=20, weight=1,
+                         max_lines=1, padding=(16, 14))
+        bar_items = [v for v in [title or View(weight=1, height=1, layout_only=True), *actions] if v is not None]
+        app_bar = View(cls="android.widget.LinearLayout", height=64, background="#f8fafd", children=[
+            View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(4.0, 8.0),
+                 children=bar_items)])
+        files = ScrollList(rows, "main:files", resource_id="ui__filesystem_dialog__list")
+        files.scrollable = len(rows) > ROWS_ON_SCREEN  # a RecyclerView is listed as scrollable only when it overflows
+        pager = View(cls="androidx.viewpager.widget.ViewPager", resource_id="main__view_pager_container",
+                     scrollable=True, weight=1, children=[
+                         View(cls="android.widget.FrameLayout", weight=1, children=[
+                             View(cls="android.widget.FrameLayout", weight=1, children=[files])])])
+        nav = View(cls="android.widget.LinearLayout", height=56, background="#f3f6fc", children=[
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, children=[
+                View(cls="android.widget.FrameLayout", content_desc=label, resource_id=rid, weight=1, icon=label[:1],
+                     clickable=rid != "nav_notebook", selected=rid == "nav_notebook",
+                     on_click=None if rid == "nav_notebook" else (lambda t=label: self.toast(f"{t} is not available")))
+                for label, rid in (("Files", "nav_notebook"), ("To-Do", "nav_todo"), ("QuickNote", "nav_quicknote"),
+                                   ("More", "nav_more"))])])
+        fab = View(cls="android.widget.ImageButton", content_desc="Create a new file or folder",
+                   resource_id="fab_add_new_item", on_click=self._open_new_file, clickable=True, focusable=True,
+                   long_clickable=True, width=56, height=56, icon="+", background="#c2e7ff", overlay=True)
+        return Column(app_bar, pager, fab, nav, cls="android.widget.RelativeLayout",
+                      resource_id="main__activity__content", weight=1, layout_only=True)
+
+    @staticmethod
+    def _action(desc: str, rid: str, on_click: Any, cls: str = "android.widget.TextView") -> View:
+        """An app bar action (an ActionMenuItemView, a TextView known by its content description)."""
+        return View(cls=cls, content_desc=desc, resource_id=rid, on_click=on_click, clickable=True, focusable=True,
+                    long_clickable=cls == "android.widget.TextView" and desc != "Search", width=40, height=48,
+                    icon=desc[:1])
+
+    def _go_home(self) -> None:
+        """Go to: back to the notebook's root folder."""
+        self.selection = []
+        self.cwd = ""
+        self.scroll.pop("main:files", None)
+
+    def dialog_selection_menu(self) -> View:
+        """More options in selection mode: Clipboard, Move, Copy, Create shortcut, Share (as on the emulator)."""
+        entries = (("Clipboard", lambda: self._menu_then(self._copy_names)), ("Move", lambda: self._menu_then(
+            self._open_move)), ("Copy", lambda: self._menu_then(lambda: self.toast("Copy is not available"))),
+            ("Create shortcut", lambda: self._menu_then(lambda: self.toast("Shortcut created"))),
+            ("Share", lambda: self._menu_then(lambda: self.toast("Share is not available"))))
+        items = [ListItem(label, "", cb, title_id="title", min_height=48) for label, cb in entries]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def _menu_then(self, action: Any) -> None:
+        self.close_dialog()
+        action()
+
+    def _copy_names(self) -> None:
+        self.phone.set_clipboard("\n".join(self.selection))
 
     def _tap_entry(self, name: str, is_folder: bool) -> None:
         if self.selection:
@@ -203,7 +272,7 @@ class MarkorApp(MultiSelect, App):
             self.open_editor(self.full(rel))
 
     def go_up(self) -> None:
-        """Show the parent folder (no-op at the notebook root)."""
+        """Show the parent folder (no-op at the notebook root, where ".." is listed too)."""
         self.selection = []
         self.cwd = posixpath.dirname(self.cwd)
         self.scroll.pop("main:files", None)
@@ -260,18 +329,56 @@ class MarkorApp(MultiSelect, App):
         self.pop()
 
     def build_editor(self, path: str) -> View:
+        """The note editor as the emulator's Markor lists it: the note's name, Undo, Redo, View mode, Save,
+        Search, More options, the text actions bar, the text, then the bar's buttons."""
         ed = self.editor
         text = ed.get("text", "")
         field = EditText(text, self._set_text, hint="", resource_id="document__fragment__edit__highlighting_editor",
                          key="markor_editor", multiline=True, min_height=400, background="#ffffff")
-        return Column(
-            Toolbar(posixpath.basename(path), on_back=self.close_editor, actions=[
-                ImageButton("Save", self.save, resource_id="action_save", icon="S"),
-            ], resource_id="toolbar"),
-            ScrollList([field], "editor:doc", resource_id="document__fragment__edit__content_editor__scrolling_parent",
-                       cls="android.widget.ScrollView"),
-            cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment", weight=1,
-        )
+        name = posixpath.basename(path)
+        stem = next((name[:-len(ext)] for ext in TEXT_EXTENSIONS if name.lower().endswith(ext) and len(name) > len(ext)),
+                    name)
+        bar = [self._action(desc, rid, cb) for desc, rid, cb in (
+            ("Undo", "action_undo", lambda: self.toast("Nothing to undo")),
+            ("Redo", "action_redo", lambda: self.toast("Nothing to redo")),
+            ("View mode", "action_preview", lambda: self.toast("View mode is not available")),
+            ("Save", "action_save", self.save),
+            ("Search", "action_search", lambda: self.toast("Search is not available")))]
+        bar.append(self._action("More options", "", lambda: self.show_dialog("editor_menu"),
+                                cls="android.widget.ImageView"))
+        app_bar = View(cls="android.widget.LinearLayout", height=64, background="#f8fafd", children=[
+            View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(4.0, 8.0), children=[
+                Text(stem, resource_id="note__activity__text_note_title", size=20, weight=1, max_lines=1,
+                     padding=(16, 14)), *bar])])
+        actions = View(cls="android.widget.HorizontalScrollView", scrollable=True, height=48,
+                       resource_id="document__fragment__edit__text_actions_bar__scrolling_parent", children=[
+                           View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, children=[
+                               View(cls="android.widget.ImageView", content_desc=desc, clickable=True, width=48,
+                                    height=40, icon=desc[:1], on_click=lambda d=desc: self.toast(d))
+                               for desc in TEXT_ACTIONS])])
+        actions.dump_rank = -1  # listed before the text, though drawn under it
+        page = View(cls="android.widget.FrameLayout", weight=1, children=[
+            View(cls="android.widget.LinearLayout", weight=1, children=[
+                ScrollList([field], "editor:doc",
+                           resource_id="document__fragment__edit__content_editor__scrolling_parent",
+                           cls="android.widget.ScrollView", layout_only=True),
+                actions])])
+        return Column(app_bar, page, cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment",
+                      weight=1, layout_only=True)
+
+    def dialog_editor_menu(self) -> View:
+        """The editor's More options: File settings, Share (a submenu of formats), Tools, Info, Reload."""
+        entries = (("File settings", self.close_dialog), ("Share", lambda: self.show_dialog("share_menu")),
+                   ("Tools", self.close_dialog), ("Info", self.close_dialog), ("Reload", self.close_dialog))
+        items = [ListItem(label, "", cb, title_id="title", min_height=48) for label, cb in entries]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def dialog_share_menu(self) -> View:
+        """Share's submenu: the formats Markor shares a note in (the sim shares none of them)."""
+        items = [Text("Share", resource_id="title", size=14, color="#5f6368", padding=(16, 12))]
+        items += [ListItem(label, "", lambda: self._menu_then(lambda: self.toast("Sharing is not available")),
+                           title_id="title", min_height=48) for label in SHARE_FORMATS]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
 
     # --- dialogs -----------------------------------------------------------------------------------
     def _open_new_file(self) -> None:
@@ -287,22 +394,46 @@ class MarkorApp(MultiSelect, App):
         self.new_ext = value
 
     def dialog_new_file(self) -> View:
-        types = [RadioButton(self.new_ext == ext, (lambda e=ext: self._set_new_ext(e)), text=label,
-                             resource_id="new_file_dialog__type", height=40) for label, ext in FILE_TYPES]
+        """The New file dialog as the emulator's Markor lists it: "Name" with the name ("my_note" as its hint) and
+        extension fields, the Type and Template drop-downs, two notes, FOLDER / CANCEL / OK, then the drop-downs'
+        values (Markdown, Empty file)."""
+        label = next((name for name, ext in FILE_TYPES if ext == self.new_ext), "Markdown")
+
+        def dropdown(rid: str, value: str, on_click: Any) -> View:
+            return View(cls="android.widget.Spinner", resource_id=rid, clickable=True, focusable=True, weight=1,
+                        height=48, on_click=on_click, scrollable=True, children=[
+                            Text(value, resource_id="android:id/text1", max_lines=1, padding=(8, 12))])
+
         body = Column(
-            EditText(self.new_name, self._set_new_name, hint="Name", resource_id="new_file_dialog__name",
-                     key="new_file_name"),
-            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(0.0, 0.0), children=[
-                Text("Extension", size=14, color="#5f6368", padding=(16, 16), width=120),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
+                Text("Name", size=14, color="#5f6368", padding=(0, 16), width=72),
+                EditText(self.new_name, self._set_new_name, hint="my_note", resource_id="new_file_dialog__name",
+                         key="new_file_name", weight=1),
                 EditText(self.new_ext, self._set_new_ext, hint="Extension", resource_id="new_file_dialog__ext",
-                         key="new_file_ext", weight=1),
-            ]),
-            Column(*types, resource_id="new_file_dialog__type_group", padding=(16, 0)),
-            padding=(16, 0),
+                         key="new_file_ext", width=96)]),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
+                Text("Type", size=14, color="#5f6368", padding=(0, 16), width=72),
+                dropdown("new_file_dialog__type", label, lambda: self.show_dialog("file_type"))]),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
+                Text("Template", size=14, color="#5f6368", padding=(0, 16), width=72),
+                dropdown("new_file_dialog__template", "Empty file", lambda: self.toast("No other templates"))]),
+            Text("- Folder is created without file extension", size=13, color="#5f6368", padding=(0, 4)),
+            Text("- Files and folders are not overwritten", size=13, color="#5f6368", padding=(0, 4)),
+            padding=(24, 0),
         )
-        return Dialog("New file", body, [("Folder", self.create_folder), ("Cancel", self.close_dialog),
-                                         ("OK", self.create_file)],
+        return Dialog("", body, [("FOLDER", self.create_folder), ("CANCEL", self.close_dialog),
+                                 ("OK", self.create_file)],
                       button_ids=["android:id/button3", "android:id/button2", "android:id/button1"])
+
+    def dialog_file_type(self) -> View:
+        """The Type drop-down's list: picking a type sets the extension and goes back to New file."""
+        items = [ListItem(name, "", (lambda e=ext: self._pick_type(e)), title_id="android:id/text1", min_height=48)
+                 for name, ext in FILE_TYPES]
+        return Dialog("", Column(*items))
+
+    def _pick_type(self, ext: str) -> None:
+        self.new_ext = ext
+        self.show_dialog("new_file")
 
     def _checked_name(self, name: str) -> str | None:
         name = name.strip()
@@ -407,33 +538,42 @@ class MarkorApp(MultiSelect, App):
         self.close_dialog()
 
     def _open_move(self) -> None:
-        self.move_dir = ""
+        self.move_dir = self.cwd  # the folder picker opens where the selection is
         self.show_dialog("move")
 
     def dialog_move(self) -> View:
+        """Markor's folder picker: "Move → FOLDER", home and search buttons, CANCEL and SELECT THIS FOLDER, then the
+        folder's subfolders (".." first) as rows."""
         fs = self.phone.files
         base = self.full(self.move_dir)
         moving = {f"{self.cwd}/{n}".strip("/") for n in self.selection}
-        rows: list[View] = []
-        if self.move_dir:
-            rows.append(ListItem("..", "", self._move_up, icon="^", resource_id="ui__filesystem_item",
-                                 title_id="ui__filesystem_item__title", min_height=48))
+        rows: list[View] = [self._fs_row("..", True, self._move_up)]
         for name in sorted(fs.listdir(base), key=str.lower):
             rel = f"{self.move_dir}/{name}".strip("/")
             if fs.is_dir(f"{base}/{name}") and rel not in moving:
-                rows.append(ListItem(name, "", lambda r=rel: self._move_into(r), icon="D",
-                                     resource_id="ui__filesystem_item", title_id="ui__filesystem_item__title",
-                                     min_height=48))
-        if not rows:
-            rows.append(Text("No folders here", color="#5f6368", padding=(24, 12)))
-        body = Column(Text(self.full(self.move_dir).replace("/sdcard", "/storage/emulated/0"), size=12,
-                           color="#5f6368", padding=(24, 4), resource_id="ui__filesystem_dialog__current_folder"),
-                      Column(*rows[:8], resource_id="ui__filesystem_dialog__list"))
-        return Dialog("Move to", body, [("Cancel", self.close_dialog), ("Move here", self._move_here)],
-                      button_ids=["android:id/button2", "android:id/button1"])
+                rows.append(self._fs_row(name, True, lambda r=rel: self._move_into(r)))
+        folder = posixpath.basename(self.move_dir) if self.move_dir else posixpath.basename(MARKOR_ROOT)
+        head = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(16.0, 0.0),
+                    children=[
+                        View(cls="android.widget.ImageView", resource_id="ui__filesystem_dialog__home", width=32,
+                             height=32, clickable=True, icon="H", on_click=lambda: self._move_into("")),
+                        View(cls="android.widget.ImageView", resource_id="ui__filesystem_dialog__search_button",
+                             weight=1, height=32, clickable=True, icon="Q",
+                             on_click=lambda: self.toast("Search is not available"))])
+        buttons = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(16.0, 0.0),
+                       children=[View(weight=1, height=1, layout_only=True),
+                                 Button("CANCEL", self.close_dialog, resource_id="ui__filesystem_dialog__button_cancel",
+                                        cls="android.widget.TextView", background=None),
+                                 Button("SELECT THIS FOLDER", self._move_here,
+                                        resource_id="ui__filesystem_dialog__button_ok", cls="android.widget.TextView",
+                                        background=None)])
+        listing = Column(*rows[:8], resource_id="ui__filesystem_dialog__list")
+        return Column(Text(f"Move \u2192 {folder}", resource_id="ui__filesystem_dialog__title", size=20,
+                           padding=(24, 16)), head, buttons, listing, cls="android.widget.LinearLayout",
+                      resource_id="ui__filesystem_dialog__root")
 
     def _move_up(self) -> None:
-        self.move_dir = posixpath.dirname(self.move_dir)
+        self.move_dir = posixpath.dirname(self.move_dir)  # at the notebook's root it stays there
 
     def _move_into(self, rel: str) -> None:
         self.move_dir = rel

@@ -21,6 +21,7 @@ from typing import Any
 from android_gym.sim.app import App, register_app
 from android_gym.sim.shell import GETPROP
 from android_gym.sim.view import (
+    HORIZONTAL,
     Column,
     Dialog,
     EditText,
@@ -31,26 +32,26 @@ from android_gym.sim.view import (
     SeekBar,
     Switch,
     Text,
-    Toolbar,
     View,
 )
 
 SETTINGS_PKG = "com.android.settings"
 
-# (title, summary, page) of the main list, in Android 13 order.
+# (title, summary, page) of the main list, in Android 13 order, as AndroidWorld's emulator (API 33) shows it.
 MAIN_ITEMS: tuple[tuple[str, str, str], ...] = (
     ("Network & internet", "Mobile, Wi\u2011Fi, hotspot", "network"),
     ("Connected devices", "Bluetooth, pairing", "connected"),
     ("Apps", "Assistant, recent apps, default apps", "apps"),
     ("Notifications", "Notification history, conversations", "notifications"),
     ("Battery", "100%", "battery"),
-    ("Storage", "38% used - 39.73 GB free", "storage"),
+    ("Storage", "47% used - 4.24 GB free", "storage"),
     ("Sound & vibration", "Volume, haptics, Do Not Disturb", "sound"),
     ("Display", "Dark theme, font size, brightness", "display"),
     ("Wallpaper & style", "Colors, themed icons, app grid", "stub"),
     ("Accessibility", "Display, interaction, audio", "stub"),
-    ("Security & privacy", "App security, device lock, permissions", "stub"),
-    ("Location", "On - 3 apps have access to location", "stub"),
+    ("Security", "Screen lock, Find My Device, app security", "stub"),
+    ("Privacy", "Permissions, account activity, personal data", "stub"),
+    ("Location", "On - 7 apps have access to location", "stub"),
     ("Safety & emergency", "Emergency SOS, medical info, alerts", "stub"),
     ("Passwords & accounts", "Saved passwords, autofill, synced accounts", "stub"),
     ("Digital Wellbeing & parental controls", "Screen time, app timers, bedtime schedules", "stub"),
@@ -151,11 +152,33 @@ class SettingsApp(App):
 
     # --- shared pieces -----------------------------------------------------------------------------
     def _page(self, title: str, items: list[View], list_key: str) -> View:
-        return Column(
-            Toolbar(title, on_back=self.pop, resource_id="action_bar", title_id="collapsing_toolbar"),
-            ScrollList(items, list_key, resource_id="recycler_view"),
-            cls="android.widget.LinearLayout", resource_id="content_parent", weight=1,
-        )
+        """A settings page as Android 13's Settings lists it: the scrolling page, the collapsing toolbar known by
+        the page's title, the list, "Navigate up", then the rows (the title's own text is not listed)."""
+        toolbar = View(cls="android.widget.FrameLayout", resource_id="collapsing_toolbar", content_desc=title,
+                       height=179, background="#f8fafd", children=[
+                           View(cls="android.view.ViewGroup", resource_id="action_bar", orientation=HORIZONTAL,
+                                height=179, padding=(4.0, 8.0), children=[
+                                    ImageButton("Navigate up", self.pop, icon="<"),
+                                    Text(title, size=28, weight=1, max_lines=1, padding=(16, 20),
+                                         layout_only=True)])])
+        return View(cls="android.widget.ScrollView", resource_id="content_parent", scrollable=True, weight=1,
+                    children=[toolbar, ScrollList(items, list_key, resource_id="recycler_view")])
+
+    @staticmethod
+    def _category(title: str) -> View:
+        """A preference category's header (its title is listed like a row's)."""
+        return View(cls="android.widget.LinearLayout", padding=(24.0, 0.0), min_height=43, children=[
+            View(cls="android.widget.RelativeLayout", padding=(0.0, 12.0), children=[
+                Text(title, resource_id="android:id/title", size=14, color="#0b57d0", padding=(0, 0))])])
+
+    def _pref_switch(self, title: str, summary: str, on: bool, toggle: Any) -> View:
+        """A row with a switch at its end known by the row's title, as Android 13's Settings lists it."""
+        switch = View(cls="android.widget.Switch", content_desc=title, resource_id="switchWidget", checkable=True,
+                      checked=on, clickable=True, focusable=True, on_click=toggle, width=72, height=48,
+                      icon="1" if on else "0")
+        return ListItem(title, summary, toggle, min_height=78, trailing=View(cls="android.widget.LinearLayout",
+                                                              resource_id="android:id/widget_frame",
+                                                              children=[switch]))
 
     def _switch_row(self, title: str, on: bool, toggle: Any, summary: str = "", rid: str = "",
                     primary: bool = False) -> View:
@@ -167,18 +190,44 @@ class SettingsApp(App):
 
     # --- pages --------------------------------------------------------------------------------------
     def build_main(self) -> View:
-        items: list[View] = [
-            View(cls="android.widget.TextView", text="Search settings", resource_id="search_action_bar_title",
-                 clickable=True, focusable=True, height=56, background="#e9eef6", padding=(24.0, 16.0),
-                 on_click=lambda: self.push("search")),
-        ]
-        for title, summary, page in MAIN_ITEMS:
-            items.append(ListItem(title, summary, lambda p=page, t=title: self.push(p, title=t), icon=title[:1]))
-        return Column(
-            Text("Settings", resource_id="homepage_title", size=36, padding=(24, 24)),
-            ScrollList(items, "main:list", resource_id="main_content_scrollable_container"),
-            cls="android.widget.LinearLayout", resource_id="settings_homepage_container", weight=1,
-        )
+        """The homepage as the emulator's Settings lists it: the scrolling homepage, the account picture, the
+        title, the main list, the search bar's text, then each row's title and summary (the rows' icons and
+        the search card are no accessibility nodes of their own)."""
+        items = [self._main_row(title, summary, lambda p=page, t=title: self.push(p, title=t))
+                 for title, summary, page in MAIN_ITEMS]
+        avatar = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(16, 0),
+                      layout_only=True, children=[
+                          View(cls="android.view.View", weight=1, height=1, layout_only=True),
+                          View(cls="android.widget.ImageView", resource_id="account_avatar", width=48, height=48,
+                               content_desc="Profile picture, double tap to open Google Account", clickable=True,
+                               icon="G", on_click=lambda: self.toast("No Google Account on this device"))])
+        search = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(24.0, 4.0),
+                      clickable=True, background="#e9eef6", on_click=lambda: self.push("search"), children=[
+                          View(cls="android.widget.ImageView", width=24, height=24, icon="Q", layout_only=True),
+                          View(cls="android.widget.TextView", text="Search settings",
+                               resource_id="search_action_bar_title", weight=1, height=48, padding=(16.0, 12.0))])
+        main_list = ScrollList(items, "main:list", resource_id="main_content_scrollable_container",
+                               cls="android.widget.ScrollView")
+        if self.scroll.get("main:list", 0) > 0:  # scrolled: the header has collapsed, the search bar stays
+            return Column(View(height=14, layout_only=True), search, View(height=14, layout_only=True), main_list,
+                          cls="android.widget.FrameLayout", weight=1)
+        return View(cls="android.widget.ScrollView", resource_id="settings_homepage_container", scrollable=True,
+                    weight=1, children=[
+                        View(height=56, layout_only=True), avatar,
+                        Text("Settings", resource_id="homepage_title", size=36, height=48, padding=(24, 0)),
+                        View(height=22, layout_only=True), search, View(height=14, layout_only=True), main_list,
+                    ])
+
+    @staticmethod
+    def _main_row(title: str, summary: str, on_click: Any) -> View:
+        """A homepage row (88dp): its icon (not listed), the title and the summary."""
+        return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 0.0), clickable=True,
+                    focusable=True, on_click=on_click, min_height=88, children=[
+                        View(cls="android.widget.ImageView", width=40, height=40, icon=title[:1], layout_only=True),
+                        Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 2)),
+                               Text(summary, resource_id="android:id/summary", size=14, color="#444746",
+                                    max_lines=3, padding=(16, 2)),
+                               cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))])
 
     def build_network(self, title: str = "Network & internet") -> View:
         wifi = self._get("global", "wifi_on") == "1"
@@ -314,27 +363,30 @@ class SettingsApp(App):
         self._close_edit()
 
     def build_display(self, title: str = "Display") -> View:
+        """Display as AndroidWorld's emulator (API 33) lists it: "Brightness level" (its percentage; a tap opens
+        System UI's brightness dialog), Lock display, Appearance (Dark theme), Color, Other display controls."""
         level = int(self._get("system", "screen_brightness", "102"))
         dark = self._get("secure", "ui_night_mode", "1") == "2"
+        rotate = self._get("system", "accelerometer_rotation") == "1"
         items: list[View] = [
-            Text("Brightness", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
-            ListItem("Brightness level", f"{round(level * 100 / 255)}%", None),
-            SeekBar(level, 255, self._set_brightness, resource_id="seekbar", content_desc="Brightness level"),
-            self._switch_row("Adaptive brightness", self._get("system", "screen_brightness_mode") == "1",
-                             lambda: self._toggle("system", "screen_brightness_mode")),
-            Text("Appearance", resource_id="category_title", size=14, color="#0b57d0", padding=(24, 12)),
-            self._switch_row("Dark theme", dark, self._toggle_dark, "Use dark theme", primary=True),
-            ListItem("Font size", "Default", None),
-            ListItem("Display size", "Default", None),
-            ListItem("Screen timeout", "After 1 minute of inactivity", None),
-            self._switch_row("Auto-rotate screen", self._get("system", "accelerometer_rotation") == "1",
-                             lambda: self._toggle("system", "accelerometer_rotation")),
+            self._category("Brightness"),
+            ListItem("Brightness level", f"{round(level * 100 / 255)}%", self.phone.show_brightness_dialog,
+                     min_height=78),
+            self._category("Lock display"),
+            ListItem("Lock screen", "Show all notification content", None, min_height=78),
+            ListItem("Screen timeout", "After 1 minute of inactivity", None, min_height=78),
+            self._category("Appearance"),
+            self._pref_switch("Dark theme", "Will turn off automatically at sunrise" if dark
+                              else "Will never turn on automatically", dark, self._toggle_dark),
+            ListItem("Screen saver", "On / Clock", None, min_height=78),
+            ListItem("Display size and text", "", None, min_height=67),
+            self._category("Color"),
+            ListItem("Colors", "", None, min_height=67),
+            self._category("Other display controls"),
+            self._pref_switch("Auto-rotate screen", "", rotate,
+                              lambda: self._toggle("system", "accelerometer_rotation")),
         ]
         return self._page("Display", items, "display:list")
-
-    def _set_brightness(self, fraction: float) -> None:
-        # The slider bottom writes 1, not 0 (as on a Pixel; AndroidWorld checks 1 for "min").
-        self.phone.settings_put("system", "screen_brightness", str(max(1, round(fraction * 255))))
 
     def _toggle_dark(self) -> None:
         dark = self._get("secure", "ui_night_mode", "1") == "2"

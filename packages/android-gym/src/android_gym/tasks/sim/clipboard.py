@@ -12,7 +12,7 @@ import random
 import re
 from typing import Any
 
-from android_gym.actions import Finished, LongPress, PressHome
+from android_gym.actions import Click, Finished, LongPress, PressHome
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import go_home, normalize_answer, set_clipboard
 from android_gym.tasks.expert import ExpertStuck, find, id_is, tap_text, type_into
@@ -34,11 +34,14 @@ def read_clipboard(device: Any) -> str:
 
 
 def copy_text_expert(ui: Any, text: str):
-    """Home, the launcher's search field, type ``text``, long-press it (selects all), Copy."""
+    """Home, the launcher's search panel, type ``text`` in its field, long-press it (selects all), Copy."""
     ui = yield PressHome()
-    ui = yield from tap_text(ui, "Search", scroll=False)
-    ui = yield from type_into(ui, text, resource_id="search_box_input")
-    field = find(ui, id_is("search_box_input"))
+    bar, icon = find(ui, id_is("search_container_hotseat")), find(ui, id_is("g_icon"))
+    if bar is None or icon is None:
+        raise ExpertStuck("the home screen's search bar is not there")
+    ui = yield Click(icon.bounds[2] + 8, (bar.bounds[1] + bar.bounds[3]) // 2)  # the bar's text, not its icons
+    ui = yield from type_into(ui, text, resource_id="input")
+    field = find(ui, id_is("input"))
     if field is None:
         raise ExpertStuck("the launcher's search field is gone")
     ui = yield LongPress(*field.center)

@@ -24,11 +24,11 @@ from android_gym.tasks.device_state import force_stop, go_home, quote, set_clipb
 from android_gym.tasks.expert import (
     ExpertStuck,
     find,
-    find_all,
     id_is,
     scroll_to,
     tap,
     tap_text,
+    tap_where,
     text_is,
     type_into,
 )
@@ -166,15 +166,39 @@ def noise_notes(rng: random.Random, n: int, avoid: set[str]) -> dict[str, str]:
 # --- expert building blocks -------------------------------------------------------------------------------
 
 
+ROW_ID = ":id/opoc_filesystem_item__root"
+_ROW_KINDS = ("Folder ", "File ", "Selected ")
+
+
+def row_name(element: Any) -> str | None:
+    """The file or folder name of a file browser row (its content description is "File NAME DATE", "Folder NAME "
+    or "Selected NAME "), or None for anything else."""
+    if not element.resource_id.endswith(ROW_ID):
+        return None
+    desc = element.content_desc or ""
+    kind = next((k for k in _ROW_KINDS if desc.startswith(k)), None)
+    if kind is None:
+        return None
+    rest = desc[len(kind):]
+    if kind == "File ":
+        m = _DATE_RE.search(rest)
+        return rest[:m.start() - 1] if m else rest.rstrip(" ")  # "NAME DATE"
+    return rest[:-1] if rest.endswith(" ") else rest
+
+
+def is_row(name: str) -> Any:
+    """A predicate: the file browser row of ``name``."""
+    return lambda e: row_name(e) == name
+
+
 def row_title(ui: Any, name: str) -> Any | None:
-    """The file browser row title showing ``name``."""
-    return find(ui, lambda e: e.text == name and e.resource_id.endswith(":id/ui__filesystem_item__title"))
+    """The file browser row showing ``name``."""
+    return find(ui, is_row(name))
 
 
 def open_in_browser(ui: Any, name: str, long: bool = False):
     """Scroll the file list to ``name`` and tap (or long-press) it; returns the next ui."""
-    ui, element = yield from scroll_to(ui, lambda e: e.text == name
-                                       and e.resource_id.endswith(":id/ui__filesystem_item__title"))
+    ui, element = yield from scroll_to(ui, is_row(name))
     x, y = element.center
     return (yield (LongPress(x, y) if long else tap(element)))
 
@@ -222,7 +246,7 @@ def rename_in_browser(ui: Any, old: str, new: str):
     field = find(ui, id_is("new_name"))
     if field is None:
         raise ExpertStuck("the Rename dialog did not open")
-    ui = yield LongPress(*field.center)  # selects the old name (the app bar's "Select all" selects files instead)
+    ui = yield LongPress(*field.center)  # selects the old name
     ui = yield Type(new)
     if find(ui, text_is("OK")) is None:  # the keyboard covers the dialog's buttons: hide it
         ui = yield PressBack()
@@ -313,7 +337,7 @@ class MarkorCreateFolder(_MarkorTask):
         ui = yield OpenApp("Markor")
         ui = yield from tap_text(ui, "Create a new file or folder", scroll=False)
         ui = yield from type_into(ui, self.params["folder_name"], resource_id="new_file_dialog__name")
-        yield from tap_text(ui, "Folder", scroll=False)
+        yield from tap_text(ui, "FOLDER", scroll=False)
         yield Finished()
 
 
@@ -363,28 +387,28 @@ class MarkorDeleteAllNotes(_MarkorTask):
 
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Markor")
-        first = find(ui, id_is("ui__filesystem_item__title"))
-        if first is None:
+        names = [row_name(e) for e in ui.elements if row_name(e) not in (None, "..")]
+        if not names:
             raise ExpertStuck("no notes listed")
-        ui = yield LongPress(*first.center)
-        ui = yield from tap_text(ui, "Select all", scroll=False)
+        ui = yield from open_in_browser(ui, names[0], long=True)
+        for name in names[1:]:  # in selection mode a tap adds a row
+            ui = yield from open_in_browser(ui, name)
         yield from delete_selected_expert(ui)
         yield Finished()
 
 
-_TIME_RE = re.compile(r"^(\w{3} \d{1,2}, \d{4} \d{1,2}:\d{2}(?: [AP]M)?)")
+_DATE_RE = re.compile(r"(\d{2})/(\d{2})/(\d{4}), (\d{1,2}):(\d{2})(?: ([AP]M))?$")
 
 
-def _row_time(text: str) -> dt.datetime | None:
-    m = _TIME_RE.match(text)
+def _row_time(desc: str) -> dt.datetime | None:
+    """The modification time a row's content description ends with ("10/15/2023, 15:34"), if any."""
+    m = _DATE_RE.search(desc or "")
     if m is None:
         return None
-    for fmt in ("%b %d, %Y %I:%M %p", "%b %d, %Y %H:%M"):
-        try:
-            return dt.datetime.strptime(m.group(1), fmt)
-        except ValueError:
-            continue
-    return None
+    month, day, year, hour, minute = (int(g) for g in m.groups()[:5])
+    if m.group(6):
+        hour = hour % 12 + (12 if m.group(6) == "PM" else 0)
+    return dt.datetime(year, month, day, hour, minute)
 
 
 @register_task
@@ -412,12 +436,10 @@ class MarkorDeleteNewestNote(_MarkorTask):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield OpenApp("Markor")
         newest: tuple[dt.datetime, Any] | None = None
-        for title in find_all(ui, id_is("ui__filesystem_item__title")):
-            subtitle = find(ui, lambda e, t=title: e.resource_id.endswith(":id/ui__filesystem_item__description")
-                            and t.bounds[3] - 2 <= e.bounds[1] <= t.bounds[3] + 40)
-            when = _row_time(subtitle.text) if subtitle is not None else None
+        for row in (e for e in ui.elements if row_name(e) not in (None, "..")):
+            when = _row_time(row.content_desc)
             if when is not None and (newest is None or when > newest[0]):
-                newest = (when, title)
+                newest = (when, row)
         if newest is None:
             raise ExpertStuck("no dated notes listed")
         ui = yield LongPress(*newest[1].center)
@@ -445,7 +467,7 @@ class _EditNoteTask(_MarkorTask):
             ui = yield from tap_text(ui, "Save", scroll=False)
         else:  # AndroidWorld's variants also rename the note: Back saves (Markor autosaves) and leaves the editor
             for _ in range(3):  # back from the editor (the keyboard first) to the file list
-                if find(ui, lambda e: e.resource_id.endswith(":id/ui__filesystem_item__title")) is not None:
+                if find(ui, lambda e: row_name(e) is not None) is not None:
                     break
                 ui = yield PressBack()
             ui = yield from rename_in_browser(ui, self.params["file_name"], self.params["new_name"])
@@ -574,9 +596,15 @@ class MarkorMoveNote(_MarkorTask):
         ui = yield OpenApp("Markor")
         ui = yield from open_in_browser(ui, p["source_folder"])
         ui = yield from open_in_browser(ui, p["file_name"], long=True)
+        ui = yield from tap_text(ui, "More options", scroll=False)
         ui = yield from tap_text(ui, "Move", scroll=False)
-        ui = yield from tap_text(ui, p["destination_folder"], scroll=False)
-        yield from tap_text(ui, "Move here", scroll=False)
+        home = find(ui, id_is("ui__filesystem_dialog__home"))  # the picker opens in the source folder
+        if home is None:
+            raise ExpertStuck("the folder picker did not open")
+        ui = yield tap(home)
+        for part in p["destination_folder"].split("/"):
+            ui = yield from tap_where(ui, is_row(part), scroll=False)
+        yield from tap_text(ui, "SELECT THIS FOLDER", scroll=False)
         yield Finished()
 
 

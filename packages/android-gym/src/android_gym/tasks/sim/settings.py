@@ -264,8 +264,7 @@ class _BrightnessToggle(Task):
         return 1.0 if level == (255 if self.params["max_or_min"] == "max" else 1) else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_settings_page(ui, "Display")
-        ui, bar = yield from scroll_to(ui, lambda e: e.class_name == "android.widget.SeekBar")
+        ui, bar = yield from open_brightness_slider(ui)
         yield seekbar_tap(bar, 1.0 if self.params["max_or_min"] == "max" else 0.0)
         yield Finished()
 
@@ -377,13 +376,26 @@ class SimBrightnessPercent(Task):
         ui = yield from open_settings_page(ui, "Display")
         fraction = target / 100.0
         for _ in range(4):
-            ui, bar = yield from scroll_to(ui, lambda e: e.class_name == "android.widget.SeekBar")
+            ui, bar = yield from open_brightness_slider(ui, settings_open=True)
             ui = yield seekbar_tap(bar, fraction)
+            ui = yield PressBack()  # closes the brightness dialog: the row's percentage shows again
             shown = _percent_summary(ui)
             if shown is None or abs(shown - target) <= 1:
                 break
             fraction = min(1.0, max(0.0, fraction + (target - shown) / 100.0))
         yield Finished()
+
+
+def open_brightness_slider(ui: Any, settings_open: bool = False):
+    """Settings > Display > "Brightness level": System UI's brightness dialog; returns (ui, its slider).
+    With ``settings_open`` the Display page is already on screen."""
+    if not settings_open:
+        ui = yield from open_settings_page(ui, "Display")
+    ui = yield from tap_text(ui, "Brightness level")
+    bar = find(ui, lambda e: e.class_name == "android.widget.SeekBar")
+    if bar is None:
+        raise ExpertStuck("the brightness dialog did not open")
+    return ui, bar
 
 
 def _percent_summary(ui: Any) -> int | None:

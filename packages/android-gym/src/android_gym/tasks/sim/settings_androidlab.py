@@ -17,7 +17,7 @@ import re
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from android_gym.actions import Finished, LongPress, OpenApp, Type
+from android_gym.actions import Finished, LongPress, OpenApp, PressBack, Type
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import (
     device_time_ms,
@@ -177,12 +177,18 @@ class _LabSlider(_LabSettings):
     def expert(self, ui: Any) -> ExpertGenerator:
         ui = yield from open_settings_page(ui, self.page)
         desc = self.slider_desc
+        dialog = desc == "Brightness level"  # the row opens System UI's brightness dialog, whose slider it is
+        if dialog:
+            ui = yield from tap_text(ui, desc)
+            desc = ""
 
         def is_slider(e: Any) -> bool:
             return e.class_name == "android.widget.SeekBar" and (not desc or e.content_desc == desc)
 
         ui, bar = yield from scroll_to(ui, is_slider)
         yield seekbar_tap(bar, self.fraction)
+        if dialog:  # close it: the page shows the new level under the row again
+            yield PressBack()
         yield Finished()
 
 
