@@ -135,20 +135,18 @@ class MarkorApp(MultiSelect, App):
             files.sort(key=str.lower)
         return [(n, True) for n in folders] + [(n, False) for n in files]
 
-    def _fmt_time(self, when: dt.datetime) -> str:
+    def _clock(self, when: dt.datetime) -> str:
+        """The time of day in the phone's 12/24-hour setting: "15:34" or "3:34 PM"."""
         if self.phone.settings_get("system", "time_12_24") == "24":
-            clock = f"{when.hour:02d}:{when.minute:02d}"
-        else:
-            clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
-        return f"{when.strftime('%b')} {when.day}, {when.year} {clock}"
+            return f"{when.hour:02d}:{when.minute:02d}"
+        return f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
+
+    def _fmt_time(self, when: dt.datetime) -> str:
+        return f"{when.strftime('%b')} {when.day}, {when.year} {self._clock(when)}"
 
     def _row_date(self, when: dt.datetime) -> str:
         """A file row's date as Markor's content description gives it: "10/15/2023, 15:34"."""
-        if self.phone.settings_get("system", "time_12_24") == "24":
-            clock = f"{when.hour:02d}:{when.minute:02d}"
-        else:
-            clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
-        return f"{when.month:02d}/{when.day:02d}/{when.year}, {clock}"
+        return f"{when.month:02d}/{when.day:02d}/{when.year}, {self._clock(when)}"
 
     def _fs_row(self, name: str, is_folder: bool, on_click: Any, on_long_click: Any = None, *,
                 selected: bool = False, subtitle: str = "", described: str = "") -> View:
