@@ -38,7 +38,7 @@ def policy():
     """A tiny policy fine-tuned on the expert's Wi-Fi demos: sampled, it succeeds on some attempts, not all."""
     demos = collect_demos(FORMAT, [TASK], seeds=range(4))
     model, tok = build_tiny_causal_lm(seed=0, corpus=demos.corpus())
-    sft_warmup(model, tok, demos, max_steps=120, learning_rate=1e-2, per_device_train_batch_size=4)
+    sft_warmup(model, tok, demos, max_steps=80, learning_rate=3e-3, per_device_train_batch_size=4)
     return HFPolicy(model, tok, format=FORMAT, max_new_tokens=24, temperature=1.0)
 
 

@@ -28,7 +28,7 @@ def test_a_few_steps_teach_the_answers_of_two_states(settings_demos):
     before = demo_accuracy(policy, [first, last])
     rows = [r for r in settings_demos.examples() if r["completion"][0]["content"] in (first.answer, last.answer)][:2]
     weights = model.model.embed_tokens.weight.detach().clone()
-    result = sft_warmup(model, tokenizer, rows, max_steps=60, learning_rate=1e-2, per_device_train_batch_size=2)
+    result = sft_warmup(model, tokenizer, rows, max_steps=60, learning_rate=5e-3, per_device_train_batch_size=2)
     after = demo_accuracy(policy, [first, last])
     assert result.steps == 60 and result.examples == 2 and len(result.losses) == 60
     assert result.losses[-1] < result.losses[0] / 5
