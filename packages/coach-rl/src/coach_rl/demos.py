@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,9 +34,7 @@ from android_gym.actions import Action, ActionFormatError, ActionParseError
 from android_gym.trajectory import Step, Trajectory
 from android_gym.xml import compress_xml
 from coach_rl.policy import PolicyFormat, PolicyRequest, json_safe_messages
-from coach_rl.prompting import render_messages_text
-
-_INDEX_IN_ANSWER = re.compile(r'"index"\s*:\s*(\d+)')
+from coach_rl.prompting import _INDEX_RE, render_messages_text
 
 __all__ = ["DemoRecord", "DemoSet", "DemoStats", "collect_demos", "noisy_answer"]
 
@@ -64,7 +61,7 @@ class DemoRecord:
 def noisy_answer(record: DemoRecord, rng: random.Random) -> str:
     """An index-format click on a clickable or checkable element of ``record``'s screen other than the one its
     answer names (the answer itself when the screen has no other): what a noisy teacher would have done there."""
-    named = _INDEX_IN_ANSWER.search(record.answer)
+    named = _INDEX_RE.search(record.answer)
     chosen = int(named.group(1)) if named else None
     others = [i for i, e in enumerate(record.request.elements or ())
               if (getattr(e, "clickable", False) or getattr(e, "checkable", False)) and i != chosen]
