@@ -109,13 +109,14 @@ def same_caption(a: Any, b: Any) -> bool:
 
 
 def read_caption(plane: Any) -> str:
-    """The caption in an (averaged) yellowness plane: Tesseract's most frequent single-line reading over a few
-    scales and smoothings, letters and digits only (specks of noise read as punctuation)."""
+    """The caption in an (averaged) yellowness plane: Tesseract's single-line readings over a few scales and
+    smoothings, letters and digits only (specks of noise read as punctuation), and the reading most of them agree
+    on, case aside (a capital I and a small i/l differ by a speck here); its most frequent spelling is returned."""
     import cv2
     import numpy as np
 
     readings: list[str] = []
-    for blur in (0.0, 1.0):
+    for blur in (0.0, 1.0, 1.5):
         smooth = cv2.GaussianBlur(plane, (0, 0), blur) if blur else plane
         for factor in (0.6, 0.8, 1.0, 1.3):
             p = _scaled(smooth, factor)
@@ -130,7 +131,14 @@ def read_caption(plane: Any) -> str:
                 readings.append(cleaned)
     if not readings:
         return ""
-    return collections.Counter(readings).most_common(1)[0][0]
+    votes = collections.Counter(_shape_key(r) for r in readings)
+    best = max(votes, key=lambda key: (votes[key], -len(key)))
+    return collections.Counter(r for r in readings if _shape_key(r) == best).most_common(1)[0][0]
+
+
+def _shape_key(reading: str) -> str:
+    """A reading with the letters Hershey's strokes make alike merged: case, and I / l / i / 1 (one upright)."""
+    return re.sub(r"[il1|]", "l", reading.lower())
 
 
 def read_captions(frames: list[Any]) -> list[str]:
@@ -148,8 +156,12 @@ def read_captions(frames: list[Any]) -> list[str]:
             groups[-1].append(plane)
         else:
             groups.append([plane])
-    captions = [read_caption(np.mean(g, axis=0)) for g in groups]
-    captions = [c for c in captions if c]
+    captions: list[str] = []
+    for caption in (read_caption(np.mean(g, axis=0)) for g in groups):
+        # a caption whose frames fell into two groups (noise that happened to disagree) is read twice in a row;
+        # the task's captions are distinct names, so a repeat is the same caption
+        if caption and not (captions and _shape_key(captions[-1]) == _shape_key(caption)):
+            captions.append(caption)
     capitalised = all(c[0].isupper() or c[0] == "l" for c in captions)
     return [("I" + c[1:]) if capitalised and c[0] == "l" and c[1:2].islower() else c for c in captions]
 
