@@ -69,7 +69,7 @@ def test_the_cpu_loss_scores_only_the_completion_and_equals_trls(settings_demos,
     gradients are TRL's own (which scores every position there and masks the prompt's afterwards)."""
     from trl import SFTConfig, SFTTrainer
 
-    from coach_rl.sft import _completion_trainer_class
+    from coach_reward.completion_loss import completion_only_sft_trainer
 
     model, tokenizer = build_tiny_causal_lm(seed=0, corpus=settings_demos.corpus())
     rows = settings_demos.examples()[:6]
@@ -77,8 +77,8 @@ def test_the_cpu_loss_scores_only_the_completion_and_equals_trls(settings_demos,
                      completion_only_loss=True, use_cpu=True, save_strategy="no", disable_tqdm=True)
     from datasets import Dataset
 
-    ours = _completion_trainer_class()(model=model, args=args, train_dataset=Dataset.from_list(rows),
-                                       processing_class=tokenizer)
+    ours = completion_only_sft_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows),
+                                          processing_class=tokenizer)
     trl = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
     batch = next(iter(ours.get_train_dataloader()))
     prompt_positions = int((batch["labels"][:, 1:] == -100).sum())

@@ -51,7 +51,10 @@ def test_the_common_target_and_the_costs_to_reach_it(study):
     assert summary["efficiency"] == {"coach-k4 vs grpo": {
         "target_success": pytest.approx(0.21875), "coach-k4_env_steps": 300, "grpo_env_steps": 400,
         "env_steps_ratio": pytest.approx(400 / 300), "coach-k4_train_seconds": pytest.approx(60.0),
-        "grpo_train_seconds": pytest.approx(20.0), "train_seconds_ratio": pytest.approx(20.0 / 60.0)}}
+        "grpo_train_seconds": pytest.approx(20.0), "train_seconds_ratio": pytest.approx(20.0 / 60.0),
+        # the issue's goal: GRPO ends at (0.25 + 0.1875) / 2 after 400 env steps; Coach's mean curve is there at 300
+        "grpo_final_success": pytest.approx(0.21875), "coach-k4_env_steps_to_grpo_final": 300,
+        "grpo_env_steps_spent": 400, "env_steps_saving": pytest.approx(400 / 300)}}
     assert coach["env_steps_to_first_gain"] == {"per_seed": [100, 300], "seeds_with_gain": 2, "mean": 200}
     assert coach["final_success"]["mean"] == pytest.approx(0.25)
     # matched budget: the smallest env-step count every run reached (200); GRPO's step function there
@@ -95,3 +98,21 @@ def test_diagnostics_columns_are_per_run_means_and_the_last_kl(study):
     assert out["actor/grad_norm"] == pytest.approx(0.3)
     assert out["diag/kl_to_warmup_last"] == 0.003
     assert "diag/adv_sign_agreement" not in out  # only NaN: not measured
+
+
+def test_the_sampled_success_is_the_headline_when_every_evaluation_has_it(study):
+    """With sampled evaluations everywhere, ``summary`` is on them and the greedy summary sits beside it."""
+    runs = json.loads(json.dumps(RUNS))
+    for r in runs:  # sampled success: the greedy one halved, so the two summaries differ by exactly that
+        for p in r["curve"]:
+            p["sampled_success_rate"] = p["success_rate"] / 2
+    out = study.summaries(runs)
+    assert out["summary"]["metric"] == "sampled_success_rate"
+    assert out["summary_greedy"]["metric"] == "success_rate"
+    assert out["summary"]["target_success"] == pytest.approx(0.21875 / 2)
+    assert out["summary"]["variants"]["coach-k4"]["final_success"]["mean"] == pytest.approx(0.125)
+    assert out["summary"]["efficiency"]["coach-k4 vs grpo"]["coach-k4_env_steps"] == 300
+    # one evaluation without it: greedy is the headline and nothing else is reported
+    del runs[0]["curve"][1]["sampled_success_rate"]
+    assert list(study.summaries(runs)) == ["summary"]
+    assert study.summaries(runs)["summary"]["metric"] == "success_rate"

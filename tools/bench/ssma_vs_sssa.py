@@ -133,21 +133,30 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
     try:
         loop.setup(resume=False)
 
-        def evaluate() -> None:
-            report, trajectories = loop.evaluate_episodes(f"iter{loop.state.iteration:04d}")
-            wins = [len(t.steps) for t in trajectories if float(t.success) >= 1.0]
+        def point_of(report: Any, sampled: Path, steps_per_success: float | None) -> dict[str, Any]:
             point = {"iteration": loop.state.iteration, "env_steps": loop.state.env_steps,
                      "train_seconds": loop.state.train_seconds, "success_rate": report.overall.success_rate,
-                     "steps_per_success": statistics.fmean(wins) if wins else None,
+                     "steps_per_success": steps_per_success,
                      "per_task": {name: task.success_rate for name, task in report.per_task.items()}}
-            sampled = loop.run.path / f"eval_iter{loop.state.iteration:04d}_sampled.json"
             if sampled.is_file():  # eval_samples_per_instance > 0: the sampled policy's success beside the greedy
                 s = json.loads(sampled.read_text())
                 point.update({"sampled_success_rate": s["overall"]["success_rate"],
-                              "sampled_ci": [s["overall"]["ci_low"], s["overall"]["ci_high"]]})
-            curve.append(point)
+                              "sampled_ci": [s["overall"]["ci_low"], s["overall"]["ci_high"]],
+                              "sampled_per_task": {n: t["success_rate"] for n, t in s.get("per_task", {}).items()}})
+            return point
 
-        evaluate()
+        def evaluate() -> None:
+            report, trajectories = loop.evaluate_episodes(f"iter{loop.state.iteration:04d}")
+            wins = [len(t.steps) for t in trajectories if float(t.success) >= 1.0]
+            curve.append(point_of(report, loop.run.path / f"eval_iter{loop.state.iteration:04d}_sampled.json",
+                                  statistics.fmean(wins) if wins else None))
+
+        if loop.eval_before is not None:  # --init-from a checkpoint that saved its evaluation of these instances
+            spp = loop.eval_before.meta.get("steps_per_success")
+            curve.append(point_of(loop.eval_before, loop.run.path / "eval_before_sampled.json",
+                                  spp if isinstance(spp, (int, float)) and math.isfinite(spp) else None))
+        else:
+            evaluate()
         while (loop.state.env_steps < args.env_steps and loop.state.train_seconds < args.time_budget
                and loop.state.iteration < args.max_iterations):
             records.append(loop.run_iteration())
@@ -182,33 +191,40 @@ def diagnostics_means(records: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-def _at(curve: list[dict[str, Any]], key: str, budget: float) -> float:
-    """Success of the last evaluation at or before ``budget`` on axis ``key`` (a step function)."""
-    best = curve[0]["success_rate"]
+def headline_metric(results: list[dict[str, Any]]) -> str:
+    """The study's headline: the sampled policy's success when every evaluation measured it (it moves before a
+    tiny policy's greedy success flips whole tasks), else the greedy success."""
+    points = [p for r in results for p in r["curve"]]
+    return "sampled_success_rate" if points and all("sampled_success_rate" in p for p in points) else "success_rate"
+
+
+def _at(curve: list[dict[str, Any]], key: str, budget: float, metric: str = "success_rate") -> float:
+    """``metric`` of the last evaluation at or before ``budget`` on axis ``key`` (a step function)."""
+    best = curve[0][metric]
     for point in curve:
         if point[key] <= budget:
-            best = point["success_rate"]
+            best = point[metric]
     return best
 
 
-def _first_reach(curve: list[dict[str, Any]], key: str, target: float) -> float | None:
+def _first_reach(curve: list[dict[str, Any]], key: str, target: float, metric: str = "success_rate") -> float | None:
     """The ``key`` value (env steps or seconds) of the first evaluation at or above ``target`` (None: never)."""
     for point in curve:
-        if point["success_rate"] >= target - 1e-9:
+        if point[metric] >= target - 1e-9:
             return point[key]
     return None
 
 
-def _mean_curve(runs: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+def _mean_curve(runs: list[dict[str, Any]], key: str, metric: str = "success_rate") -> list[dict[str, Any]]:
     """The mean over seeds of the runs' step-function curves, at every evaluation point of any of them: a seed
     that has not improved yet counts with its current success, so no seed is dropped from a cost."""
     xs = sorted({p[key] for r in runs for p in r["curve"]})
-    return [{key: x, "success_rate": statistics.fmean(_at(r["curve"], key, x) for r in runs)} for x in xs]
+    return [{key: x, metric: statistics.fmean(_at(r["curve"], key, x, metric) for r in runs)} for x in xs]
 
 
-def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(results: list[dict[str, Any]], metric: str = "success_rate") -> dict[str, Any]:
     """Per variant: final success, success at the matched budgets, the cost of reaching a common success rate,
-    and the update cost relative to K = 1/2."""
+    and the update cost relative to K = 1/2; success is ``metric`` of each evaluation (greedy or sampled)."""
     by_variant: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         by_variant.setdefault(r["variant"], []).append(r)
@@ -216,10 +232,11 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     step_budget = min(r["env_steps"] for r in results)
     time_budget = min(r["train_seconds"] for r in results)
     # the common target: the highest success that every variant's mean-over-seeds curve reaches, above the start
-    start = statistics.fmean(r["curve"][0]["success_rate"] for r in results)
-    best = {v: max(p["success_rate"] for p in _mean_curve(runs, "env_steps")) for v, runs in by_variant.items()}
+    start = statistics.fmean(r["curve"][0][metric] for r in results)
+    best = {v: max(p[metric] for p in _mean_curve(runs, "env_steps", metric)) for v, runs in by_variant.items()}
     target = min(best.values())
     out: dict[str, Any] = {"matched_env_steps": step_budget, "matched_train_seconds": time_budget,
+                           "metric": metric,
                            "target_success": target if target > start else None, "variants": {}}
     for variant, runs in by_variant.items():
         def mean_std(values: list[float]) -> dict[str, float]:
@@ -227,17 +244,17 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
         out["variants"][variant] = {
             "seeds": [r["seed"] for r in runs],
-            "final_success": mean_std([r["curve"][-1]["success_rate"] for r in runs]),
-            "success_at_matched_env_steps": mean_std([_at(r["curve"], "env_steps", step_budget) for r in runs]),
-            "success_at_matched_time": mean_std([_at(r["curve"], "train_seconds", time_budget) for r in runs]),
-            "start_success": mean_std([r["curve"][0]["success_rate"] for r in runs]),
+            "final_success": mean_std([r["curve"][-1][metric] for r in runs]),
+            "success_at_matched_env_steps": mean_std([_at(r["curve"], "env_steps", step_budget, metric) for r in runs]),
+            "success_at_matched_time": mean_std([_at(r["curve"], "train_seconds", time_budget, metric) for r in runs]),
+            "start_success": mean_std([r["curve"][0][metric] for r in runs]),
             "update_seconds_per_iteration": mean_std([r["update_seconds_per_iteration"] for r in runs]),
             "train_seconds_per_env_step": mean_std([r["train_seconds"] / max(1, r["env_steps"]) for r in runs]),
             "diagnostics": {key: mean_std([r["diagnostics"][key] for r in runs if key in r.get("diagnostics", {})])
                             for key in sorted({k for r in runs for k in r.get("diagnostics", {})})},
         }
         # the first evaluation above the run's own start: with a tiny greedy policy success moves in whole tasks
-        first_gain = [next((p["env_steps"] for p in r["curve"] if p["success_rate"] > r["curve"][0]["success_rate"]
+        first_gain = [next((p["env_steps"] for p in r["curve"] if p[metric] > r["curve"][0][metric]
                             + 1e-9), None) for r in runs]
         out["variants"][variant]["env_steps_to_first_gain"] = {
             "per_seed": first_gain, "seeds_with_gain": sum(x is not None for x in first_gain),
@@ -247,12 +264,13 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
                 # "mean": where the mean-over-seeds curve first reaches the target; "per_seed": each seed's own
                 # first evaluation at or above it (None: not within the budget)
                 out["variants"][variant][name] = {
-                    "mean": _first_reach(_mean_curve(runs, key), key, out["target_success"]),
-                    "per_seed": [_first_reach(r["curve"], key, out["target_success"]) for r in runs]}
+                    "mean": _first_reach(_mean_curve(runs, key, metric), key, out["target_success"], metric),
+                    "per_seed": [_first_reach(r["curve"], key, out["target_success"], metric) for r in runs]}
     # the paper's headline (1.4x), pair by pair: for every Coach K >= 2 and each baseline, the highest success
     # both mean curves reach, and the baseline's cost to reach it over Coach's, in env steps and training seconds
     out["efficiency"] = {}
-    for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8") if v in by_variant]:
+    for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle")
+                    if v in by_variant]:
         for baseline in [b for b in ("grpo", "ppo") if b in by_variant]:
             pair = (by_variant[variant], by_variant[baseline])
             common = min(best[variant], best[baseline])
@@ -260,9 +278,18 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
                 continue
             entry: dict[str, Any] = {"target_success": common}
             for key in ("env_steps", "train_seconds"):
-                coach, other = (_first_reach(_mean_curve(runs, key), key, common) for runs in pair)
+                coach, other = (_first_reach(_mean_curve(runs, key, metric), key, common, metric) for runs in pair)
                 entry[f"{variant}_{key}"], entry[f"{baseline}_{key}"] = coach, other
                 entry[f"{key}_ratio"] = other / coach if coach and other else None
+            # the issue's goal, literally: the success the baseline ENDS at (mean over seeds), the env steps Coach's
+            # mean curve needs to reach it, and the env steps the baseline spent (its runs' mean budget)
+            end = statistics.fmean(r["curve"][-1][metric] for r in by_variant[baseline])
+            spent = statistics.fmean(r["curve"][-1]["env_steps"] for r in by_variant[baseline])
+            reach = _first_reach(_mean_curve(by_variant[variant], "env_steps", metric), "env_steps", end, metric)
+            entry[f"{baseline}_final_success"] = end
+            entry[f"{variant}_env_steps_to_{baseline}_final"] = reach
+            entry[f"{baseline}_env_steps_spent"] = spent
+            entry["env_steps_saving"] = spent / reach if reach else None
             out["efficiency"][f"{variant} vs {baseline}"] = entry
     ref = next((v for v in ("coach-k1", "coach-k2") if v in out["variants"]), None)
     if ref:
@@ -272,7 +299,16 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def plot(results: list[dict[str, Any]], path: Path) -> None:
+def summaries(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """``summary`` on the headline metric, and ``summary_greedy`` beside it when the headline is the sampled one."""
+    metric = headline_metric(results)
+    out = {"summary": summarize(results, metric)}
+    if metric != "success_rate":
+        out["summary_greedy"] = summarize(results)
+    return out
+
+
+def plot(results: list[dict[str, Any]], path: Path, metric: str = "success_rate") -> None:
     """Success vs env steps and vs training time (the mean over seeds as a step line, each seed faint behind it),
     and seconds per iteration by phase."""
     import matplotlib
@@ -285,16 +321,16 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     for variant in variants:
         runs = [r for r in results if r["variant"] == variant]
         for ax, key in ((axes[0], "env_steps"), (axes[1], "train_seconds")):
-            mean = _mean_curve(runs, key)
-            (line,) = ax.step([p[key] for p in mean], [p["success_rate"] for p in mean], where="post", linewidth=2,
+            mean = _mean_curve(runs, key, metric)
+            (line,) = ax.step([p[key] for p in mean], [p[metric] for p in mean], where="post", linewidth=2,
                               label=f"{variant} ({len(runs)} seeds)")
             for r in runs:
-                ax.step([p[key] for p in r["curve"]], [p["success_rate"] for p in r["curve"]], where="post",
+                ax.step([p[key] for p in r["curve"]], [p[metric] for p in r["curve"]], where="post",
                         color=line.get_color(), alpha=0.25, linewidth=1)
     axes[0].set_xlabel("environment steps")
     axes[1].set_xlabel("training wall time (s)")
     for ax in axes[:2]:
-        ax.set_ylabel("held-out success rate")
+        ax.set_ylabel("held-out success rate" + (" (sampled policy)" if metric.startswith("sampled") else " (greedy)"))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     phases = ("time/env", "time/generation", "time/critic", "time/actor")
@@ -362,11 +398,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{variant} seed {seed}: {result['iterations']} iterations, {result['env_steps']} env steps, "
                   f"{result['train_seconds']:.1f} s training, success {result['curve'][0]['success_rate']:.2f} -> "
                   f"{result['curve'][-1]['success_rate']:.2f}", file=sys.stderr, flush=True)
-    summary = summarize(results)
     out = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-           "machine": machine, "seconds": time.perf_counter() - started, "summary": summary, "results": results}
+           "machine": machine, "seconds": time.perf_counter() - started, **summaries(results), "results": results}
+    summary = out["summary"]
     (args.out / "results.json").write_text(json.dumps(out, indent=2))
-    plot(results, args.out / "ssma_vs_sssa.png")
+    plot(results, args.out / "ssma_vs_sssa.png", summary["metric"])
     print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(args.out)}, indent=2))
     return 0
 
@@ -380,12 +416,12 @@ def merge(folders: list[Path], out_dir: Path) -> int:
             raise SystemExit(f"ssma_vs_sssa: no results.json or results.partial.json in {folder}")
         parts.append(json.loads(path.read_text()))
     results = [r for part in parts for r in part["results"]]
-    summary = summarize(results)
     out = {"settings": {"merged_from": [str(f) for f in folders], "runs": [p["settings"] for p in parts]},
-           "machine": parts[0].get("machine"), "seconds": sum(p.get("seconds", 0.0) for p in parts), "summary": summary,
-           "results": results}
+           "machine": parts[0].get("machine"), "seconds": sum(p.get("seconds", 0.0) for p in parts),
+           **summaries(results), "results": results}
+    summary = out["summary"]
     (out_dir / "results.json").write_text(json.dumps(out, indent=2))
-    plot(results, out_dir / "ssma_vs_sssa.png")
+    plot(results, out_dir / "ssma_vs_sssa.png", summary["metric"])
     print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(out_dir)}, indent=2))
     return 0
 

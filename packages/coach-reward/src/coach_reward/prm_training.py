@@ -286,7 +286,9 @@ def train_prm(
     ``save=False``.
     """
     import torch
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig
+
+    from coach_reward import completion_loss
 
     if len(dataset) == 0:
         raise ValueError("the PRM dataset is empty: nothing to train on")
@@ -352,7 +354,9 @@ def train_prm(
     config_args.update(dict(sft_config_kwargs or {}))
     args = SFTConfig(**config_args)
     model.train()
-    trainer = SFTTrainer(model=model, args=args, train_dataset=examples, processing_class=tokenizer_or_processor)
+    # TRL's SFTTrainer; on CPU its loss skips the prompt's positions (same loss, about half the step)
+    trainer = completion_loss.completion_only_sft_trainer()(model=model, args=args, train_dataset=examples,
+                                                            processing_class=tokenizer_or_processor)
     start = time.perf_counter()
     output = trainer.train()
     seconds = time.perf_counter() - start
