@@ -7,7 +7,9 @@ interaction costs time as on an emulator, but the study fits in minutes), and st
 ``--eval-every`` iterations the policy is evaluated greedily on held-out task instances (without
 latency; evaluation time is not counted as training time). Output (``--out``): ``results.json`` with
 every curve, the success at matched env steps and matched wall time, the training-time cost of K, and
-``ssma_vs_sssa.png`` (success vs env steps, success vs wall time, seconds per iteration by phase).
+``ssma_vs_sssa.png`` (success vs env steps, success vs wall time, seconds per iteration by phase). When every
+evaluation also measured the sampled policy (``eval_samples_per_instance`` > 0, as in the ``main`` config), the
+summary and plot are on the sampled success and ``summary_greedy`` holds the greedy one.
 
 K = 1 cannot use ACLOO (its leave-one-out baseline needs a second action at the same state). Here K = 1
 is the critic-only SSSA variant: the actor learns from the stored (state, action) pairs the rollout took,
