@@ -268,8 +268,8 @@ def summarize(results: list[dict[str, Any]], metric: str = "success_rate") -> di
                 out["variants"][variant][name] = {
                     "mean": _first_reach(_mean_curve(runs, key, metric), key, out["target_success"], metric),
                     "per_seed": [_first_reach(r["curve"], key, out["target_success"], metric) for r in runs]}
-    # the paper's headline (1.4x), pair by pair: for every Coach K >= 2 and each baseline, the highest success
-    # both mean curves reach, and the baseline's cost to reach it over Coach's, in env steps and training seconds
+    # the paper's headline (1.4x), pair by pair: for every Coach variant with K >= 2 and each baseline, the highest
+    # success both mean curves reach, and the baseline's cost to reach it over Coach's, in env steps and seconds
     out["efficiency"] = {}
     for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle")
                     if v in by_variant]:
@@ -402,11 +402,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{result['curve'][-1]['success_rate']:.2f}", file=sys.stderr, flush=True)
     out = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
            "machine": machine, "seconds": time.perf_counter() - started, **summaries(results), "results": results}
-    summary = out["summary"]
-    (args.out / "results.json").write_text(json.dumps(out, indent=2))
-    plot(results, args.out / "ssma_vs_sssa.png", summary["metric"])
-    print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(args.out)}, indent=2))
-    return 0
+    return write_results(out, args.out)
 
 
 def merge(folders: list[Path], out_dir: Path) -> int:
@@ -421,10 +417,14 @@ def merge(folders: list[Path], out_dir: Path) -> int:
     out = {"settings": {"merged_from": [str(f) for f in folders], "runs": [p["settings"] for p in parts]},
            "machine": parts[0].get("machine"), "seconds": sum(p.get("seconds", 0.0) for p in parts),
            **summaries(results), "results": results}
-    summary = out["summary"]
+    return write_results(out, out_dir)
+
+
+def write_results(out: dict[str, Any], out_dir: Path) -> int:
+    """``results.json`` and the plot on the headline metric in ``out_dir``; the summary as JSON on stdout."""
     (out_dir / "results.json").write_text(json.dumps(out, indent=2))
-    plot(results, out_dir / "ssma_vs_sssa.png", summary["metric"])
-    print(json.dumps({"summary": summary, "seconds": out["seconds"], "out": str(out_dir)}, indent=2))
+    plot(out["results"], out_dir / "ssma_vs_sssa.png", out["summary"]["metric"])
+    print(json.dumps({"summary": out["summary"], "seconds": out["seconds"], "out": str(out_dir)}, indent=2))
     return 0
 
 

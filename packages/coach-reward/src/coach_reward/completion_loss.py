@@ -31,8 +31,8 @@ def completion_only_sft_trainer() -> type:
         def _compact_loss_applies(self, model: Any, inputs: Mapping[str, Any]) -> bool:
             text_config = model.config.get_text_config()
             backbone = getattr(model, getattr(model, "base_model_prefix", ""), None)
-            return (isinstance(backbone, torch.nn.Module) and model.device.type == "cpu" and set(inputs) <= {"input_ids", "attention_mask", "position_ids",
-                                                                 "labels"}
+            return (isinstance(backbone, torch.nn.Module) and model.device.type == "cpu"
+                    and set(inputs) <= {"input_ids", "attention_mask", "position_ids", "labels"}
                     and self.args.loss_type == "nll" and self.label_smoother is None
                     and self.compute_loss_func is None and not self.aux_loss_enabled
                     and all(getattr(text_config, name, None) is None for name in scaled))
