@@ -169,6 +169,11 @@ class App:
         """The activity of the top page (``.Activity`` relative to the package, or a full name)."""
         return self.activity
 
+    def window_package(self) -> str:
+        """The package the top page's window belongs to: the app's own, unless the page is another app's
+        activity the app starts as its own page (Settings' search is Settings Intelligence's)."""
+        return self.package
+
     def rid(self, name: str) -> str:
         """Full resource id ``<package>:id/<name>`` (views get this automatically for bare names)."""
         return f"{self.package}:id/{name}"

@@ -53,7 +53,7 @@ DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
                "auto_time": "0", "adb_enabled": "1", "device_name": "Pixel 6", "stay_on_while_plugged_in": "0",
                "window_animation_scale": "0.0", "transition_animation_scale": "0.0",
                "animator_duration_scale": "0.0", "zen_mode": "0"},
-    "system": {"screen_brightness": "102", "screen_brightness_mode": "0", "screen_off_timeout": "60000",
+    "system": {"screen_brightness": "102", "screen_brightness_mode": "0", "screen_off_timeout": "2147483647",
                "font_scale": "1.0", "time_12_24": "12", "accelerometer_rotation": "0", "volume_ring": "5",
                "volume_music": "7", "volume_alarm": "6", "haptic_feedback_enabled": "1"},
     "secure": {"ui_night_mode": "1", "location_mode": "3", "android_id": "9774d56d682e549c",
@@ -390,11 +390,15 @@ class SimPhone:
         self.shade = 0
         self.invalidate()
 
-    def open_from_shade(self, package: str) -> None:
-        """A shade button that opens an app (Manage, the Silent header): close the shade, launch ``package``."""
+    def open_from_shade(self, package: str, action: str | None = None) -> None:
+        """A shade button that opens an app (Manage, the Silent header): close the shade, launch ``package``
+        (with the intent ``action``, as the emulator's System UI sends one, when given)."""
         self.shade = 0
         if package in self.apps:
-            self.launch(package)
+            if action is None or not self.apps[package].handle_intent(action, None, {}):
+                self.launch(package)
+            else:
+                self._switch_to(package)
         self.invalidate()
 
     def toggle_shade_group(self, name: str) -> None:
@@ -667,6 +671,8 @@ class SimPhone:
                     break
         if start is not None:
             owner = self.apps.get(start.package)
+            if owner is None and start.window in ("app", "dialog"):
+                owner = self.foreground_app  # a page shown under another package's name (Settings' search)
             if owner is not None:
                 key = start.view.scroll_key
                 assert key is not None
@@ -797,7 +803,7 @@ class SimPhone:
             kb_area = (0, H - self.keyboard_height, W, H)
             bottom = H - self.keyboard_height
         area = (0, top, W, bottom)
-        pkg = app.package
+        pkg = app.window_package()
         windows: list[Window] = []
 
         content = View(cls="android.widget.FrameLayout", resource_id="android:id/content", children=[root])
