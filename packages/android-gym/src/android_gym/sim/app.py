@@ -56,6 +56,7 @@ class App:
         self.pages: list[tuple[str, dict[str, Any]]] = []
         self.dialog: tuple[str, dict[str, Any]] | None = None
         self.scroll: dict[str, int] = {}
+        self.opened_by_system = False  # on a page the system started (the shade's Manage): the icon reopens main
         self.setup()
 
     # --- lifecycle hooks ----------------------------------------------------------------------
@@ -67,6 +68,7 @@ class App:
         self.pages = [(self.main_page, {})]
         self.dialog = None
         self.scroll = {}
+        self.opened_by_system = False
         self.on_open()
 
     def on_open(self) -> None:

@@ -47,6 +47,7 @@ TICK_MS = 2000  # simulated time per input event
 TOAST_TICKS = 2  # a toast stays for this many input events
 LONG_PRESS_MS = 500
 TOUCH_SLOP = 24  # px a finger may move and still tap
+BACK_GESTURE_DP = 24.0  # a horizontal swipe starting this close to a side edge is the system's Back gesture
 
 DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
     "global": {"wifi_on": "1", "bluetooth_on": "0", "airplane_mode_on": "0", "mobile_data": "1",
@@ -281,7 +282,7 @@ class SimPhone:
         """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``)."""
         a = self.app(package)
         self.shade = 0
-        if fresh or not a.running:
+        if fresh or not a.running or a.opened_by_system:
             a.open()
         self._switch_to(package)
 
@@ -397,7 +398,8 @@ class SimPhone:
         if package in self.apps:
             if action is None or not self.apps[package].handle_intent(action, None, {}):
                 self.launch(package)
-            else:
+            else:  # a page System UI started in a task of its own: the app's icon later opens its main page
+                self.apps[package].opened_by_system = True
                 self._switch_to(package)
         self.invalidate()
 
@@ -646,6 +648,11 @@ class SimPhone:
         if y1 >= self.height - self.nav_bar_height and dy < 0 and abs(dy) >= abs(dx) and not self.shade:
             self.home()  # up from the gesture bar: the system's home gesture, before any app sees the finger
             return
+        edge = BACK_GESTURE_DP * self.scale
+        if (abs(dx) > abs(dy) and ((x1 < edge and dx > 0) or (x1 >= self.width - edge and dx < 0))
+                and not self._on_seek_bar(x1, y1)):
+            self.back()  # inwards from a side edge: gesture navigation's Back (AndroidWorld's swipes start there)
+            return
         frame = self.frame
         start = None
         for e in reversed(frame.entries):
@@ -695,6 +702,13 @@ class SimPhone:
         if frame.dialog_area is None and y1 >= self.status_bar_height:
             if self.foreground_app.on_swipe(direction):
                 self.invalidate()
+
+    def _on_seek_bar(self, x: int, y: int) -> bool:
+        """Whether (x, y) is on a view that keeps its drags from the Back gesture: a seek bar (Android's SeekBar
+        excludes its thumb from system gestures), a drawing surface or a web page (the sim's keep their strokes)."""
+        return any((e.view.on_seek is not None or e.view.on_stroke is not None or e.view.on_drag is not None)
+                   and e.bounds[0] <= x < e.bounds[2] and e.bounds[1] <= y < e.bounds[3]
+                   for e in self.frame.entries)
 
     @_input_event
     def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1500) -> None:
