@@ -25,7 +25,7 @@ from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
 from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
-from android_gym.sim.shade import build_shade
+from android_gym.sim.shade import WIFI_SIGNAL_DESC, build_shade
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
@@ -969,7 +969,7 @@ class SimPhone:
             icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
                                height=20, icon="B"))
         if wifi:
-            icons.append(View(cls="android.widget.FrameLayout", content_desc="Wifi signal full.",
+            icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                               resource_id="com.android.systemui:id/wifi_combo", width=22, height=22, icon="W"))
         if not airplane:
             icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
