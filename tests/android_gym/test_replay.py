@@ -188,8 +188,8 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert all(r["recovered_from_screen"][0]["what"] == "the launcher's predicted app"
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
-    assert overall["element_agreement"] >= 0.50 and overall["element_multiset_agreement"] >= 0.67
-    assert overall["screen_agreement"] >= 0.60 and overall["action_agreement"] >= 0.69
+    assert overall["element_agreement"] >= 0.56 and overall["element_multiset_agreement"] >= 0.73
+    assert overall["screen_agreement"] >= 0.63 and overall["action_agreement"] >= 0.74
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
         if result["replayed"]:
@@ -254,7 +254,9 @@ def test_the_sim_shows_the_real_files_screens():
     keep; the replay reads them off the real screens that list the folder, so every index action hits the file the
     real one did and the verdicts agree (the real episode deleted the right one)."""
     result, steps = _replayed(FILES_LOG)
-    assert result["element_agreement"] >= 0.86 and result["element_multiset_agreement"] >= 0.95
+    # that emulator's status bar said "Wifi signal full." where 16 of the 21 real runs (and the sim) say
+    # "Wifi signal full.,No internet"
+    assert result["element_agreement"] >= 0.81 and result["element_multiset_agreement"] >= 0.91
     assert result["screen_agreement"] >= 0.99 and result["action_agreement"] == 1.0
     for step in (1, 2, 3, 4, 5):  # Downloads, the roots drawer, the storage root's folders, Alarms, selection
         assert steps[step]["screen_agreement"] == 1.0 and steps[step]["same_target"], step
@@ -361,3 +363,45 @@ def test_sim_elements_are_listed_breadth_first_per_window_without_the_page_under
     listed = sim_ui_elements(phone.dump())
     assert "Create contact" not in [e.content_description for e in listed]
     assert {e.package_name for e in listed} == {"com.google.android.contacts", "com.android.systemui"}
+
+
+def _listed(phone) -> list[str]:
+    from android_gym.replay import _describe, _plain_sim, sim_ui_elements
+
+    return [_describe(e) for e in _plain_sim(sim_ui_elements(phone.dump()))
+            if e["package_name"] != "com.android.systemui" or phone.shade]
+
+
+def test_settings_search_quick_settings_and_display_list_as_on_the_emulator():
+    """Written from the real SystemBrightness episodes: Settings' search is Settings Intelligence's window (Back, the
+    field, Clear text, the results' scroll view, title and breadcrumb, "Search Support"); a second swipe down opens
+    Quick Settings (slider, pager, header, footer icons, then the tiles and the carrier); Display says "After null of
+    inactivity" for the emulator's screen timeout; a swipe in from the left edge is Back."""
+    from android_gym.sim import SimPhone
+
+    phone = SimPhone()
+    phone.launch("com.android.settings")
+    phone.app("com.android.settings").push("search")
+    phone.type_text("brightness")
+    phone.keyevent(66)
+    assert phone.keyboard_shown
+    assert _listed(phone)[:7] == [
+        "ImageButton desc='Back' clickable", "EditText 'brightness' id=open_search_view_edit_text clickable",
+        "ImageButton desc='Clear text' id=open_search_view_clear_button clickable", "ScrollView id=search_scrollview",
+        "TextView 'Brightness level' id=title", "TextView 'Display' id=breadcrumb",
+        "TextView 'Search Support for \"brightness\"' id=title"]
+    assert {e.package for e in phone.frame.entries if e.window == "app"} == {
+        "com.google.android.settings.intelligence"}
+    phone.home()
+    phone.swipe(540, 10, 540, 1500, 300)
+    phone.swipe(540, 300, 540, 1800, 300)
+    listed = _listed(phone)
+    assert listed[:2] == ["SeekBar 'Display brightness' id=slider", "ViewPager id=qs_pager"]
+    assert listed.index("ImageView desc='Power menu' id=icon") < listed.index(
+        "Switch 'On' desc='Internet,AndroidWifi' clickable") < listed.index("TextView 'T-Mobile' id=qs_carrier_text")
+    phone.swipe(0, 1200, 1080, 1200, 500)  # AndroidWorld's swipe "left": Back closes Quick Settings
+    assert not phone.shade
+    phone.launch("com.android.settings")
+    phone.app("com.android.settings").push("display", title="Display")
+    phone.invalidate()
+    assert "TextView 'After null of inactivity' id=summary" in _listed(phone)

@@ -144,10 +144,10 @@ def test_text_fields_carry_their_hint_and_other_nodes_an_empty_one():
     phone.launch("com.android.settings")
     phone.app("com.android.settings").push("search")
     nodes = parse_ui(phone.dump()).nodes
-    field = next(n for n in nodes if n.resource_id.endswith(":id/search_src_text"))
+    field = next(n for n in nodes if n.resource_id.endswith(":id/open_search_view_edit_text"))
     assert (field.text, field.hint) == ("Search settings", "Search settings")  # empty: the hint shows as text
     phone.type_text("wifi")
     ui = compress_xml(phone.dump(), screen_size=(phone.width, phone.height))
-    field = next(e for e in ui.elements if e.resource_id.endswith(":id/search_src_text"))
+    field = next(e for e in ui.elements if e.resource_id.endswith(":id/open_search_view_edit_text"))
     assert (field.text, field.hint) == ("wifi", "Search settings")
     assert all(n.hint == "" for n in parse_ui(phone.dump()).nodes if "EditText" not in n.class_name)

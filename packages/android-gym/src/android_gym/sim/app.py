@@ -56,6 +56,7 @@ class App:
         self.pages: list[tuple[str, dict[str, Any]]] = []
         self.dialog: tuple[str, dict[str, Any]] | None = None
         self.scroll: dict[str, int] = {}
+        self.opened_by_system = False  # on a page the system started (the shade's Manage): the icon reopens main
         self.setup()
 
     # --- lifecycle hooks ----------------------------------------------------------------------
@@ -67,6 +68,7 @@ class App:
         self.pages = [(self.main_page, {})]
         self.dialog = None
         self.scroll = {}
+        self.opened_by_system = False
         self.on_open()
 
     def on_open(self) -> None:
@@ -168,6 +170,11 @@ class App:
     def current_activity(self) -> str:
         """The activity of the top page (``.Activity`` relative to the package, or a full name)."""
         return self.activity
+
+    def window_package(self) -> str:
+        """The package the top page's window belongs to: the app's own, unless the page is another app's
+        activity the app starts as its own page (Settings' search is Settings Intelligence's)."""
+        return self.package
 
     def rid(self, name: str) -> str:
         """Full resource id ``<package>:id/<name>`` (views get this automatically for bare names)."""

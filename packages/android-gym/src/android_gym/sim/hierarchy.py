@@ -84,8 +84,14 @@ def _collect(view: View, package: str, clip: Bounds, depth: int, index: int, win
     children = view.children
     if children and any(c.dump_rank for c in children):
         children = sorted(children, key=_rank)
+    at = len(out)
     for child in children:
         i += _collect(child, package, box, child_depth, i, window, out)
+    if children and len(out) == at and not hidden and not (text or view.content_desc or view.scrollable):
+        # a container (a list row's edge) whose content is all scrolled out of view: on the emulator its children
+        # are still in the tree, so it is no leaf that AndroidWorld lists; the sim leaves out the sliver
+        out.pop()
+        return 0
     return i - index if hidden else 1
 
 

@@ -25,7 +25,7 @@ from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
 from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
-from android_gym.sim.shade import build_shade
+from android_gym.sim.shade import WIFI_SIGNAL_DESC, build_shade
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
@@ -47,13 +47,14 @@ TICK_MS = 2000  # simulated time per input event
 TOAST_TICKS = 2  # a toast stays for this many input events
 LONG_PRESS_MS = 500
 TOUCH_SLOP = 24  # px a finger may move and still tap
+BACK_GESTURE_DP = 24.0  # a horizontal swipe starting this close to a side edge is the system's Back gesture
 
 DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
     "global": {"wifi_on": "1", "bluetooth_on": "0", "airplane_mode_on": "0", "mobile_data": "1",
                "auto_time": "0", "adb_enabled": "1", "device_name": "Pixel 6", "stay_on_while_plugged_in": "0",
                "window_animation_scale": "0.0", "transition_animation_scale": "0.0",
                "animator_duration_scale": "0.0", "zen_mode": "0"},
-    "system": {"screen_brightness": "102", "screen_brightness_mode": "0", "screen_off_timeout": "60000",
+    "system": {"screen_brightness": "102", "screen_brightness_mode": "0", "screen_off_timeout": "2147483647",
                "font_scale": "1.0", "time_12_24": "12", "accelerometer_rotation": "0", "volume_ring": "5",
                "volume_music": "7", "volume_alarm": "6", "haptic_feedback_enabled": "1"},
     "secure": {"ui_night_mode": "1", "location_mode": "3", "android_id": "9774d56d682e549c",
@@ -281,7 +282,7 @@ class SimPhone:
         """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``)."""
         a = self.app(package)
         self.shade = 0
-        if fresh or not a.running:
+        if fresh or not a.running or a.opened_by_system:
             a.open()
         self._switch_to(package)
 
@@ -390,11 +391,16 @@ class SimPhone:
         self.shade = 0
         self.invalidate()
 
-    def open_from_shade(self, package: str) -> None:
-        """A shade button that opens an app (Manage, the Silent header): close the shade, launch ``package``."""
+    def open_from_shade(self, package: str, action: str | None = None) -> None:
+        """A shade button that opens an app (Manage, the Silent header): close the shade, launch ``package``
+        (with the intent ``action``, as the emulator's System UI sends one, when given)."""
         self.shade = 0
         if package in self.apps:
-            self.launch(package)
+            if action is None or not self.apps[package].handle_intent(action, None, {}):
+                self.launch(package)
+            else:  # a page System UI started in a task of its own: the app's icon later opens its main page
+                self.apps[package].opened_by_system = True
+                self._switch_to(package)
         self.invalidate()
 
     def toggle_shade_group(self, name: str) -> None:
@@ -642,6 +648,11 @@ class SimPhone:
         if y1 >= self.height - self.nav_bar_height and dy < 0 and abs(dy) >= abs(dx) and not self.shade:
             self.home()  # up from the gesture bar: the system's home gesture, before any app sees the finger
             return
+        edge = BACK_GESTURE_DP * self.scale
+        if (abs(dx) > abs(dy) and ((x1 < edge and dx > 0) or (x1 >= self.width - edge and dx < 0))
+                and not self._on_seek_bar(x1, y1)):
+            self.back()  # inwards from a side edge: gesture navigation's Back (AndroidWorld's swipes start there)
+            return
         frame = self.frame
         start = None
         for e in reversed(frame.entries):
@@ -667,6 +678,8 @@ class SimPhone:
                     break
         if start is not None:
             owner = self.apps.get(start.package)
+            if owner is None and start.window in ("app", "dialog"):
+                owner = self.foreground_app  # a page shown under another package's name (Settings' search)
             if owner is not None:
                 key = start.view.scroll_key
                 assert key is not None
@@ -689,6 +702,13 @@ class SimPhone:
         if frame.dialog_area is None and y1 >= self.status_bar_height:
             if self.foreground_app.on_swipe(direction):
                 self.invalidate()
+
+    def _on_seek_bar(self, x: int, y: int) -> bool:
+        """Whether (x, y) is on a view that keeps its drags from the Back gesture: a seek bar (Android's SeekBar
+        excludes its thumb from system gestures), a drawing surface or a web page (the sim's keep their strokes)."""
+        return any((e.view.on_seek is not None or e.view.on_stroke is not None or e.view.on_drag is not None)
+                   and e.bounds[0] <= x < e.bounds[2] and e.bounds[1] <= y < e.bounds[3]
+                   for e in self.frame.entries)
 
     @_input_event
     def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1500) -> None:
@@ -797,7 +817,7 @@ class SimPhone:
             kb_area = (0, H - self.keyboard_height, W, H)
             bottom = H - self.keyboard_height
         area = (0, top, W, bottom)
-        pkg = app.package
+        pkg = app.window_package()
         windows: list[Window] = []
 
         content = View(cls="android.widget.FrameLayout", resource_id="android:id/content", children=[root])
@@ -949,7 +969,7 @@ class SimPhone:
             icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
                                height=20, icon="B"))
         if wifi:
-            icons.append(View(cls="android.widget.FrameLayout", content_desc="Wifi signal full.",
+            icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                               resource_id="com.android.systemui:id/wifi_combo", width=22, height=22, icon="W"))
         if not airplane:
             icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",

@@ -18,7 +18,12 @@ from android_gym.sim.view import HORIZONTAL, SeekBar, Text, View
 if TYPE_CHECKING:
     from android_gym.sim.phone import SimPhone
 
+WIFI_SIGNAL_DESC = "Wifi signal full.,No internet"
+"""The Wi-Fi icon's description (status bar, shade) on the AndroidWorld emulator, whose AndroidWifi network has no
+internet access: 16 of the 21 real episodes show it, one "Wifi signal full.", the others had Wi-Fi off."""
+
 _UI = "com.android.systemui:id/"
+NOTIFICATION_SETTINGS = "android.settings.NOTIFICATION_SETTINGS"  # what the Silent header and Manage start
 _ANDROID = "android:id/"
 
 
@@ -75,15 +80,12 @@ def build_shade(phone: SimPhone, level: int) -> View:
                  layout_only=True),
             _row(slider(), height=48), View(cls="android.view.View", weight=1, layout_only=True)])
     if level >= 2:
-        tiles = [_row(slider(), height=56)] + tiles + [
-            _row(_tile("Airplane mode", g.get("airplane_mode_on") == "1", toggle("global", "airplane_mode_on")),
-                 _tile("Auto-rotate", system.get("accelerometer_rotation") == "1",
-                       toggle("system", "accelerometer_rotation")))]
+        return _quick_settings(phone, slider(), wifi, toggle)
     now = phone.now()
     clock, said = phone.status_clock()
     icons = []
     if wifi:
-        icons.append(View(cls="android.widget.FrameLayout", content_desc="Wifi signal full.",
+        icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
         icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
@@ -99,7 +101,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
                       *icons])
     silent = _row(View(cls="android.widget.TextView", text="Silent", resource_id=_UI + "header_label",
                        clickable=True, focusable=True, weight=1, height=48, padding=(4.0, 12.0), size=16,
-                       on_click=lambda: phone.open_from_shade("com.android.settings")),
+                       on_click=lambda: phone.open_from_shade("com.android.settings", NOTIFICATION_SETTINGS)),
                   View(cls="android.widget.ImageView", content_desc="Clear all silent notifications",
                        resource_id=_UI + "btn_clear_all", clickable=True, focusable=True, width=48, height=48,
                        icon="x", on_click=phone.close_shade), height=56, rank=1)
@@ -134,7 +136,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
                          children=[android_system, sd_card])
     footer = _row(View(cls="android.widget.Button", text="Manage", content_desc="Manage",
                        resource_id=_UI + "manage_text", clickable=True, focusable=True, width=90, height=48,
-                       on_click=lambda: phone.open_from_shade("com.android.settings")),
+                       on_click=lambda: phone.open_from_shade("com.android.settings", NOTIFICATION_SETTINGS)),
                   View(cls="android.view.View", weight=1, height=1, layout_only=True),
                   View(cls="android.widget.Button", text="Clear all", content_desc="Clear all notifications.",
                        resource_id=_UI + "dismiss_text", clickable=True, focusable=True, width=90, height=48,
@@ -142,5 +144,87 @@ def build_shade(phone: SimPhone, level: int) -> View:
     panel = View(cls="android.widget.LinearLayout", background="#f3f6fc", on_click=_stay, children=[
         header, View(cls="android.widget.LinearLayout", layout_only=True, padding=(16.0, 0.0), children=tiles),
         silent, notifications, footer])
+    return View(cls="android.widget.FrameLayout", resource_id=_UI + "notification_shade", background="#202124",
+                clickable=True, on_click=phone.close_shade, children=[panel])
+
+
+def _quick_settings(phone: SimPhone, slider: View, wifi: bool, toggle: Callable[[str, str], Callable[[], None]]
+                    ) -> View:
+    """Quick Settings expanded (a second swipe down), as the emulator lists it breadth first: the brightness
+    slider, the tiles' pager, the header (clock, date, signal and battery icons), the page indicator, "Edit order
+    of settings.", the footer's "Open settings." and "Power menu" icons, the mobile icon's "No internet" (Wi-Fi
+    off), the eight tiles of the first page, then the carrier's name. The notifications are not listed under it."""
+    g, system = phone.settings["global"], phone.settings["system"]
+    now = phone.now()
+    clock, said = phone.status_clock()
+
+    def tile_row(*tiles: View) -> View:
+        return _row(*tiles, height=80, padding=(0.0, 4.0))
+
+    def plain_tile(desc: str, on_click: Callable[[], Any] | None) -> View:
+        return View(cls="android.widget.LinearLayout", content_desc=desc, clickable=on_click is not None,
+                    focusable=True, weight=1, height=72, background="#e9eef6", on_click=on_click)
+
+    def open_clock() -> None:
+        phone.open_from_shade("com.google.android.deskclock")
+
+    page = View(cls="android.widget.LinearLayout", children=[
+        tile_row(_tile("Internet,AndroidWifi" if wifi else "Internet", wifi, toggle("global", "wifi_on")),
+                 _tile("Bluetooth.", g.get("bluetooth_on") == "1", toggle("global", "bluetooth_on"))),
+        tile_row(View(cls="android.widget.LinearLayout", focusable=True, weight=1, height=72, background="#e9eef6"),
+                 _tile("Do Not Disturb.", g.get("zen_mode", "0") != "0", toggle("global", "zen_mode"))),
+        tile_row(plain_tile("Alarm, No alarm set", open_clock),
+                 _tile("Airplane mode", g.get("airplane_mode_on") == "1", toggle("global", "airplane_mode_on"))),
+        tile_row(plain_tile("Device controls", None),
+                 _tile("Auto-rotate screen", system.get("accelerometer_rotation") == "1",
+                       toggle("system", "accelerometer_rotation")))])
+    pager = View(cls="androidx.viewpager.widget.ViewPager", resource_id=_UI + "qs_pager", scrollable=True,
+                 focusable=True, height=344, padding=(16.0, 0.0), dump_rank=1, children=[page])
+    icons: list[View] = []
+    if wifi:
+        icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
+                          resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
+    if g.get("airplane_mode_on") != "1":
+        icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+                          resource_id=_UI + "mobile_combo", width=44, height=22, icon="4G", children=[] if wifi else [
+                              View(cls="android.widget.ImageView", content_desc="No internet",
+                                   resource_id=_UI + "mobile_type", width=30, height=16)]))
+    icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
+                      resource_id=_UI + "batteryRemainingIcon", width=47, height=24, icon="100%"))
+    carrier = View(cls="android.widget.LinearLayout", width=60, children=[
+        View(cls="android.widget.LinearLayout", children=[
+            Text("T-Mobile", resource_id=_UI + "qs_carrier_text", size=14, max_lines=1, padding=(0, 0))])])
+    header = View(cls="android.widget.FrameLayout", layout_only=True, height=120, padding=(16.0, 8.0), dump_rank=2,
+                  children=[
+                      _row(View(cls="android.view.View", weight=1, layout_only=True), carrier, height=40,
+                           padding=(0.0, 0.0)),
+                      _row(Text(clock, resource_id=_UI + "clock", content_desc=said, size=16, max_lines=1,
+                                padding=(0, 0), width=96),
+                           Text(f"{now:%a}, {now:%b} {now.day}", resource_id=_UI + "date", size=16, max_lines=1,
+                                padding=(8, 0), weight=1),
+                           *icons, height=32, padding=(0.0, 0.0))])
+    footer = _row(View(cls="android.view.View", weight=1, layout_only=True),
+                  View(cls="android.view.ViewGroup", content_desc="Page 1 of 3",
+                       resource_id=_UI + "footer_page_indicator", width=26, height=8),
+                  View(cls="android.view.View", weight=1, layout_only=True),
+                  View(cls="android.widget.ImageView", content_desc="Edit order of settings.",
+                       resource_id="android:id/edit", clickable=True, focusable=True, width=48, height=48, icon="e",
+                       on_click=_stay), height=48, rank=3, padding=(16.0, 0.0))
+
+    def settings_button() -> None:
+        phone.open_from_shade("com.android.settings")
+
+    bottom = _row(View(cls="android.view.View", weight=1, layout_only=True),
+                  View(cls="android.widget.FrameLayout", layout_only=True, width=48, height=48,
+                       on_click=settings_button, children=[
+                           View(cls="android.widget.ImageView", content_desc="Open settings.",
+                                resource_id=_UI + "icon", width=20, height=20, icon="S")]),
+                  View(cls="android.widget.FrameLayout", layout_only=True, width=48, height=48, on_click=_stay,
+                       children=[View(cls="android.widget.ImageView", content_desc="Power menu",
+                                      resource_id=_UI + "icon", width=20, height=20, icon="P")]),
+                  height=64, rank=4, padding=(16.0, 8.0))
+    panel = View(cls="android.widget.LinearLayout", background="#f3f6fc", on_click=_stay, weight=1, children=[
+        header, _row(slider, height=56), pager, footer, View(cls="android.view.View", weight=1, layout_only=True),
+        bottom])
     return View(cls="android.widget.FrameLayout", resource_id=_UI + "notification_shade", background="#202124",
                 clickable=True, on_click=phone.close_shade, children=[panel])

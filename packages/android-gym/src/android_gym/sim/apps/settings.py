@@ -4,7 +4,7 @@ Main list (longer than the screen) -> Network & internet -> Internet (Wi-Fi swit
 Network preferences), Airplane mode, Private DNS dialog; Connected devices -> Bluetooth switch and
 device name (rename dialog); Display -> Brightness level / Dark theme; Sound & vibration -> volume
 sliders and Vibration & haptics; Battery (percentage in the status bar); Apps; System -> Languages &
-input, Date & time; About phone; and a search page.
+input, Date & time; About emulated device; and a search page (Settings Intelligence's).
 
 Settings written (``settings get`` reads them): global ``wifi_on``, ``wifi_wakeup_enabled``,
 ``airplane_mode_on``, ``private_dns_mode`` (off | opportunistic | hostname) and
@@ -57,10 +57,11 @@ MAIN_ITEMS: tuple[tuple[str, str, str], ...] = (
     ("Digital Wellbeing & parental controls", "Screen time, app timers, bedtime schedules", "stub"),
     ("Google", "Services & preferences", "stub"),
     ("System", "Languages, gestures, time, backup", "system"),
-    ("About phone", "Pixel 6", "about"),
+    ("About emulated device", "sdk_gphone64_x86_64", "about"),
     ("Tips & support", "Help articles, phone & chat", "stub"),
 )
 
+ABOUT_TITLE = "About emulated device"  # "About phone" on a phone; AndroidWorld's AVD calls itself an emulated device
 WIFI_NETWORKS = ("AndroidWifi", "HomeNet-5G", "CoffeeShop Guest", "Office-Secure")
 BUILD_NUMBER = "TQ3A.230805.001"
 NEGATIVE_POSITIVE = ("android:id/button2", "android:id/button1")  # AlertDialog ids of (Cancel, OK)
@@ -107,9 +108,7 @@ class SettingsApp(App):
     }
 
     def setup(self) -> None:
-        self.query = ""
-        self.draft = ""
-        self.dns_choice = ""
+        self.on_open()
 
     def on_open(self) -> None:
         self.query = ""
@@ -119,6 +118,7 @@ class SettingsApp(App):
     # ``am start -a <action>`` targets, as Settings declares them.
     INTENT_PAGES: dict[str, str] = {
         "android.settings.SETTINGS": "main",
+        "android.settings.NOTIFICATION_SETTINGS": "notifications",
         "android.settings.WIFI_SETTINGS": "internet",
         "android.settings.WIRELESS_SETTINGS": "network",
         "android.settings.AIRPLANE_MODE_SETTINGS": "network",
@@ -166,19 +166,32 @@ class SettingsApp(App):
 
     @staticmethod
     def _category(title: str) -> View:
-        """A preference category's header (its title is listed like a row's)."""
-        return View(cls="android.widget.LinearLayout", padding=(24.0, 0.0), min_height=43, children=[
-            View(cls="android.widget.RelativeLayout", padding=(0.0, 12.0), children=[
-                Text(title, resource_id="android:id/title", size=14, color="#0b57d0", padding=(0, 0))])])
+        """A preference category's header (its title is listed like a row's): 51dp, the title 24dp down."""
+        return View(cls="android.widget.LinearLayout", padding=(24.0, 0.0), height=51.4, children=[
+            View(cls="android.widget.RelativeLayout", padding=(0.0, 0.0), children=[
+                View(height=24, layout_only=True),
+                Text(title, resource_id="android:id/title", size=14, color="#0b57d0", padding=(0, 0), height=19.4)])])
+
+    def _row(self, title: str, summary: str = "", on_click: Any = None, trailing: View | None = None) -> View:
+        """A preference row as Android 13's Settings lays it out: 16dp above and below a 27dp title and a 19.4dp
+        summary (78dp with both, 59dp with the title alone)."""
+        texts = Column(Text(title, resource_id="android:id/title", size=18, max_lines=1, padding=(0, 0),
+                            height=27.05),
+                       Text(summary, resource_id="android:id/summary", size=14, color="#444746", max_lines=1,
+                            padding=(0, 0), height=19.43) if summary else None,
+                       cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))
+        children: list[View] = [texts] + ([trailing] if trailing is not None else [])
+        return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(24.0, 0.0), clickable=True,
+                    focusable=True, on_click=on_click, children=children)
 
     def _pref_switch(self, title: str, summary: str, on: bool, toggle: Any) -> View:
         """A row with a switch at its end known by the row's title, as Android 13's Settings lists it."""
         switch = View(cls="android.widget.Switch", content_desc=title, resource_id="switchWidget", checkable=True,
-                      checked=on, clickable=True, focusable=True, on_click=toggle, width=72, height=48,
+                      checked=on, clickable=True, focusable=True, on_click=toggle, width=72, height=78.5,
                       icon="1" if on else "0")
-        return ListItem(title, summary, toggle, min_height=78, trailing=View(cls="android.widget.LinearLayout",
-                                                              resource_id="android:id/widget_frame",
-                                                              children=[switch]))
+        return self._row(title, summary, toggle, trailing=View(cls="android.widget.LinearLayout",
+                                                               resource_id="android:id/widget_frame",
+                                                               children=[switch]))
 
     def _switch_row(self, title: str, on: bool, toggle: Any, summary: str = "", rid: str = "",
                     primary: bool = False) -> View:
@@ -220,13 +233,13 @@ class SettingsApp(App):
 
     @staticmethod
     def _main_row(title: str, summary: str, on_click: Any) -> View:
-        """A homepage row (88dp): its icon (not listed), the title and the summary."""
+        """A homepage row (88dp): its icon (not listed), the title and the summary (one line on the emulator)."""
         return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 0.0), clickable=True,
                     focusable=True, on_click=on_click, min_height=88, children=[
                         View(cls="android.widget.ImageView", width=40, height=40, icon=title[:1], layout_only=True),
-                        Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 2)),
+                        Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 0)),
                                Text(summary, resource_id="android:id/summary", size=14, color="#444746",
-                                    max_lines=3, padding=(16, 2)),
+                                    max_lines=1, padding=(16, 0)),
                                cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))])
 
     def build_network(self, title: str = "Network & internet") -> View:
@@ -370,23 +383,31 @@ class SettingsApp(App):
         rotate = self._get("system", "accelerometer_rotation") == "1"
         items: list[View] = [
             self._category("Brightness"),
-            ListItem("Brightness level", f"{round(level * 100 / 255)}%", self.phone.show_brightness_dialog,
-                     min_height=78),
+            self._row("Brightness level", f"{round(level * 100 / 255)}%", self.phone.show_brightness_dialog),
             self._category("Lock display"),
-            ListItem("Lock screen", "Show all notification content", None, min_height=78),
-            ListItem("Screen timeout", "After 1 minute of inactivity", None, min_height=78),
+            self._row("Lock screen", "Show all notification content"),
+            self._row("Screen timeout", f"After {self._timeout_label()} of inactivity"),
             self._category("Appearance"),
             self._pref_switch("Dark theme", "Will turn off automatically at sunrise" if dark
                               else "Will never turn on automatically", dark, self._toggle_dark),
-            ListItem("Screen saver", "On / Clock", None, min_height=78),
-            ListItem("Display size and text", "", None, min_height=67),
+            self._row("Screen saver", "On / Clock"),
+            self._row("Display size and text"),
             self._category("Color"),
-            ListItem("Colors", "", None, min_height=67),
+            self._row("Colors"),
             self._category("Other display controls"),
             self._pref_switch("Auto-rotate screen", "", rotate,
                               lambda: self._toggle("system", "accelerometer_rotation")),
         ]
         return self._page("Display", items, "display:list")
+
+    TIMEOUTS: dict[str, str] = {"15000": "15 seconds", "30000": "30 seconds", "60000": "1 minute",
+                                "120000": "2 minutes", "300000": "5 minutes", "600000": "10 minutes",
+                                "1800000": "30 minutes"}
+
+    def _timeout_label(self) -> str:
+        """Screen timeout's choice for system ``screen_off_timeout``; Settings formats a value it does not offer
+        as "null" (AndroidWorld's emulator shows "After null of inactivity")."""
+        return self.TIMEOUTS.get(self._get("system", "screen_off_timeout", "60000"), "null")
 
     def _toggle_dark(self) -> None:
         dark = self._get("secure", "ui_night_mode", "1") == "2"
@@ -469,7 +490,7 @@ class SettingsApp(App):
             self.phone.apps[package].stop()
             self.toast(f"{self.phone.apps[package].label} stopped")
 
-    def build_about(self, title: str = "About phone") -> View:
+    def build_about(self, title: str = ABOUT_TITLE) -> View:
         g = self._get("global", "device_name", "Pixel 6")
         items = [
             ListItem("Device name", g, None),
@@ -482,7 +503,7 @@ class SettingsApp(App):
             ListItem("Up time", "12:34:56", None),
             ListItem("Build number", BUILD_NUMBER, None),
         ]
-        return self._page("About phone", items, "about:list")
+        return self._page(ABOUT_TITLE, items, "about:list")
 
     def build_android_version(self) -> View:
         items = [
@@ -496,9 +517,19 @@ class SettingsApp(App):
         return self._page("Android version", items, "android_version:list")
 
     def build_notifications(self, title: str = "Notifications") -> View:
-        items = [ListItem("App notifications", "~2 notifications per day", None),
-                 ListItem("Notification history", "", None),
-                 ListItem("Conversations", "No priority conversations", None)]
+        """Notifications as the emulator lists it (also what the shade's "Silent" header and Manage open)."""
+        items = [self._category("Manage"),
+                 self._row("App settings", "Control notifications from individual apps"),
+                 self._row("Notification history", "Show recent and snoozed notifications"),
+                 self._category("Conversation"),
+                 self._row("Conversations", "No priority conversations"),
+                 self._row("Bubbles", "On / Conversations can appear as floating icons"),
+                 self._category("Privacy"),
+                 self._row("Device & app notifications", "Control which apps and devices can read notifications"),
+                 self._row("Notifications on lock screen", "Hide silent conversations and notifications"),
+                 self._category("General"),
+                 self._row("Do Not Disturb", "Off"),
+                 self._row("Wireless emergency alerts")]
         return self._page("Notifications", items, "notifications:list")
 
     def build_storage(self, title: str = "Storage") -> View:
@@ -533,28 +564,64 @@ class SettingsApp(App):
                           "stub:list")
 
     # --- search --------------------------------------------------------------------------------------
+    SEARCH_PKG = "com.google.android.settings.intelligence"
+
+    def window_package(self) -> str:
+        """Search is Settings Intelligence's activity: its window carries that package on the emulator."""
+        return self.SEARCH_PKG if self.page == "search" else self.package
+
     def build_search(self) -> View:
+        """Settings' search (Settings Intelligence's page) as the emulator lists it: Back, the query field (its
+        hint "Search settings" while empty), "Clear text" once something is typed; empty, a "Search settings"
+        caption; else the results (title and breadcrumb) in a scrolling list, then "Search Support for ..."."""
         q = self.query.strip().lower()
         targets = [(t, s, p) for t, s, p in MAIN_ITEMS] + [
             ("Wi\u2011Fi", "Network & internet > Internet", "internet"),
             ("Bluetooth", "Connected devices > Connection preferences", "bluetooth"),
             ("Brightness level", "Display", "display"), ("Dark theme", "Display", "display"),
-            ("Android version", "About phone", "android_version"), ("Airplane mode", "Network & internet", "network"),
+            ("Android version", ABOUT_TITLE, "android_version"), ("Airplane mode", "Network & internet", "network"),
         ]
-        results = [ListItem(t, s, lambda p=p, t=t: self.push(p, title=t) if p not in (
-            "internet", "bluetooth", "android_version") else self.push(p)) for t, s, p in targets
-            if q and q in t.lower()]
-        if q and not results:
-            results = [Text("No results", resource_id="no_results", padding=(24, 16))]
-        return Column(
-            View(cls="android.widget.LinearLayout", orientation="horizontal", height=64, padding=(4.0, 8.0),
-                 resource_id="search_bar", children=[
-                     ImageButton("Navigate up", self.pop, icon="<"),
-                     EditText(self.query, self._set_query, hint="Search settings", key="settings_search",
-                              resource_id="search_src_text", weight=1, height=48)]),
-            ScrollList(results, "search:results", resource_id="list_results"),
-            cls="android.widget.LinearLayout", weight=1,
-        )
+        bar: list[View] = [
+            View(cls="android.widget.ImageButton", content_desc="Back", clickable=True, focusable=True,
+                 on_click=self.pop, width=48, height=56, icon="<"),
+            EditText(self.query, self._set_query, hint="Search settings", key="settings_search",
+                     resource_id="open_search_view_edit_text", weight=1, height=48, on_submit=self._search),
+        ]
+        if self.query:
+            bar.append(View(cls="android.widget.ImageButton", content_desc="Clear text", clickable=True,
+                            focusable=True, resource_id="open_search_view_clear_button", width=56, height=48,
+                            icon="x", on_click=lambda: self._set_query("")))
+        header = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(0.0, 4.0),
+                      layout_only=True, children=bar)
+        if not q:
+            return Column(header, View(height=72, layout_only=True),
+                          Text("Search settings", size=20, align="center", padding=(0, 4)),
+                          cls="android.widget.LinearLayout", weight=1)
+        rows: list[View] = []
+        for title, crumb, page in targets:
+            if q in title.lower():
+                rows.append(View(cls="android.widget.LinearLayout", clickable=True, focusable=True,
+                                 padding=(24.0, 8.0), on_click=lambda p=page, t=title: self._open_result(p, t),
+                                 children=[Text(title, resource_id="title", size=18, padding=(0, 0)),
+                                           Text(crumb, resource_id="breadcrumb", size=14, color="#444746",
+                                                padding=(0, 0))]))
+        rows.append(View(cls="android.widget.LinearLayout", clickable=True, focusable=True, padding=(24.0, 16.0),
+                         children=[Text(f'Search Support for "{self.query.strip()}"', resource_id="title",
+                                        size=14, padding=(0, 0))]))
+        return Column(header, View(height=9, layout_only=True),
+                      ScrollList(rows, "search:results", resource_id="search_scrollview",
+                                 cls="android.widget.ScrollView"),
+                      cls="android.widget.LinearLayout", weight=1)
+
+    def _search(self) -> None:
+        """Enter runs the search already shown; the keyboard stays up, as Settings Intelligence's does."""
+        self.phone.keyboard_shown = True
+
+    def _open_result(self, page: str, title: str) -> None:
+        if page in ("internet", "bluetooth", "android_version"):
+            self.push(page)
+        else:
+            self.push(page, title=title)
 
     def _set_query(self, value: str) -> None:
         self.query = value

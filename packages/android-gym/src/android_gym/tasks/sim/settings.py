@@ -448,7 +448,7 @@ def android_version_answered(device: Any, answer: str | None) -> bool:
 
 @register_task
 class SimAndroidVersionQuestion(Task):
-    """Answer task: read the Android version in About phone; checked against ``getprop ro.build.version.release``."""
+    """Answer task: read the Android version in About emulated device; checked against ``getprop ro.build.version.release``."""
 
     name = "SimAndroidVersionQuestion"
     template = "What Android version is this phone running? Answer with the version number only."
@@ -465,7 +465,7 @@ class SimAndroidVersionQuestion(Task):
         return 1.0 if android_version_answered(device, answer) else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_settings_page(ui, "About phone")
+        ui = yield from open_settings_page(ui, "About emulated device")
         ui, _ = yield from scroll_to(ui, text_is("Android version"))
         elements = ui.elements
         for i, e in enumerate(elements):

@@ -455,6 +455,6 @@ class SettingLab17(_LabQuestion):
         return android_version_answered(device, answer)
 
     def expert(self, ui: Any) -> ExpertGenerator:
-        ui = yield from open_settings_page(ui, "About phone")
+        ui = yield from open_settings_page(ui, "About emulated device")
         ui, _ = yield from scroll_to(ui, text_is("Android version"))
         yield Finished(self.value_below(ui, "Android version"))
