@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from coach_rl.losses import PPOLossOutput, clipped_value_loss, ppo_clip_loss
+from coach_rl.losses import PPOLossOutput, clipped_value_loss, kl_to_reference, ppo_clip_loss
 
 F64 = torch.float64
 
@@ -164,3 +164,37 @@ def test_ppo_clip_loss_rejects_bad_input(kwargs, error, match) -> None:
     args = {"logp": torch.zeros(2, 3), "logp_old": torch.zeros(2, 3), "advantages": torch.zeros(2)} | kwargs
     with pytest.raises(error, match=match):
         ppo_clip_loss(**args)
+
+
+# ---------------------------------------------------------------- kl_to_reference with the importance weight
+# One token, pi_theta = 0.5, pi_ref = 0.25, pi_old = 0.25 (the sampler): d = log pi_ref - log pi_theta = -log 2,
+# k3 = e^d - d - 1 = 0.5 + log 2 - 1 = 0.19315; w = pi_theta / pi_old = 2 -> 0.38629.
+# Gradient in logp (x): k3 = e^(r - x) + x - r - 1, dk3/dx = 1 - e^(r - x) = 0.5; w = e^(x - o), dw/dx = w = 2;
+# d(w k3)/dx = w * k3 + w * 0.5 = 2 * 0.19315 + 1 = 1.38629 (the plain k3's gradient is 0.5).
+def test_kl_to_reference_importance_weighted_hand_numbers_and_gradient() -> None:
+    logp = torch.tensor([[math.log(0.5)]], dtype=F64, requires_grad=True)
+    ref = torch.tensor([[math.log(0.25)]], dtype=F64)
+    old = torch.tensor([[math.log(0.25)]], dtype=F64)
+    k3 = 0.5 + math.log(2) - 1
+    plain = kl_to_reference(logp, ref)
+    plain.backward()
+    assert float(plain) == pytest.approx(k3)
+    assert float(logp.grad) == pytest.approx(0.5)
+    logp.grad = None
+    weighted = kl_to_reference(logp, ref, logp_old=old)
+    weighted.backward()
+    assert float(weighted) == pytest.approx(2 * k3)
+    assert float(logp.grad) == pytest.approx(2 * k3 + 1.0)
+    # on-policy (old = theta) the value is the plain k3 but the gradient is not: w's own gradient adds k3
+    logp.grad = None
+    on_policy = kl_to_reference(logp, ref, logp_old=logp.detach())
+    on_policy.backward()
+    assert float(on_policy) == pytest.approx(k3)
+    assert float(logp.grad) == pytest.approx(k3 + 0.5)
+    # masked tokens weigh nothing, whatever their log-probs
+    two = torch.tensor([[math.log(0.5), math.log(0.9)]], dtype=F64)
+    value = kl_to_reference(two, torch.tensor([[math.log(0.25), 0.0]], dtype=F64), mask=torch.tensor([[1, 0]]),
+                            logp_old=torch.tensor([[math.log(0.25), -30.0]], dtype=F64))
+    assert float(value) == pytest.approx(2 * k3)
+    with pytest.raises(ValueError, match="logp_old must have the shape"):
+        kl_to_reference(two, two, logp_old=old)

@@ -341,3 +341,101 @@ def test_the_sim_oracle_q_source_takes_the_advantages_from_the_oracle_labels(tin
         plain.actor_update(_rows(2), num_steps=1)
     with pytest.raises(ValueError, match="coach_q_source"):
         _config(tmp_path, coach_q_source="prm")
+
+
+def _kl_on(trainer: CoachTrainer, batch: dict) -> float:
+    """k3 KL of the trainer's policy to its reference on the completion tokens of ``batch``."""
+    from coach_rl.losses import kl_to_reference
+
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    n = batch["completion_ids"].size(1)
+    with torch.no_grad():
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, n)
+        ref, _, _ = trainer._get_per_token_logps_and_entropies(trainer.ref_model, ids, mask, n)
+    return float(kl_to_reference(logps, ref, batch["completion_mask"]))
+
+
+def test_beta_adds_the_kl_to_the_starting_policy_and_pulls_the_policy_back(tiny, tmp_path):
+    """beta > 0 (beyond the paper): loss = ppo_clip_loss + beta * kl_to_reference against a frozen copy of the policy
+    the trainer was built with; with zero advantages the update only shrinks the KL."""
+    from coach_rl.losses import kl_to_reference
+
+    model, tok = tiny
+    start = copy.deepcopy(model)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), lambda s, a: [0.5] * len(s),
+                                    _config(tmp_path, beta=0.5, learning_rate=3e-3), tok)
+    assert trainer.beta == 0.5 and trainer.ref_model is not None and trainer.args.beta == 0.5
+    assert not any(p.requires_grad for p in trainer.ref_model.parameters())
+    # the loss is the readable formula: Eq. 4 plus beta times the importance-weighted k3 against the reference
+    trainer.model.train()
+    out = trainer._generate_and_score_completions(trainer._generation_batch(_rows(2)))
+    assert _kl_on(trainer, out) == pytest.approx(0.0, abs=1e-7)  # nothing has moved yet
+    ids = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+    mask = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+    with torch.no_grad():
+        for p in trainer.model.parameters():  # move the policy away from the reference
+            p.add_(0.05 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    logps, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, out["completion_ids"].size(1))
+    old = logps.detach() + 0.1
+    trainer.current_gradient_accumulation_steps = 1
+    loss = trainer._compute_loss(trainer.model, {**out, "old_per_token_logps": old})
+    expected = (ppo_clip_loss(logps, old, out["advantages"], clip_eps=0.2, mask=out["completion_mask"]).loss
+                + 0.5 * kl_to_reference(logps, out["ref_per_token_logps"], out["completion_mask"], logp_old=old))
+    torch.testing.assert_close(loss, expected, atol=1e-6, rtol=1e-5)
+    before = _kl_on(trainer, out)
+    assert before > 1e-2
+    # equal Q for every action: ACLOO is 0, so the only gradient is the KL's, and it pulls back towards the start
+    for _ in range(3):
+        trainer.model.zero_grad()
+        trainer._compute_loss(trainer.model, out).backward()
+        with torch.no_grad():
+            for p in trainer.model.parameters():
+                if p.grad is not None:
+                    p.sub_(0.5 * p.grad)
+    assert _kl_on(trainer, out) < 0.5 * before
+    metrics = trainer.actor_update(_rows(2), num_steps=2)
+    assert metrics["actor/kl"] > 0
+    for (name, a), b in zip(trainer.ref_model.named_parameters(), start.parameters()):
+        assert torch.equal(a, b), name  # the anchor never moves
+
+
+def test_the_kl_reference_survives_a_checkpoint(tiny, tmp_path):
+    """After a resume the policy passed in is the run's latest one: the anchor comes from the checkpoint."""
+    from coach_rl.algorithms.coach import CoachAlgorithm
+    from coach_rl.critic import CriticTrainer
+
+    model, tok = tiny
+
+    def algorithm(policy, **overrides):
+        critic = Critic.from_pretrained_lm(policy, tok, seed=0)
+        actor = CoachTrainer(policy, critic, _config(tmp_path, **overrides), tok)
+        return CoachAlgorithm(actor, critic, CriticTrainer(critic, total_steps=4))
+
+    a = algorithm(copy.deepcopy(model), beta=0.1, learning_rate=3e-3)
+    a.actor.actor_update(_rows(2), num_steps=2)
+    a.save(tmp_path / "ckpt")
+    assert (tmp_path / "ckpt" / "kl_reference.pt").is_file()
+    moved = copy.deepcopy(a.actor.model)  # what the loop would load from the checkpoint's policy/
+    b = algorithm(moved, beta=0.1)
+    assert not all(torch.equal(x, y) for x, y in zip(b.actor.ref_model.parameters(), model.parameters()))
+    b.load(tmp_path / "ckpt")
+    for x, y in zip(b.actor.ref_model.parameters(), model.parameters()):
+        assert torch.equal(x, y)
+    plain = algorithm(copy.deepcopy(model))
+    plain.save(tmp_path / "plain")
+    assert not (tmp_path / "plain" / "kl_reference.pt").exists() and plain.actor.reference_state_dict() is None
+    with pytest.raises(FileNotFoundError, match="no KL reference"):
+        algorithm(copy.deepcopy(model), beta=0.1).load(tmp_path / "plain")
+
+
+def test_beta_is_checked_and_belongs_to_coach():
+    from coach_rl.configs import load_config
+
+    assert load_config("smoke", ["beta=0.04"]).coach.beta == 0.04
+    with pytest.raises(ValueError, match="beta"):
+        load_config("smoke", ["beta=-0.1"])
+    with pytest.raises(ValueError, match="algorithm=grpo does not read it"):
+        load_config("smoke", ["algorithm=grpo", "beta=0.04"])
+    with pytest.raises(ValueError, match="dgrpo_kl_beta"):
+        load_config("smoke", ["algorithm=dgrpo", "beta=0.04"])

@@ -43,13 +43,18 @@ from android_gym.sim.latency import PRESETS  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
 from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
 
-VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle", "grpo", "ppo",
-            "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
+VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-oracle",
+            "grpo", "ppo", "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
 """coach-kK: Android Coach with K actions per state and no PRM (r_p = 0); coach-q: K = 4 with the plain critic
-value as advantage instead of ACLOO; coach-prm: K = 4 with the learned PRM of ``--prm`` (w_p = 0.2); coach-oracle:
+value as advantage instead of ACLOO; coach-prm: K = 4 with the learned PRM of ``--prm`` (w_p = 0.2); coach-prm-kl:
+coach-prm plus ``beta`` = KL_BETA times the KL to the starting policy (CoachConfig.beta); coach-oracle:
 K = 4 with the simulated phone's expert as the PRM (the upper bound); grpo / ppo: the SSSA baselines; dgrpo:
 MobileRL's DGRPO (G = 4 episodes per instance) and its ablations without SPA, DAPR or FCF
 (tools/bench/mobilerl_study.py reads these runs for its tables)."""
+KL_BETA = 0.1
+"""beta of the coach-prm-kl variant (beyond the paper): with Coach's raw-Q advantages (mean |A| 0.03-0.13 in the main
+job) and the per-token KL to the warm-up it reached without an anchor (0.02-0.03), the anchor's pull is a quarter to
+a half of the policy gradient's: strong enough to matter, too weak to freeze the policy (a choice, not a sweep)."""
 PRM_FOLDER: list[str] = []  # set from --prm
 
 
@@ -71,12 +76,12 @@ def _variant_overrides(variant: str) -> list[str]:
         return ["algorithm=coach", "num_generations=4", "coach_advantage=q"]
     if variant == "coach-oracle":
         return ["algorithm=coach", "num_generations=4", "use_prm=true", "prm_model=sim-oracle"]
-    if variant == "coach-prm":
+    if variant in ("coach-prm", "coach-prm-kl"):
         if not PRM_FOLDER:
-            raise ValueError("variant coach-prm needs --prm PATH (a PRM folder saved by coach-reward, e.g. the main "
+            raise ValueError(f"variant {variant} needs --prm PATH (a PRM folder saved by coach-reward, e.g. the main "
                              "job's runs/main_job/prm)")
         return ["algorithm=coach", "num_generations=4", "use_prm=true", f"prm_model={PRM_FOLDER[0]}",
-                "prm_max_new_tokens=20"]
+                "prm_max_new_tokens=20"] + ([f"beta={KL_BETA}"] if variant == "coach-prm-kl" else [])
     if variant.startswith("coach-k"):
         k = int(variant.removeprefix("coach-k"))
         if k == 1:  # critic-only SSSA: the stored action, advantage Q - mean Q (coach_rl.algorithms.coach_sssa)
@@ -271,7 +276,7 @@ def summarize(results: list[dict[str, Any]], metric: str = "success_rate") -> di
     # the paper's headline (1.4x), pair by pair: for every Coach variant with K >= 2 and each baseline, the highest
     # success both mean curves reach, and the baseline's cost to reach it over Coach's, in env steps and seconds
     out["efficiency"] = {}
-    for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-oracle")
+    for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-oracle")
                     if v in by_variant]:
         for baseline in [b for b in ("grpo", "ppo") if b in by_variant]:
             pair = (by_variant[variant], by_variant[baseline])

@@ -537,6 +537,15 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
         default=0.2,
         metadata={"help": f"PPO clip ratio epsilon of Equation 4 ({_TABLE5}: Clip Ratio 0.2)."},
     )
+    beta: float = field(
+        default=0.0,
+        metadata={
+            "help": "Beyond the paper (Eq. 4 has no KL term; 0 keeps it exact): weight of a KL penalty to the policy "
+            "the run started from (the warm-up or init_from's policy), the token-mean k3 estimate of "
+            "coach_rl.losses.kl_to_reference (importance-weighted when use_bias_correction_kl, TRL's default). "
+            "Android Coach's actor only: DGRPO has dgrpo_kl_beta. Ablation in the coach-rl README."
+        },
+    )
     temperature: float = field(
         default=1.0,
         metadata={"help": f"Sampling temperature of the policy ({_TABLE5}: Sampling Temperature 1.0)."},
@@ -571,6 +580,7 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
             )
         _finite(self.epsilon, "epsilon", minimum=0.0, strict=True)
         _finite(self.temperature, "temperature", minimum=0.0, strict=True)
+        _finite(self.beta, "beta", minimum=0.0)
         _finite(self.learning_rate, "learning_rate", minimum=0.0)
         if self.max_completion_length is not None:
             _positive_int(self.max_completion_length, "max_completion_length")

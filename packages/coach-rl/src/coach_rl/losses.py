@@ -226,13 +226,21 @@ def dgrpo_loss(
                            clip_fraction=clip_fraction, ratio=ratio.detach())
 
 
-def kl_to_reference(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+def kl_to_reference(
+    logp: torch.Tensor,
+    logp_ref: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    logp_old: torch.Tensor | None = None,
+) -> torch.Tensor:
     r"""Token-mean "k3" estimate of ``KL[pi_theta || pi_ref]`` from tokens sampled by (about) ``pi_theta``.
 
-    .. math::  \operatorname{mean}_{\text{tokens}} \big[e^{\log\pi_{ref} - \log\pi_\theta} - (\log\pi_{ref} - \log\pi_\theta) - 1\big]
+    .. math::  \operatorname{mean}_{\text{tokens}} \big[w \, (e^{\log\pi_{ref} - \log\pi_\theta} - (\log\pi_{ref} - \log\pi_\theta) - 1)\big]
 
-    Non-negative, zero iff the two agree on the sampled tokens (GRPO's KL term, Shao et al. 2024).
-    ``logp`` carries the grad; ``logp_ref`` is detached here; ``mask`` selects the completion tokens.
+    Non-negative, zero iff the two agree on the sampled tokens (GRPO's KL term, Shao et al. 2024). ``w = 1``, or
+    with ``logp_old`` (the policy that sampled the tokens) ``w = pi_theta / pi_old`` WITH gradient: the importance
+    weight that makes the gradient the unbiased reverse-KL gradient (DeepSeek-V3.2, TRL's
+    ``use_bias_correction_kl``); it changes the gradient even where its value is 1.
+    ``logp`` carries the grad; ``logp_ref`` and ``logp_old`` are detached here; ``mask`` selects the completion tokens.
     """
     logp = _check_tensor(logp, "logp")
     logp_ref = _check_tensor(logp_ref, "logp_ref").detach()
@@ -242,7 +250,17 @@ def kl_to_reference(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tens
     diff = logp_ref - logp
     if mask is not None:
         diff = torch.where(mask, diff, torch.zeros_like(diff))
-    return _masked_mean(torch.exp(diff) - diff - 1.0, mask)
+    k3 = torch.exp(diff) - diff - 1.0
+    if logp_old is not None:
+        logp_old = _check_tensor(logp_old, "logp_old").detach()
+        if logp_old.shape != logp.shape:
+            raise ValueError(f"logp_old must have the shape of logp {tuple(logp.shape)}, got {tuple(logp_old.shape)}")
+        log_w = logp - logp_old
+        if mask is not None:
+            log_w = torch.where(mask, log_w, torch.zeros_like(log_w))
+        k3 = k3 * torch.exp(log_w)
+    return _masked_mean(k3, mask)
+
 
 # -- DistRL --
 

@@ -29,6 +29,13 @@ positive advantage; "bnpo"/"dr_grpo" differ only in the normaliser.) Loss types 
 and sequence-level importance sampling are rejected: they are not Eq. 4. ``CoachTrainer`` tests this
 equivalence against :func:`coach_rl.losses.ppo_clip_loss` (tests/coach_rl/test_trainer.py).
 
+**``beta > 0`` (beyond the paper, off by default).** Eq. 4 has no KL term. With ``beta > 0`` the loss adds
+``beta * kl_to_reference(logp_theta, logp_ref)`` (:func:`coach_rl.losses.kl_to_reference`, the token-mean k3
+estimate, importance-weighted as TRL's ``use_bias_correction_kl``) against a frozen copy of the policy this
+trainer was built with: in the outer loop that is the warm-up (or ``init_from``'s policy), and checkpoints keep
+it (:meth:`reference_state_dict`). It is the lever against drifting away from what the warm-up already solved;
+the coach-rl README has its ablation.
+
 The outer loop (rollout, returns, critic update, actor update) calls :meth:`CoachTrainer.actor_update` once
 per iteration on the same trainer object, so the optimiser state carries over; :meth:`actor_state_dict` /
 :meth:`save_actor_state` hold everything an exact resume needs.
@@ -50,17 +57,18 @@ from typing import Any
 
 import numpy as np
 import torch
+from accelerate.utils import is_peft_model
 from datasets import Dataset
 from transformers import Trainer
 from trl import GRPOConfig, GRPOTrainer
 from trl.data_utils import apply_chat_template
 from trl.extras.profiling import profiling_context
-from trl.models import unwrap_model_for_generation
-from trl.trainer.utils import pad
+from trl.models import prepare_deepspeed, prepare_fsdp, unwrap_model_for_generation
+from trl.trainer.utils import add_fused_lm_head, disable_dropout_in_model, pad
 
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
-from coach_rl.losses import ppo_clip_loss
+from coach_rl.losses import kl_to_reference, ppo_clip_loss
 from coach_rl.replay import ReplayStep
 from coach_rl.sampling import generate_shared_prefix
 
@@ -189,13 +197,18 @@ def _check_coach_args(args: GRPOConfig) -> None:
     if args.num_generations is None or (args.num_generations < 2 and not single):
         raise ValueError(f"num_generations (K) must be >= 2 for ACLOO (1 with coach_advantage='q'), got "
                          f"{args.num_generations!r}")
-    extras = {"beta": (args.beta, 0.0), "top_entropy_quantile": (args.top_entropy_quantile, 1.0),
+    if not (isinstance(args.beta, (int, float)) and math.isfinite(args.beta) and args.beta >= 0):
+        raise ValueError(f"beta (the KL weight to the starting policy) must be a number >= 0, got {args.beta!r}")
+    if args.beta and args.sync_ref_model:
+        raise ValueError("sync_ref_model=True: Android Coach's KL anchor is the policy the run started from "
+                         "(beta > 0), which it does not move; use sync_ref_model=False")
+    extras = {"top_entropy_quantile": (args.top_entropy_quantile, 1.0),
               "entropy_coef": (getattr(args, "entropy_coef", 0.0) or 0.0, 0.0),
               "off_policy_mask_threshold": (args.off_policy_mask_threshold, None), "delta": (args.delta, None)}
     for name, (value, eq4) in extras.items():
         if value != eq4:
             raise ValueError(f"{name}={value!r} adds a term Eq. 4 does not have; Android Coach's actor loss is "
-                             f"coach_rl.losses.ppo_clip_loss alone ({name}={eq4!r})")
+                             f"coach_rl.losses.ppo_clip_loss (plus beta * kl_to_reference) ({name}={eq4!r})")
     if args.epsilon_high is not None and args.epsilon_high != args.epsilon:
         raise ValueError(f"epsilon_high={args.epsilon_high!r} != epsilon={args.epsilon!r}: Eq. 4 clips symmetrically")
 
@@ -250,15 +263,28 @@ class CoachTrainer(GRPOTrainer):
         if placeholder:
             # GRPOTrainer insists on a dataset; actor_update feeds rows itself and never reads this one.
             train_dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": ""}]]})
-        super().__init__(
-            model=model,
-            reward_funcs=[self.critic_reward],
-            args=args,
-            train_dataset=train_dataset,
-            processing_class=processing_class,
-            callbacks=callbacks,
-            peft_config=peft_config,
-        )
+        beta = float(args.beta)
+        # beta > 0: the KL anchor is the policy as this trainer receives it (the warm-up, or init_from's policy).
+        # TRL would reload it from the model's name_or_path, which after a resume is the run's latest checkpoint.
+        reference = copy.deepcopy(model) if beta and isinstance(model, torch.nn.Module) and peft_config is None \
+            and not is_peft_model(model) else None
+        if reference is not None:
+            args.beta = 0.0
+        try:
+            super().__init__(
+                model=model,
+                reward_funcs=[self.critic_reward],
+                args=args,
+                train_dataset=train_dataset,
+                processing_class=processing_class,
+                callbacks=callbacks,
+                peft_config=peft_config,
+            )
+        finally:
+            args.beta = beta
+        if reference is not None:
+            self.beta = beta
+            self.ref_model = self._prepare_reference(reference)
         self._has_placeholder_dataset = placeholder
         if (args.bf16 or args.fp16) and self.accelerator.device.type == "cpu":
             warnings.warn(
@@ -282,6 +308,33 @@ class CoachTrainer(GRPOTrainer):
         self._row_queue: list[int] = []
         self._loop_ready = False
         self._warned_schedule_end = False
+
+    def _prepare_reference(self, reference: torch.nn.Module) -> torch.nn.Module:
+        """A frozen copy of the starting policy, set up as TRL sets up its ``ref_model`` (TRL then computes
+        ``ref_per_token_logps`` for every generated batch because ``self.beta`` is not 0)."""
+        reference.eval()
+        reference.requires_grad_(False)
+        if self.args.disable_dropout:
+            disable_dropout_in_model(reference)
+        add_fused_lm_head(reference, temperature=self.temperature, cast_lm_head_to_fp32=self.args.cast_lm_head_to_fp32)
+        if self.is_deepspeed_enabled:
+            return prepare_deepspeed(reference, self.accelerator)
+        if self.is_fsdp_enabled:
+            return prepare_fsdp(reference, self.accelerator)
+        return self.accelerator.prepare_model(reference, evaluation_mode=True)
+
+    def reference_state_dict(self) -> dict[str, torch.Tensor] | None:
+        """The KL anchor's weights (``beta > 0``), for checkpoints: after a resume the policy has moved on."""
+        if not self.beta or self.ref_model is None:
+            return None
+        return {k: v.detach().clone() for k, v in self.accelerator.unwrap_model(self.ref_model).state_dict().items()}
+
+    def load_reference_state_dict(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Restore :meth:`reference_state_dict` into the KL anchor."""
+        if not self.beta or self.ref_model is None:
+            raise ValueError("this trainer has no KL reference (beta = 0 or a PEFT policy, whose reference is the "
+                             "adapter-free base model)")
+        self.accelerator.unwrap_model(self.ref_model).load_state_dict(state)
 
     # -- states ---------------------------------------------------------------------------------------
 
@@ -543,12 +596,18 @@ class CoachTrainer(GRPOTrainer):
         mask = completion_mask if "tool_mask" not in inputs else completion_mask * inputs["tool_mask"]
         out = ppo_clip_loss(logps, old, inputs["advantages"], clip_eps=float(self.epsilon_low), mask=mask)
         mode = "train" if self.model.training else "eval"
+        metrics = self._metrics[mode]
+        total = out.loss
+        if self.beta != 0.0:  # beyond the paper: beta * KL to the starting policy (CoachConfig.beta)
+            kl = kl_to_reference(logps, inputs["ref_per_token_logps"], mask,
+                                 logp_old=old if self.args.use_bias_correction_kl else None)
+            total = total + self.beta * kl
+            metrics["kl"].append(self.accelerator.gather(kl.detach()).nanmean().item())
         tokens = mask.sum().clamp(min=1.0)
         normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
         if mode == "train":
             normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
-        loss = out.loss * tokens / normalizer
-        metrics = self._metrics[mode]
+        loss = total * tokens / normalizer
         metrics["clip_ratio/region_mean"].append(self.accelerator.gather(out.clip_fraction).nanmean().item())
         metrics["ppo/approx_kl"].append(self.accelerator.gather(out.approx_kl).nanmean().item())
         entropy = (entropies.detach() * mask).sum() / tokens

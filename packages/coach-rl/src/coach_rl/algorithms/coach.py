@@ -26,6 +26,7 @@ __all__ = ["CoachAlgorithm", "critic_examples"]
 _ACTOR_STATE = "actor_trainer.pt"
 _CRITIC_DIR = "critic"
 _CRITIC_TRAINER = "critic_trainer.pt"
+_REFERENCE = "kl_reference.pt"
 
 
 class CoachAlgorithm:
@@ -99,6 +100,9 @@ class CoachAlgorithm:
         torch.save(self.actor.actor_state_dict(include_model=False, include_rng=False), directory / _ACTOR_STATE)
         self.critic.save(directory / _CRITIC_DIR)
         torch.save(self.critic_trainer.state_dict(include_critic=False), directory / _CRITIC_TRAINER)
+        reference = self.actor.reference_state_dict()
+        if reference is not None:  # beta > 0: the KL anchor (the starting policy) is not the policy saved beside it
+            torch.save(reference, directory / _REFERENCE)
 
     def load(self, directory: Path) -> None:
         """Restore :meth:`save` (the policy weights are loaded by the loop into the model given at construction)."""
@@ -106,6 +110,12 @@ class CoachAlgorithm:
         self.critic.load_state_dict(Critic.load(directory / _CRITIC_DIR).state_dict())
         self.critic_trainer.load_state_dict(torch.load(directory / _CRITIC_TRAINER, weights_only=True))
         self.actor.load_actor_state_dict(torch.load(directory / _ACTOR_STATE, map_location="cpu", weights_only=False))
+        if self.actor.reference_state_dict() is not None:
+            path = directory / _REFERENCE
+            if not path.is_file():
+                raise FileNotFoundError(f"beta > 0 but the checkpoint has no KL reference ({path}): it was saved by "
+                                        "a run with beta = 0; resume it with beta=0 or start a new run")
+            self.actor.load_reference_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 
     def load_critic(self, directory: Path) -> bool:
         """Take the critic weights of another run's saved algorithm folder (``init_from``); False when it has none."""

@@ -539,4 +539,8 @@ def load_config(
     coach_kwargs.setdefault("report_to", "none")
     coach_kwargs.setdefault("output_dir", os.path.join("runs", "coach-rl"))
     coach = _coach_config_class()(**coach_kwargs)
+    if coach.beta and loop.algorithm != "coach":
+        raise ValueError(f"beta={coach.beta!r} is the KL weight of Android Coach's actor (algorithm=coach); "
+                         f"algorithm={loop.algorithm} does not read it" + (" (DGRPO's is dgrpo_kl_beta)"
+                                                                           if loop.algorithm == "dgrpo" else ""))
     return RunConfig(loop=loop, coach=coach, explicit=values, source=source)
