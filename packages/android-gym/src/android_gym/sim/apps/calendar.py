@@ -344,7 +344,7 @@ class SimpleCalendarApp(EventFormPickers, MultiSelect, App):
         header = [self._arrow("top_left_arrow", lambda: self._shift_month(-1), "<"),
                   Text(title, resource_id="top_value", content_desc=title, size=18, bold=True, align="center",
                        weight=1, max_lines=1, padding=(0, 14), clickable=True, focusable=True,
-                       on_click=self._go_today),
+                       on_click=lambda: None),  # listed as clickable; what the emulator's title opens is not known
                   self._arrow("top_right_arrow", lambda: self._shift_month(1), ">")]
         start = self.grid_start(year, month)
         rows = [View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True, weight=1,

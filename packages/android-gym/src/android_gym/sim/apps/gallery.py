@@ -359,7 +359,8 @@ class GalleryApp(App):
                       button_ids=["android:id/button3", "android:id/button1"])
 
     def _h24(self) -> bool:
-        return self.phone.settings_get("system", "time_12_24") != "12"
+        """Whether the phone's clock setting is 24-hour (the same reading as the calendar's pickers)."""
+        return self.phone.settings_get("system", "time_12_24") == "24"
 
     def dialog_delete(self, path: str) -> View:
         return Dialog("", f'Are you sure you want to delete "{posixpath.basename(path)}"?',
