@@ -81,6 +81,10 @@ def test_month_grid_and_day_pages_list_what_the_emulator_lists():
     assert "November" in listed(phone) and "Go to today" in listed(phone)
     tap_on(phone, text="Go to today")
     assert "October" in listed(phone)
+    phone.swipe(900, 1200, 150, 1200)  # the pager turns the month
+    assert "November" in listed(phone)
+    phone.swipe(150, 1200, 900, 1200)
+    assert "October" in listed(phone)
 
 
 def test_day_page_shows_the_events_and_moves_by_day():
