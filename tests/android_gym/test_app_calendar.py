@@ -39,18 +39,62 @@ def events(phone: SimPhone, where: str = "") -> list[dict]:
 # --- the app -------------------------------------------------------------------------------------------------
 
 
-def test_month_grid_highlights_today_and_shows_event_titles():
+def tap_day(phone: SimPhone, day: dt.date, shown: tuple[int, int] = (2023, 10)) -> None:
+    """Tap ``day``'s cell in the grid of the ``shown`` (year, month) (the cells carry no text: found by place)."""
+    cells = [e for e in ui_of(phone).elements if e.resource_id == f"{PKG}:id/month_view_background"]
+    start = cal_tasks.grid_start(*shown)
+    phone.tap(*cells[(day - start).days].center)
+
+
+def listed(phone: SimPhone) -> list[str]:
+    """The app's elements as AndroidWorld lists them: description, else text, else the resource id's name."""
+    from android_gym.replay import sim_ui_elements
+
+    return [e.content_description or e.text or (e.resource_id or "").rsplit("/", 1)[-1] or e.class_name
+            for e in sim_ui_elements(phone.dump()) if e.package_name == PKG]
+
+
+def test_month_grid_and_day_pages_list_what_the_emulator_lists():
+    """As the real SimpleCalendarDeleteEventsOnRelativeDay run lists them: the search bar, the pager, New Event, the
+    month's arrows and title, 42 anonymous cells from September 24 (the 1st is a Sunday: a whole week before it);
+    a day keeps the month in the tree and adds its own arrows, title and events list."""
     phone = SimPhone()
     phone.launch(PKG)
-    ui = ui_of(phone)
-    cells = [e for e in ui.elements if e.resource_id == f"{PKG}:id/day_monthly_number_holder"]
-    assert len(cells) == 31 and cells[0].content_desc == "October 1, 2023"
-    assert [c.content_desc for c in cells if c.selected] == ["October 15, 2023"]
-    assert "October 2023" in texts(phone) and "Brunch with family" in texts(phone)
-    tap_on(phone, text="October 15, 2023")
+    bar = ["top_toolbar_search_icon", "Search", "Change view", "Settings", "More options"]
+    month = ["top_left_arrow", "October", "top_right_arrow"] + ["month_view_background"] * 42
+    assert listed(phone) == bar + ["androidx.viewpager.widget.b", "New Event"] + month
+    assert cal_tasks.grid_start(2023, 10) == dt.date(2023, 9, 24)
+    assert cal_tasks.grid_start(2023, 11) == dt.date(2023, 10, 29)
+    tap_day(phone, dt.date(2023, 9, 25))
+    assert listed(phone) == (["top_toolbar_search_icon", "Search", "Go to today", "Change view", "More options"]
+                             + ["androidx.viewpager.widget.b"] * 2 + ["New Event"] + month
+                             + ["top_left_arrow", "September 25 (Mon)", "top_right_arrow", "day_events"])
+    tap_on(phone, text="More options")
+    assert listed(phone)[-2:] == ["Settings", "About"]  # Settings moved from the bar into the menu
+    phone.back()
+    arrows = [e for e in ui_of(phone).elements if e.resource_id == f"{PKG}:id/top_right_arrow"]
+    phone.long_press(*arrows[-1].center)  # a long press on the arrow works as a tap
+    assert "September 26 (Tue)" in listed(phone)
+    tap_on(phone, rid="top_toolbar_search_icon")
+    assert listed(phone)[:5] == bar
+    tap_on(phone, rid="top_right_arrow")
+    assert "November" in listed(phone) and "Go to today" in listed(phone)
+    tap_on(phone, text="Go to today")
+    assert "October" in listed(phone)
+    phone.swipe(900, 1200, 150, 1200)  # the pager turns the month
+    assert "November" in listed(phone)
+    phone.swipe(150, 1200, 900, 1200)
+    assert "October" in listed(phone)
+
+
+def test_day_page_shows_the_events_and_moves_by_day():
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_day(phone, dt.date(2023, 10, 15))
     assert "Brunch with family" in texts(phone) and "October 15 (Sun)" in texts(phone)
-    tap_on(phone, text="Next day")
-    assert "October 16 (Mon)" in texts(phone) and "No events on this day" in texts(phone)
+    arrows = [e for e in ui_of(phone).elements if e.resource_id == f"{PKG}:id/top_right_arrow"]
+    phone.tap(*arrows[-1].center)
+    assert "October 16 (Mon)" in texts(phone) and "Brunch with family" not in texts(phone)
 
 
 def test_new_event_through_the_form_and_picker_dialogs():
@@ -109,7 +153,7 @@ def test_delete_with_confirmation_and_multi_select_delete():
                 " --bind duration:i:15")
     phone.shell(f"content insert --uri {URI} --bind title:s:Lunch --bind dtstart:l:{to_ms(dt.datetime(2023, 10, 16, 12))}")
     phone.launch(PKG)
-    tap_on(phone, text="October 16, 2023")
+    tap_day(phone, dt.date(2023, 10, 16))
     assert texts(phone).count("Standup") == 1 and "9:00 AM \u2013 9:15 AM" in texts(phone)
     tap_on(phone, text="Standup")
     tap_on(phone, text="Delete")

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from android_gym.agents import RandomAgent
+from android_gym.replay import sim_ui_elements
 from android_gym.sim import SimPhone
 from android_gym.sim.apps.gallery import GALLERY_PKG
 from android_gym.sim.device import SimDevice
@@ -52,6 +53,8 @@ def test_folders_hold_media_newest_first_and_the_viewer_shows_the_picture():
     assert shown.index("DCIM") < shown.index("Movies") and "x" not in shown and "cache" not in shown
     assert shown[shown.index("DCIM") + 1] == "2"
     tap_on(phone, text="DCIM")
+    assert "new.png" not in texts(phone)  # thumbnails only, as on the emulator
+    tap_on(phone, text="Toggle filename visibility")
     shown = texts(phone)
     assert shown.index("new.png") < shown.index("old.jpg") and "notes.txt" not in shown
     tap_on(phone, text="old.jpg")
@@ -59,9 +62,46 @@ def test_folders_hold_media_newest_first_and_the_viewer_shows_the_picture():
     assert 'resource-id="com.simplemobiletools.gallery.pro:id/gestures_view"' in phone.dump()
     r, g, b = phone.screenshot()[phone.height // 2, phone.width // 2].tolist()
     assert r > 180 and g < 80 and b < 80  # the file's own pixels, not a placeholder
-    tap_on(phone, text="More options")
     tap_on(phone, text="Properties")
-    assert "Internal/DCIM" in texts(phone)
+    shown = texts(phone)
+    assert shown[shown.index("Path") + 1] == "/storage/emulated/0/DCIM"
+    assert shown[shown.index("Resolution") + 1] == "400 x 300 (0.1MP)"
+    assert shown[shown.index("Last modified") + 1] == "01.01.1970, 12:00 AM"  # the phone's 12-hour clock
+
+
+def test_the_screens_list_what_the_emulator_lists():
+    """The search bar, its actions and the grids in the order AndroidWorld's emulator lists them (the real
+    SaveCopyOfReceiptTaskEval run): no thumbnails, no names under pictures, a header per day in "Show all folders
+    content", the bar collapsing on a scroll."""
+    phone = SimPhone()
+    phone.files.write("/sdcard/DCIM/a.jpg", red_jpeg(), 1_752_961_860)  # 2025-07-19 21:51 UTC
+    phone.launch(GALLERY_PKG)
+
+    def listed() -> list[str]:
+        return [e.content_description or e.text or (e.resource_id or "").rsplit("/", 1)[-1]
+                for e in sim_ui_elements(phone.dump()) if e.package_name == GALLERY_PKG]
+
+    assert listed() == ["directories_coordinator", "Search", "Search folders", "Open camera",
+                        "Show all folders content", "More options", "DCIM", "1"]
+    tap_on(phone, text="DCIM")
+    assert listed() == ["media_coordinator", "Back", "Search in DCIM", "Toggle filename visibility", "Sort by",
+                        "More options", "media_item_holder"]
+    tap_on(phone, text="More options")
+    assert listed()[:3] == ["Filter media", "Change view type", "Temporarily show hidden"]
+    phone.back()
+    tap_on(phone, text="Back")
+    tap_on(phone, text="Show all folders content")
+    assert listed() == ["media_coordinator", "Search", "Search files", "Toggle filename visibility",
+                        "Switch to folder view", "More options", "19.07.2025", "media_item_holder"]
+    phone.swipe(540, 1800, 540, 600)
+    assert listed() == ["media_coordinator", "19.07.2025", "media_item_holder"]
+    phone.swipe(540, 600, 540, 1800)
+    tap_on(phone, text="Switch to folder view")
+    assert "Search folders" in listed()
+    tap_on(phone, text="DCIM")
+    tap_on(phone, rid="media_item_holder")
+    assert listed() == ["", "a.jpg", "Rotate", "Properties", "More options", "Toggle favorite", "Edit", "Share",
+                        "Delete", "gestures_view", "subsampling_view"]
 
 
 def test_copy_to_and_move_to_go_through_the_folder_picker():
@@ -71,6 +111,7 @@ def test_copy_to_and_move_to_go_through_the_folder_picker():
     phone.files.mkdir("/sdcard/Pictures")
     phone.launch(GALLERY_PKG)
     tap_on(phone, text="DCIM")
+    tap_on(phone, text="Toggle filename visibility")
     tap_on(phone, text="a.jpg")
     tap_on(phone, text="More options")
     tap_on(phone, text="Copy to")

@@ -50,6 +50,7 @@ def test_the_tree_has_no_words_of_the_picture_and_an_expert_needs_the_screenshot
     phone.files.write("/sdcard/DCIM/note.jpg", text_picture(["Expense: Quiet Cafe", " note: oat milk"]), 5)
     phone.launch(GALLERY_PKG)
     tap_on(phone, text="DCIM")
+    tap_on(phone, text="Toggle filename visibility")
     tap_on(phone, text="note.jpg")
     device = SimDevice(phone)
     assert "Quiet Cafe" not in phone.dump()

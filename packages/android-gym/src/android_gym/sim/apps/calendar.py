@@ -2,12 +2,19 @@
 an event editor with date/time picker dialogs and repetition, deletion with confirmation, and a search over
 every event.
 
-Pages: ``search`` (the toolbar's Search: a query field and the matching events under day headers),
+Pages: ``search`` (the bar's Search: a query field and the matching events under day headers),
 ``main`` (the month grid of the shown month, or the "Event list" view chosen through
 "Change view"), ``day`` (one date's events, previous/next day, long-press to select several and
 delete them), ``event`` (the editor for a new or existing event: Title, Location, Description,
 start and end date/time rows opening picker dialogs, All-day switch, Repeat; Save and Delete in
 the app bar). The month grid starts Sunday; dates and times follow the phone's 12/24-hour setting.
+
+The main screen and the day pages are built as the real SimpleCalendarDeleteEventsOnRelativeDay run on
+AndroidWorld's emulator lists them: Simple Mobile Tools' search bar (icon, "Search", "Change view" and "Settings",
+or "Go to today" and "Change view" away from today, More options), the month ViewPager with its arrows, title
+("October") and 42 clickable ``month_view_background`` cells that carry no text (the app draws the numbers and
+events on a canvas), New Event; a day page keeps the month's pager in the tree and adds its own arrows, title
+("September 25 (Mon)") and ``day_events`` list.
 
 The time picker is Android's keyboard-input mode: an hour and a minute field (each keeps the
 last two digits typed, so typing "09" into "04" gives "09") and AM/PM buttons in 12-hour mode.
@@ -23,12 +30,12 @@ Insert accepts ``location`` as an alias of ``eventLocation`` and ``duration`` in
 
 from __future__ import annotations
 
-import calendar as _calendar
 import datetime as dt
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
 from android_gym.sim.apps.columns import from_ms, number_value, to_ms
+from android_gym.sim.apps.search_bar import search_bar
 from android_gym.sim.databases import build_database, read_table
 from android_gym.sim.pickers import EventFormPickers
 from android_gym.sim.view import (
@@ -50,6 +57,10 @@ from android_gym.sim.widgets import MultiSelect
 
 CALENDAR_PKG = "com.simplemobiletools.calendar.pro"
 EVENTS_URI = "content://com.android.calendar/events"
+
+MAIN_MENU = ("Go to date", "Print", "Add holidays", "Add contact birthdays", "Add contact anniversaries",
+             "Import events from an .ics file", "Export events to an .ics file", "Settings", "About")
+"""More options on the main screen, in the emulator's order."""
 
 REPEAT_RULES: dict[str, str] = {
     "": "No repetition",
@@ -279,66 +290,93 @@ class SimpleCalendarApp(EventFormPickers, MultiSelect, App):
             return self._build_event_list()
         return self._build_month()
 
-    def _main_toolbar(self, title: str) -> View:
-        return Toolbar(title, actions=[
-            ImageButton("Search", self.open_search, resource_id="search", icon="Q"),
-            ImageButton("Go to today", self._go_today, resource_id="go_to_today", icon="T"),
-            ImageButton("Change view", lambda: self.show_dialog("change_view"), resource_id="change_view",
-                        icon="V"),
-        ], resource_id="main_toolbar")
+    def _bar(self, showing_today: bool, on_icon: Any = None) -> View:
+        """The search bar over every view: the icon, "Search", then "Change view" and "Settings", or "Go to today"
+        and "Change view" while the shown month or day is not today's (then Settings moves to More options)."""
+        actions = [("Change view", "change_view", lambda: self.show_dialog("change_view"))]
+        if showing_today:
+            actions.append(("Settings", "settings", lambda: self.toast("Settings are not available")))
+        else:
+            actions.insert(0, ("Go to today", "go_to_today", self._go_today))
+        return search_bar("", on_icon or self.open_search, "Search", "", lambda _v: self.open_search(), actions,
+                          lambda: self.show_dialog("main_menu"), key="calendar_bar_search", on_field=self.open_search)
+
+    def _showing_today(self) -> bool:
+        """Whether the shown day (day page) or month (month grid) is today's; the event list counts as today's."""
+        today = self.phone.now().date()
+        if self.page == "day":
+            return self.pages[-1][1]["date"] == today.isoformat()
+        return self.view_mode == "list" or (self.shown_year, self.shown_month) == (today.year, today.month)
 
     def _go_today(self) -> None:
         today = self.phone.now().date()
         self.shown_year, self.shown_month = today.year, today.month
         self.scroll.pop("main:list", None)
+        if self.page == "day":
+            self._move_day(today, 0)
+
+    @staticmethod
+    def grid_start(year: int, month: int) -> dt.date:
+        """The first day the month grid shows: the Sunday before the 1st (a whole week before when the 1st is a
+        Sunday, as the app draws October 2023: its first row is September 24-30)."""
+        first = dt.date(year, month, 1)
+        return first - dt.timedelta(days=(first.weekday() + 1) % 7 or 7)
+
+    def _pager(self, header: list[View], body: list[View], **kw: Any) -> View:
+        """A ViewPager page (the emulator lists the pager as a clickable scrolling ``b``): the navigation row
+        (previous arrow, title, next arrow) over the page's body."""
+        nav = View(cls="android.widget.RelativeLayout", orientation=HORIZONTAL, height=54, layout_only=True,
+                   children=header)
+        return View(cls="androidx.viewpager.widget.b", clickable=True, focusable=True, scrollable=True, children=[
+            Column(nav, *body, layout_only=True, weight=1)], **kw)
+
+    @staticmethod
+    def _arrow(rid: str, on_click: Any, icon: str) -> View:
+        """A navigation arrow: an ImageView without a description (a long press works as a tap, as on the
+        emulator, where the arrows have no long-press action)."""
+        return View(cls="android.widget.ImageView", resource_id=rid, on_click=on_click, on_long_click=on_click,
+                    clickable=True, focusable=True, width=56, height=54, icon=icon)
+
+    def _month_pager(self) -> View:
+        year, month = self.shown_year, self.shown_month
+        today = self.phone.now().date()
+        title = dt.date(year, month, 1).strftime("%B") + ("" if year == today.year else f" {year}")
+        header = [self._arrow("top_left_arrow", lambda: self._shift_month(-1), "<"),
+                  Text(title, resource_id="top_value", content_desc=title, size=18, bold=True, align="center",
+                       weight=1, max_lines=1, padding=(0, 14), clickable=True, focusable=True,
+                       on_click=lambda: None),  # listed as clickable; what the emulator's title opens is not known
+                  self._arrow("top_right_arrow", lambda: self._shift_month(1), ">")]
+        start = self.grid_start(year, month)
+        rows = [View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True, weight=1,
+                     children=[self._day_cell(start + dt.timedelta(days=7 * week + col), month, today)
+                               for col in range(7)]) for week in range(6)]
+        letters = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=28, layout_only=True,
+                       children=[Text(d, size=12, align="center", weight=1, color="#5f6368", padding=(0, 6),
+                                      layout_only=True) for d in ("S", "M", "T", "W", "T", "F", "S")])
+        return self._pager(header, [letters, Column(*rows, layout_only=True, weight=1)], weight=1)
 
     def _build_month(self) -> View:
-        year, month = self.shown_year, self.shown_month
-        month_name = dt.date(year, month, 1).strftime("%B")
-        today = self.phone.now().date()
-        header = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(8.0, 4.0),
-                      resource_id="top_navigation", children=[
-                          ImageButton("Previous month", lambda: self._shift_month(-1), resource_id="top_left_arrow",
-                                      icon="<"),
-                          Text(f"{month_name} {year}", resource_id="top_value", size=18, bold=True, align="center",
-                               weight=1, max_lines=1, padding=(0, 12)),
-                          ImageButton("Next month", lambda: self._shift_month(1), resource_id="top_right_arrow",
-                                      icon=">"),
-                      ])
-        letters = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=28, children=[
-            Text(d, size=12, align="center", weight=1, color="#5f6368", padding=(0, 4), resource_id="week_day_label")
-            for d in ("S", "M", "T", "W", "T", "F", "S")])
-        first_col = (dt.date(year, month, 1).weekday() + 1) % 7  # Sunday first
-        days = _calendar.monthrange(year, month)[1]
-        rows: list[View] = []
-        for week in range(6):
-            cells: list[View] = []
-            for col in range(7):
-                n = week * 7 + col - first_col + 1
-                if 1 <= n <= days:
-                    day = dt.date(year, month, n)
-                    cells.append(self._day_cell(day, day == today))
-                else:
-                    cells.append(View(cls="android.view.View", weight=1))
-            rows.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=1, children=cells))
-        grid = Column(*rows, resource_id="month_view_wrapper", weight=1)
-        return Column(self._main_toolbar(month_name), header, letters, grid,
-                      Fab("New Event", self.new_event, resource_id="calendar_fab"),
-                      cls="android.widget.RelativeLayout", resource_id="calendar_coordinator", weight=1)
+        """The month grid as the emulator lists it: the search bar, the pager, New Event, the month's arrows and
+        title, then 42 anonymous day cells (the app draws numbers and events on a canvas: none are listed)."""
+        bar = self._selection_toolbar() if self.selection else self._bar(self._showing_today())
+        return Column(bar, self._month_pager(), Fab("New Event", self.new_event, resource_id="calendar_fab"),
+                      cls="android.widget.RelativeLayout", resource_id="calendar_coordinator", weight=1,
+                      layout_only=True)
 
-    def _day_cell(self, day: dt.date, is_today: bool) -> View:
+    def _day_cell(self, day: dt.date, month: int, today: dt.date) -> View:
+        """One cell: a clickable ``month_view_background``; its number and events are drawn, not listed."""
         events = self.events_on(day)
+        colour = "#1f1f1f" if day.month == month else "#9aa0a6"
         labels = [Text(e["title"], size=10, max_lines=1, padding=(2, 1), color="#ffffff", background="#f57c00",
-                       resource_id="day_monthly_event_id") for e in events[:2]]
+                       layout_only=True) for e in events[:2]]
         if len(events) > 2:
-            labels.append(Text(f"+{len(events) - 2}", size=10, max_lines=1, padding=(2, 1), color="#5f6368"))
-        desc = f"{day.strftime('%B')} {day.day}, {day.year}"
-        return View(cls="android.widget.LinearLayout", content_desc=desc, clickable=True, focusable=True,
-                    weight=1, resource_id="day_monthly_number_holder", selected=is_today,
-                    background="#fde7d4" if is_today else None,
+            labels.append(Text(f"+{len(events) - 2}", size=10, max_lines=1, padding=(2, 1), color="#5f6368",
+                               layout_only=True))
+        return View(cls="android.view.View", clickable=True, focusable=True, weight=1,
+                    resource_id="month_view_background", background="#fde7d4" if day == today else None,
                     on_click=lambda d=day: self.open_day(d), children=[
-                        Text(str(day.day), size=14, bold=is_today, align="center", padding=(0, 2),
-                             resource_id="day_monthly_number_id"),
+                        Text(str(day.day), size=14, bold=day == today, align="center", padding=(0, 2), color=colour,
+                             layout_only=True),
                         *labels,
                     ])
 
@@ -354,8 +392,7 @@ class SimpleCalendarApp(EventFormPickers, MultiSelect, App):
         if not items:
             items = [Text("No upcoming events", resource_id="calendar_empty_list_placeholder", padding=(24, 48),
                           align="center")]
-        title = "Selected: " + str(len(self.selection)) if self.selection else "Simple Calendar"
-        toolbar = self._selection_toolbar() if self.selection else self._main_toolbar(title)
+        toolbar = self._selection_toolbar() if self.selection else self._bar(True)
         return Column(toolbar, ScrollList(items, "main:list", resource_id="calendar_events_list"),
                       Fab("New Event", self.new_event, resource_id="calendar_fab"),
                       cls="android.widget.RelativeLayout", resource_id="calendar_coordinator", weight=1)
@@ -364,26 +401,47 @@ class SimpleCalendarApp(EventFormPickers, MultiSelect, App):
         return self.selection_toolbar("Done", delete_id="cab_delete", toolbar_id="cab_toolbar")
 
     def build_day(self, date: str) -> View:
+        """A day as the emulator lists it: the month's pager stays in the tree under the day's (both listed), the
+        day's arrows and title ("September 25 (Mon)") and its events list (listed even when empty)."""
         day = dt.date.fromisoformat(date)
-        events = self.events_on(day)
-        items: list[View] = [self._event_row(e, selectable=True) for e in events]
-        if not items:
-            items = [Text("No events on this day", resource_id="day_events_placeholder", padding=(24, 48),
-                          align="center", color="#5f6368")]
-        nav = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(8.0, 4.0),
-                   resource_id="top_navigation", children=[
-                       ImageButton("Previous day", lambda: self._move_day(day, -1), resource_id="top_left_arrow",
-                                   icon="<"),
-                       Text(f"{day.strftime('%B')} {day.day} ({day.strftime('%a')})", resource_id="top_value",
-                            size=18, bold=True, align="center", weight=1, max_lines=1, padding=(0, 12)),
-                       ImageButton("Next day", lambda: self._move_day(day, 1), resource_id="top_right_arrow",
-                                   icon=">"),
-                   ])
-        toolbar = self._selection_toolbar() if self.selection else Toolbar(
-            day.strftime("%B"), on_back=self.pop, resource_id="main_toolbar")
-        return Column(toolbar, nav, ScrollList(items, "day:events", resource_id="day_events"),
+        today = self.phone.now().date()
+        items: list[View] = [self._event_row(e, selectable=True) for e in self.events_on(day)]
+        header = [self._arrow("top_left_arrow", lambda: self._move_day(day, -1), "<"),
+                  Text(f"{day.strftime('%B')} {day.day} ({day.strftime('%a')})", resource_id="top_value", size=18,
+                       bold=True, align="center", weight=1, max_lines=1, padding=(0, 14), clickable=True,
+                       focusable=True, on_click=lambda: None),
+                  self._arrow("top_right_arrow", lambda: self._move_day(day, 1), ">")]
+        events = ScrollList(items, "day:events", resource_id="day_events", wrap_content=bool(items))
+        bar = self._selection_toolbar() if self.selection else self._bar(day == today, on_icon=self.pop)
+        content_px = self.phone.height - self.phone.status_bar_height - self.phone.nav_bar_height
+        pager_dp = (content_px - round(64 * self.phone.scale)) / self.phone.scale
+        day_pager = self._pager(header, [events], height=pager_dp, overlay=True, background="#ffffff")
+        return Column(bar, self._month_pager(), day_pager,
                       Fab("New Event", lambda: self.new_event(date), resource_id="calendar_fab"),
-                      cls="android.widget.RelativeLayout", resource_id="day_holder", weight=1)
+                      cls="android.widget.RelativeLayout", resource_id="day_holder", weight=1, layout_only=True)
+
+    def dialog_main_menu(self) -> View:
+        """More options, as the emulator lists it (Settings only while the bar has no room for it); the sim
+        carries out none of them."""
+        labels = [label for label in MAIN_MENU if label != "Settings" or not self._showing_today()]
+        items = [ListItem(label, "", lambda t=label: self._menu_then(t), resource_id="menu_item", title_id="title",
+                          min_height=48) for label in labels]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def _menu_then(self, label: str) -> None:
+        self.close_dialog()
+        self.toast(f"{label} is not available")
+
+    def on_swipe(self, direction: str) -> bool:
+        """A sideways swipe over the pager turns the month (or the day), as the ViewPager does."""
+        if self.dialog is not None or direction not in ("left", "right") or self.page not in ("main", "day"):
+            return False
+        step = 1 if direction == "left" else -1
+        if self.page == "day":
+            self._move_day(dt.date.fromisoformat(self.pages[-1][1]["date"]), step)
+        elif self.view_mode == "month":
+            self._shift_month(step)
+        return True
 
     def open_search(self) -> None:
         """The toolbar's Search: a query field over every event's title, location and description."""

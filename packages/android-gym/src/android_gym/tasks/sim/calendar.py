@@ -201,13 +201,30 @@ def reworded_date(day: dt.date, rng: random.Random, now: dt.datetime = DEVICE_NO
 # --- expert building blocks ------------------------------------------------------------------------------
 
 
-def _day_desc(day: dt.date) -> str:
-    return f"{day.strftime('%B')} {day.day}, {day.year}"
+def _is_cell(element: Any) -> bool:
+    return element.resource_id.endswith(":id/month_view_background")
+
+
+def grid_start(year: int, month: int) -> dt.date:
+    """The first day of Simple Calendar Pro's month grid (the Sunday before the 1st; a whole week before when the
+    1st is a Sunday): the grid's 42 cells carry no text, so a day is found by its place."""
+    first = dt.date(year, month, 1)
+    return first - dt.timedelta(days=(first.weekday() + 1) % 7 or 7)
+
+
+def _shown_month(ui: Any) -> dt.date:
+    """The month the grid shows, from its title ("October"; "October 2024" outside the phone's year)."""
+    title = find(ui, id_is("top_value"))
+    if title is None:
+        raise ExpertStuck("the month grid shows no month title")
+    words = title.text.split()
+    year = int(words[1]) if len(words) > 1 else DEVICE_NOW.year
+    return dt.datetime.strptime(f"{words[0]} {year}", "%B %Y").date()
 
 
 def show_month_view(ui: Any):
     """Make sure the month grid is showing (switch through "Change view" when the event list is)."""
-    if find(ui, lambda e: e.resource_id.endswith(":id/day_monthly_number_holder")) is not None:
+    if find(ui, _is_cell) is not None:
         return ui
     ui = yield from tap_text(ui, "Change view", scroll=False)
     return (yield from tap_text(ui, "Month view", scroll=False))
@@ -222,20 +239,29 @@ def show_event_list(ui: Any):
 
 
 def open_calendar_day(ui: Any, day: dt.date | None):
-    """Open the app and the day page of ``day`` (None: the highlighted today cell) from the month grid."""
+    """Open the app and the day page of ``day`` (None: today) from the month grid: the month's arrows to its
+    month, then the cell at its place in the grid."""
     ui = yield OpenApp(CALENDAR_APP)
     ui = yield from show_month_view(ui)
-    wanted = _day_desc(day) if day is not None else None
+    day = day or DEVICE_NOW.date()
     for _ in range(24):
-        cells = find_all(ui, lambda e: e.resource_id.endswith(":id/day_monthly_number_holder"))
-        target = next((c for c in cells if (c.content_desc == wanted if wanted else c.selected)), None)
-        if target is not None:
-            return (yield tap(target))
-        if wanted is None or not cells:
-            raise ExpertStuck("no day cell for today in the month grid")
-        shown = dt.datetime.strptime(cells[0].content_desc, "%B %d, %Y").date()
-        ui = yield from tap_text(ui, "Next month" if day > shown else "Previous month", scroll=False)
-    raise ExpertStuck(f"could not reach {wanted} in the month grid")
+        shown = _shown_month(ui)
+        if (shown.year, shown.month) == (day.year, day.month):
+            cells = find_all(ui, _is_cell)
+            index = (day - grid_start(shown.year, shown.month)).days
+            if len(cells) != 42 or not 0 <= index < 42:
+                raise ExpertStuck(f"no cell for {day} in the month grid")
+            return (yield tap(cells[index]))
+        ui = yield from tap_id(ui, "top_right_arrow" if day > shown else "top_left_arrow", scroll=False)
+    raise ExpertStuck(f"could not reach {day:%B %Y} in the month grid")
+
+
+def next_day(ui: Any):
+    """On a day page, the day's own "next" arrow (the month grid's arrows are listed before it)."""
+    arrows = find_all(ui, id_is("top_right_arrow"))
+    if not arrows:
+        raise ExpertStuck("no day page open")
+    return (yield tap(arrows[-1]))
 
 
 def day_event_titles(ui: Any) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from android_gym.actions import Finished, OpenApp, Scroll
 from android_gym.tasks.base import ExpertGenerator, register_task
-from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is, tap_id, tap_text, type_into
+from android_gym.tasks.expert import ExpertStuck, find, find_all, id_is, tap_id, type_into
 from android_gym.tasks.sim.calendar import (
     CALENDAR_APP,
     DEVICE_NOW,
@@ -24,6 +24,7 @@ from android_gym.tasks.sim.calendar import (
     _jsonable,
     _parse_clock,
     _subtitle_under,
+    next_day,
     noise_events,
     open_calendar_day,
     random_event,
@@ -245,7 +246,7 @@ class SimpleCalendarEventsInNextWeek(_CalendarQuestion):
             titles += [t for t, _ in rows]
             if day == sunday:
                 break
-            ui = yield from tap_text(ui, "Next day", scroll=False)
+            ui = yield from next_day(ui)
             day += dt.timedelta(days=1)
         yield Finished(_answer(titles))
 
@@ -277,7 +278,7 @@ class SimpleCalendarNextMeetingWithPerson(_CalendarQuestion):
         person = self.params["person"]
         ui = yield OpenApp(CALENDAR_APP)
         ui = yield from show_month_view(ui)
-        ui = yield from tap_id(ui, "search", scroll=False)
+        ui = yield from tap_id(ui, "top_toolbar_search", scroll=False)
         ui = yield from type_into(ui, person, resource_id="top_toolbar_search")
         today = DEVICE_NOW.date()
         found: list[tuple[dt.datetime, str]] = []

@@ -4,7 +4,8 @@ Set-up empties the phone's storage as AndroidWorld's does (every file under /sdc
 kept) and writes one receipt picture, a JPEG of a few lines of shop text drawn with Pillow, into
 /sdcard/DCIM. The check is AndroidWorld's: a file of exactly that name exists in /sdcard/Download.
 
-The expert opens the DCIM folder, the picture, "More options" -> "Copy to", walks the folder picker
+The expert opens the DCIM folder, turns the file names on ("Toggle filename visibility": the gallery shows
+thumbnails only), opens the picture, "More options" -> "Copy to", walks the folder picker
 from "Internal" into "Download", and confirms.
 """
 
@@ -58,6 +59,8 @@ def open_in_gallery(ui: Any, folder: str, file_name: str):
     """Open Simple Gallery Pro, the folder ``folder`` and the picture ``file_name`` in it; returns the ui."""
     ui = yield OpenApp(GALLERY_APP)
     ui = yield from tap_text(ui, folder)
+    if find(ui, text_is(file_name)) is None:  # the gallery shows no file names until they are toggled on
+        ui = yield from tap_text(ui, "Toggle filename visibility", scroll=False)
     ui = yield from tap_text(ui, file_name)
     if find(ui, text_is("More options")) is None:
         raise ExpertStuck(f"{file_name} did not open in the viewer")

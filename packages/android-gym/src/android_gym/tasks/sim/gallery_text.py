@@ -143,16 +143,18 @@ def parse_blocks(text: str, kind: str, fields: tuple[str, ...]) -> list[dict[str
 
 
 def read_picture(ui: Any) -> str:
-    """The text of the picture open in the gallery's viewer (the screen below its app bar; the gesture navigation
-    leaves the bottom edge free)."""
+    """The text of the picture open in the gallery's viewer (the screen between its app bar and its bottom actions,
+    or the screen's bottom edge when they are not shown)."""
     shot = getattr(ui, "screenshot", None)
     if shot is None:
         raise ExpertStuck("this expert reads the screen's pixels, but the observation has no screenshot")
     bar = find(ui, text_is("More options"))
     if bar is None:
         raise ExpertStuck("no picture open in the gallery's viewer")
+    actions = find(ui, text_is("Toggle favorite"))
+    bottom = actions.bounds[1] - 8 if actions is not None else shot.shape[0]
     try:
-        return read_screen_text(shot, (0, bar.bounds[3] + 8, shot.shape[1], shot.shape[0]))
+        return read_screen_text(shot, (0, bar.bounds[3] + 8, shot.shape[1], bottom))
     except RuntimeError as exc:
         raise ExpertStuck(str(exc)) from exc
 
