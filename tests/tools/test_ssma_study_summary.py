@@ -116,3 +116,17 @@ def test_the_sampled_success_is_the_headline_when_every_evaluation_has_it(study)
     del runs[0]["curve"][1]["sampled_success_rate"]
     assert list(study.summaries(runs)) == ["summary"]
     assert study.summaries(runs)["summary"]["metric"] == "success_rate"
+
+
+def test_the_kl_variant_is_coach_with_the_prm_plus_beta(study):
+    from coach_rl.configs import load_config
+
+    study.PRM_FOLDER[:] = ["runs/main_job/prm"]
+    try:
+        plain, kl = study._variant_overrides("coach-prm"), study._variant_overrides("coach-prm-kl")
+    finally:
+        study.PRM_FOLDER.clear()
+    assert kl == plain + [f"beta={study.KL_BETA}"] and study.KL_BETA > 0
+    assert load_config("main", kl).coach.beta == study.KL_BETA
+    with pytest.raises(ValueError, match="--prm"):
+        study._variant_overrides("coach-prm-kl")
