@@ -36,6 +36,11 @@ from android_gym.sim.widgets import MultiSelect
 
 MARKOR_PKG = "net.gsantner.markor"
 MARKOR_ROOT = "/sdcard/Documents/Markor"
+# the paths the emulator's ".." rows carry in their descriptions (as it spells them), and how many note rows of a
+# folder it describes with their date (the real episodes' lists)
+EMULATOR_DOCUMENTS = "/storage/emulated/0/Documents"
+EMULATOR_NOTEBOOK = "/storage/emulated/0/Documents/markor"
+DATED_ROWS = 2
 TEXT_EXTENSIONS = (".md", ".txt", ".markdown", ".mkd", ".text", ".todo.txt", ".csv", ".json", ".html", ".yaml",
                    ".yml", ".org", ".adoc")
 """Names ending with one of these keep their extension in the New file dialog."""
@@ -176,7 +181,9 @@ class MarkorApp(MultiSelect, App):
         fs = self.phone.files
         if self.cwd and not fs.is_dir(self.full(self.cwd)):
             self.cwd, self.selection = "", []  # the folder was removed behind the app's back
-        rows: list[View] = [self._fs_row("..", True, self.go_up)]
+        rows: list[View] = [self._fs_row("..", True, self.go_up,
+                                         described=EMULATOR_DOCUMENTS if self.cwd else "")]
+        files_seen = 0
         for name, is_folder in self.entries(self.cwd):
             path = f"{self.full(self.cwd)}/{name}"
             if is_folder:
@@ -185,7 +192,9 @@ class MarkorApp(MultiSelect, App):
             else:
                 when = self._mtime(path)
                 subtitle = f"{self._fmt_time(when)} \u00b7 {_size(len(fs.read(path)))}"
-                described = self._row_date(when)
+                # the emulator's rows describe only the first two notes with their date (the rest: "File NAME ")
+                described = self._row_date(when) if files_seen < DATED_ROWS else ""
+                files_seen += 1
             rows.append(self._fs_row(name, is_folder, lambda n=name, d=is_folder: self._tap_entry(n, d),
                                      lambda n=name: self._toggle(n), selected=name in self.selection,
                                      subtitle=subtitle, described=described))
@@ -545,7 +554,10 @@ class MarkorApp(MultiSelect, App):
         fs = self.phone.files
         base = self.full(self.move_dir)
         moving = {f"{self.cwd}/{n}".strip("/") for n in self.selection}
-        rows: list[View] = [self._fs_row("..", True, self._move_up)]
+        # the ".." row's description on the emulator: nothing in the folder the move starts from, the notebook's
+        # own path at its root, its parent's path deeper down
+        up = "" if self.move_dir == self.cwd else EMULATOR_NOTEBOOK if not self.move_dir else EMULATOR_DOCUMENTS
+        rows: list[View] = [self._fs_row("..", True, self._move_up, described=up)]
         for name in sorted(fs.listdir(base), key=str.lower):
             rel = f"{self.move_dir}/{name}".strip("/")
             if fs.is_dir(f"{base}/{name}") and rel not in moving:
