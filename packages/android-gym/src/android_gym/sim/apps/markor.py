@@ -36,8 +36,9 @@ from android_gym.sim.widgets import MultiSelect
 
 MARKOR_PKG = "net.gsantner.markor"
 MARKOR_ROOT = "/sdcard/Documents/Markor"
-# the paths the emulator's ".." rows carry in their descriptions (as it spells them), and how many note rows of a
-# folder it describes with their date (the real episodes' lists)
+# the paths the emulator's ".." rows carry in their descriptions (as it spells them: the Move picker's title names
+# the notebook "markor" too), and how many note rows of a folder it describes with their date (the real episodes'
+# lists)
 EMULATOR_DOCUMENTS = "/storage/emulated/0/Documents"
 EMULATOR_NOTEBOOK = "/storage/emulated/0/Documents/markor"
 DATED_ROWS = 2
@@ -607,7 +608,7 @@ class MarkorApp(MultiSelect, App):
             rel = f"{self.move_dir}/{name}".strip("/")
             if fs.is_dir(f"{base}/{name}") and rel not in moving:
                 rows.append(self._fs_row(name, True, lambda r=rel: self._move_into(r)))
-        folder = posixpath.basename(self.move_dir) if self.move_dir else posixpath.basename(MARKOR_ROOT)
+        folder = posixpath.basename(self.move_dir) if self.move_dir else posixpath.basename(EMULATOR_NOTEBOOK)
         head = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(16.0, 0.0),
                     children=[
                         View(cls="android.widget.ImageView", resource_id="ui__filesystem_dialog__home", width=32,
