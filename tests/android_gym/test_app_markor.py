@@ -62,8 +62,10 @@ def test_browser_lists_folders_first_with_times_and_navigates():
     assert listed(phone)[-1] == "workout_plan.txt"  # the notebook is longer than the screen
     phone.swipe(540, 800, 540, 2000, 300)
     assert "Markor" in texts(phone)  # the app bar names the folder
-    # as on the emulator: one node per row, its content description naming the kind, the name and the date
+    # as on the emulator: one node per row, its content description naming the kind, the name and, for the first
+    # two notes only, the date
     assert "File grocery_list.md 10/13/2023, 1:59 PM" in descs(phone) and "Folder Journal " in descs(phone)
+    assert "File meeting_notes.md " in descs(phone)
     assert {"Go to", "Sort by", "Search", "More options", "Files", "To-Do", "QuickNote", "More"} <= set(descs(phone))
     tap_row(phone, "Journal")
     assert listed(phone) == ["..", "2023-10-13.md", "2023-10-14.md"] and "> Journal" in texts(phone)
@@ -148,7 +150,7 @@ def test_move_and_rename_selected_notes():
     tap_on(phone, text="More options")
     assert texts(phone)[:5] == ["Clipboard", "Move", "Copy", "Create shortcut", "Share"]
     tap_on(phone, text="Move")
-    assert "Move \u2192 Markor" in texts(phone)  # the picker opens in the selection's folder
+    assert "Move \u2192 markor" in texts(phone)  # the picker opens in the selection's folder (as the emulator spells it)
     tap_row(phone, "Work")
     assert "Move \u2192 Work" in texts(phone)
     tap_on(phone, text="SELECT THIS FOLDER")

@@ -59,7 +59,7 @@ def test_send_in_a_thread_records_a_sent_message_at_device_time():
     tap_on(phone, text="Chloe Martin")
     tap_on(phone, rid="thread_type_message")
     phone.type_text("See you, there, at 9")
-    tap_on(phone, text="Send")
+    tap_on(phone, rid="thread_send_message")
     sent = parse_rows(phone.shell("content query --uri content://sms/sent --projection address:date:body"),
                       ["address", "date", "body"])[0]
     assert sent["address"] == "+14155550112" and sent["body"] == "See you, there, at 9"
@@ -72,16 +72,16 @@ def test_send_in_a_thread_records_a_sent_message_at_device_time():
 def test_new_conversation_by_number_and_by_contact_pick():
     phone = SimPhone()
     phone.launch(PKG)
-    tap_on(phone, text="New conversation")
+    tap_on(phone, rid="conversations_fab")
     phone.type_text("+15550001111")
-    phone.keyevent(66)
+    tap_on(phone, rid="new_conversation_confirm")
     assert phone.apps[PKG].page == "thread"
     tap_on(phone, rid="thread_type_message")
     phone.type_text("hi")
-    tap_on(phone, text="Send")
+    tap_on(phone, rid="thread_send_message")
     phone.back()
     phone.back()
-    tap_on(phone, text="New conversation")
+    tap_on(phone, rid="conversations_fab")
     phone.type_text("tanaka")
     names = [e.text for e in ui_of(phone).elements if e.resource_id.endswith("item_contact_name")]
     assert names == ["Hiro Tanaka"]
@@ -89,7 +89,7 @@ def test_new_conversation_by_number_and_by_contact_pick():
     assert "Hiro Tanaka" in texts(phone)
     tap_on(phone, rid="thread_type_message")
     phone.type_text("hello Hiro")
-    tap_on(phone, text="Send")
+    tap_on(phone, rid="thread_send_message")
     assert [(m["address"], m["body"]) for m in messages(phone, "sent")[:2]] == [
         ("+15035550186", "hello Hiro"), ("+15550001111", "hi")]
 
@@ -108,7 +108,7 @@ def test_copy_paste_forward_and_delete_a_message():
     tap_on(phone, text="Forward")
     assert phone.apps[PKG].page == "new"
     phone.type_text("+15550002222")
-    tap_on(phone, text="Confirm")
+    tap_on(phone, rid="new_conversation_confirm")
     field = next(e for e in ui_of(phone).elements if e.resource_id.endswith("thread_type_message"))
     assert field.text.startswith("Your verification code")  # forwarded text waits in the draft
     phone.back()

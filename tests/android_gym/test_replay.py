@@ -188,8 +188,8 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert all(r["recovered_from_screen"][0]["what"] == "the launcher's predicted app"
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
-    assert overall["element_agreement"] >= 0.62 and overall["element_multiset_agreement"] >= 0.78
-    assert overall["screen_agreement"] >= 0.70 and overall["action_agreement"] >= 0.82
+    assert overall["element_agreement"] >= 0.63 and overall["element_multiset_agreement"] >= 0.80
+    assert overall["screen_agreement"] >= 0.73 and overall["action_agreement"] >= 0.85
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
         if result["replayed"]:
@@ -287,9 +287,9 @@ def test_the_sim_shows_the_real_markor_screens_and_reaches_the_same_verdict():
     assert (result["real_success"], result["sim_success"], result["outcome_agreement"]) == (1.0, 1.0, True)
     for step in (1, 4, 5):  # the notebook's root, the selection's menu, the picker in the source folder
         assert steps[step]["screen_agreement"] == 1.0, step
-    # the folder's rows: the real rows' descriptions carry the date only on some rows (the emulator fills them in
-    # late), the sim's on every file row
-    assert steps[2]["screen_agreement"] >= 0.55 and steps[2]["multiset_agreement"] >= 0.55
+    # the folder's rows: the real rows' descriptions carry the date only on the first notes (the emulator fills them
+    # in late), as the sim's do, and ".." carries the Documents folder's path
+    assert steps[2]["screen_agreement"] >= 0.95 and steps[2]["multiset_agreement"] >= 0.9
 
 
 @needs_android_world
@@ -306,14 +306,20 @@ def test_the_launchers_predicted_app_is_read_off_the_first_real_screen():
 
 @needs_android_world
 def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does():
-    """The New file dialog (Name, Type and Template drop-downs, FOLDER / CANCEL / OK) and the editor (Undo, Redo,
-    View mode, Save, Search, the text actions bar) list as on the emulator up to the keyboard, whose header showed
+    """The New file dialog (Name, Type and Template drop-downs, FOLDER / CANCEL / OK), the editor (Undo, Redo,
+    View mode, Save, Search, the text actions bar), its view mode and Simple SMS Messenger's conversation list, new
+    conversation and thread list as on the emulator up to the keyboard, whose header showed
     Gboard's shortcuts row (Sticker, GIF, Clipboard, ...) on that emulator and the suggestion strip on the sim."""
     result, steps = _replayed(MARKOR_NEW_NOTE_LOG)
     assert steps[2]["first_mismatch"] == 17 and steps[3]["same_target"]  # OK
     assert steps[4]["first_mismatch"] == 21 and steps[4]["same_target"]  # the text field
     assert steps[6]["same_target"] and steps[7]["same_target"] and steps[8]["same_target"]  # More options, Share, PDF
-    assert result["outcome_agreement"] is True
+    assert steps[9]["screen_agreement"] == 1.0  # Print / PDF renders the note in view mode first
+    # Simple SMS Messenger: the list's description-less FAB, the new conversation's fast-scroller over the confirm
+    # tick, the thread's send button; the conversation list and the thread list as on the emulator
+    assert all(steps[step]["same_target"] for step in (13, 15, 16, 17))
+    assert steps[13]["screen_agreement"] == 1.0 and steps[18]["screen_agreement"] == 1.0
+    assert result["action_agreement"] >= 0.92 and result["outcome_agreement"] is True
 
 
 @needs_android_world

@@ -36,6 +36,12 @@ from android_gym.sim.widgets import MultiSelect
 
 MARKOR_PKG = "net.gsantner.markor"
 MARKOR_ROOT = "/sdcard/Documents/Markor"
+# the paths the emulator's ".." rows carry in their descriptions (as it spells them: the Move picker's title names
+# the notebook "markor" too), and how many note rows of a folder it describes with their date (the real episodes'
+# lists)
+EMULATOR_DOCUMENTS = "/storage/emulated/0/Documents"
+EMULATOR_NOTEBOOK = "/storage/emulated/0/Documents/markor"
+DATED_ROWS = 2
 TEXT_EXTENSIONS = (".md", ".txt", ".markdown", ".mkd", ".text", ".todo.txt", ".csv", ".json", ".html", ".yaml",
                    ".yml", ".org", ".adoc")
 """Names ending with one of these keep their extension in the New file dialog."""
@@ -176,7 +182,9 @@ class MarkorApp(MultiSelect, App):
         fs = self.phone.files
         if self.cwd and not fs.is_dir(self.full(self.cwd)):
             self.cwd, self.selection = "", []  # the folder was removed behind the app's back
-        rows: list[View] = [self._fs_row("..", True, self.go_up)]
+        rows: list[View] = [self._fs_row("..", True, self.go_up,
+                                         described=EMULATOR_DOCUMENTS if self.cwd else "")]
+        files_seen = 0
         for name, is_folder in self.entries(self.cwd):
             path = f"{self.full(self.cwd)}/{name}"
             if is_folder:
@@ -185,7 +193,9 @@ class MarkorApp(MultiSelect, App):
             else:
                 when = self._mtime(path)
                 subtitle = f"{self._fmt_time(when)} \u00b7 {_size(len(fs.read(path)))}"
-                described = self._row_date(when)
+                # the emulator's rows describe only the first two notes with their date (the rest: "File NAME ")
+                described = self._row_date(when) if files_seen < DATED_ROWS else ""
+                files_seen += 1
             rows.append(self._fs_row(name, is_folder, lambda n=name, d=is_folder: self._tap_entry(n, d),
                                      lambda n=name: self._toggle(n), selected=name in self.selection,
                                      subtitle=subtitle, described=described))
@@ -331,6 +341,8 @@ class MarkorApp(MultiSelect, App):
         Search, More options, the text actions bar, the text, then the bar's buttons."""
         ed = self.editor
         text = ed.get("text", "")
+        if ed.get("view"):
+            return self._build_view_mode(path, text)
         field = EditText(text, self._set_text, hint="", resource_id="document__fragment__edit__highlighting_editor",
                          key="markor_editor", multiline=True, min_height=400, background="#ffffff")
         name = posixpath.basename(path)
@@ -339,7 +351,7 @@ class MarkorApp(MultiSelect, App):
         bar = [self._action(desc, rid, cb) for desc, rid, cb in (
             ("Undo", "action_undo", lambda: self.toast("Nothing to undo")),
             ("Redo", "action_redo", lambda: self.toast("Nothing to redo")),
-            ("View mode", "action_preview", lambda: self.toast("View mode is not available")),
+            ("View mode", "action_preview", lambda: self._set_view_mode(True)),
             ("Save", "action_save", self.save),
             ("Search", "action_search", lambda: self.toast("Search is not available")))]
         bar.append(self._action("More options", "", lambda: self.show_dialog("editor_menu"),
@@ -364,6 +376,42 @@ class MarkorApp(MultiSelect, App):
         return Column(app_bar, page, cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment",
                       weight=1, layout_only=True)
 
+    def _set_view_mode(self, on: bool) -> None:
+        """View mode shows the note rendered (as a web page); Edit mode goes back to the text field."""
+        self.editor["view"] = on
+        if on:
+            self.phone.set_focus(None)
+
+    def _build_view_mode(self, path: str, text: str) -> View:
+        """The rendered note as the emulator's Markor lists it: the note's name, Edit mode, More options, the
+        search button, the WebView, Jump to bottom, Table of contents and Rotate, then the text (typographic
+        apostrophes, as the Markdown renderer sets them)."""
+        name = posixpath.basename(path)
+        stem = next((name[:-len(ext)] for ext in TEXT_EXTENSIONS if name.lower().endswith(ext) and len(name) > len(ext)),
+                    name)
+        search = View(cls="android.widget.ImageView", content_desc="Search", resource_id="android:id/search_button",
+                      clickable=True, focusable=True, width=35, height=48, icon="Q", dump_rank=1,
+                      on_click=lambda: self.toast("Search is not available"))
+        bar = [Text(stem, resource_id="note__activity__text_note_title", size=20, weight=1, max_lines=1,
+                    padding=(16, 14)),
+               self._action("Edit mode", "action_edit", lambda: self._set_view_mode(False)), search,
+               self._action("More options", "", lambda: self.show_dialog("editor_menu"), cls="android.widget.ImageView")]
+        # the bars' and the page's layouts are left out of the dump: the bar's items, the WebView and the tools list
+        # side by side, the rendered text (inside the WebView) after them
+        app_bar = View(cls="android.widget.LinearLayout", height=64, background="#f8fafd", layout_only=True, children=[
+            View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, layout_only=True, children=bar)])
+        rendered = [Text(line.replace("'", "\u2019"), padding=(21, 8)) for line in text.split("\n") if line.strip()]
+        web = View(cls="android.webkit.WebView", scrollable=True, focusable=True, weight=1, background="#ffffff",
+                   children=rendered or [View(height=1, layout_only=True)])
+        tools = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=35, layout_only=True,
+                     children=[View(cls="android.widget.ImageView", content_desc=desc, clickable=True, focusable=True,
+                                    long_clickable=True, width=42, height=35, icon=desc[:1],
+                                    on_click=lambda d=desc: self.toast(d))
+                               for desc in ("Jump to bottom", "Table of contents", "Rotate")])
+        page = View(cls="android.widget.FrameLayout", weight=1, layout_only=True, children=[web, tools])
+        return Column(app_bar, page, cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment",
+                      weight=1, layout_only=True)
+
     def dialog_editor_menu(self) -> View:
         """The editor's More options: File settings, Share (a submenu of formats), Tools, Info, Reload."""
         entries = (("File settings", self.close_dialog), ("Share", lambda: self.show_dialog("share_menu")),
@@ -374,9 +422,16 @@ class MarkorApp(MultiSelect, App):
     def dialog_share_menu(self) -> View:
         """Share's submenu: the formats Markor shares a note in (the sim shares none of them)."""
         items = [Text("Share", resource_id="title", size=14, color="#5f6368", padding=(16, 12))]
-        items += [ListItem(label, "", lambda: self._menu_then(lambda: self.toast("Sharing is not available")),
+        items += [ListItem(label, "", self._print if label == "Print / PDF"
+                           else lambda: self._menu_then(lambda: self.toast("Sharing is not available")),
                            title_id="title", min_height=48) for label in SHARE_FORMATS]
         return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def _print(self) -> None:
+        """Print / PDF renders the note in view mode first, as the emulator's Markor does (its print preview, a
+        system screen, is not simulated)."""
+        self.close_dialog()
+        self._set_view_mode(True)
 
     # --- dialogs -----------------------------------------------------------------------------------
     def _open_new_file(self) -> None:
@@ -545,12 +600,15 @@ class MarkorApp(MultiSelect, App):
         fs = self.phone.files
         base = self.full(self.move_dir)
         moving = {f"{self.cwd}/{n}".strip("/") for n in self.selection}
-        rows: list[View] = [self._fs_row("..", True, self._move_up)]
+        # the ".." row's description on the emulator: nothing in the folder the move starts from, the notebook's
+        # own path at its root, its parent's path deeper down
+        up = "" if self.move_dir == self.cwd else EMULATOR_NOTEBOOK if not self.move_dir else EMULATOR_DOCUMENTS
+        rows: list[View] = [self._fs_row("..", True, self._move_up, described=up)]
         for name in sorted(fs.listdir(base), key=str.lower):
             rel = f"{self.move_dir}/{name}".strip("/")
             if fs.is_dir(f"{base}/{name}") and rel not in moving:
                 rows.append(self._fs_row(name, True, lambda r=rel: self._move_into(r)))
-        folder = posixpath.basename(self.move_dir) if self.move_dir else posixpath.basename(MARKOR_ROOT)
+        folder = posixpath.basename(self.move_dir) if self.move_dir else posixpath.basename(EMULATOR_NOTEBOOK)
         head = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, padding=(16.0, 0.0),
                     children=[
                         View(cls="android.widget.ImageView", resource_id="ui__filesystem_dialog__home", width=32,

@@ -23,6 +23,7 @@ from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
 from android_gym.sim.apps.columns import int_column
+from android_gym.sim.apps.search_bar import search_bar
 from android_gym.sim.databases import build_database, read_table
 from android_gym.sim.view import (
     HORIZONTAL,
@@ -245,22 +246,29 @@ class SmsMessengerApp(App):
             if unread:
                 row.children[-2].children[0].bold = True
             rows.append(row)
-        if not rows:
-            rows.append(Text("No stored conversations have been found", resource_id="no_conversations_placeholder",
-                             align="center", padding=(24, 48), color="#444746"))
-        return Column(
-            Toolbar("Simple SMS Messenger", resource_id="main_toolbar", actions=[
-                ImageButton("More options", lambda: self.show_dialog("main_menu"), icon=":")]),
-            ScrollList(rows, "main:conversations", resource_id="conversations_list"),
-            Fab("New conversation", self.new_conversation, resource_id="conversations_fab", icon="+"),
-            cls="android.widget.RelativeLayout", resource_id="main_coordinator", weight=1,
-        )
+        if rows:
+            content = ScrollList(rows, "main:conversations", resource_id="conversations_list")
+        else:  # two levels down on the emulator, so the search bar's items list first
+            content = View(cls="android.widget.RelativeLayout", resource_id="main_holder", weight=1, children=[
+                View(cls="android.widget.LinearLayout", children=[
+                    Text("No stored conversations have been found", resource_id="no_conversations_placeholder",
+                         align="center", padding=(24, 48), color="#444746"),
+                    Text("Start a conversation", resource_id="no_conversations_placeholder_2", align="center",
+                         color="#0b57d0", clickable=True, focusable=True, on_click=self.new_conversation)])])
+        bar = search_bar("Search", None, "Search", "", lambda _v: None, [
+            ("Settings", "settings", self.close_dialog), ("About", "about", self.close_dialog)],
+            lambda: self.show_dialog("main_menu"), key="sms_search")
+        # the emulator's FAB has no content description and lists right after the coordinator
+        fab = Fab("", self.new_conversation, resource_id="conversations_fab", icon="+")
+        fab.dump_rank = 1
+        return Column(bar, content, fab, cls="android.widget.ScrollView", resource_id="main_coordinator",
+                      scrollable=True, weight=1)
 
     def dialog_main_menu(self) -> View:
         """The main More options menu."""
         items = [ListItem(t, "", self._mark_all_read if t == "Mark all as read" else self.close_dialog,
                           resource_id="menu_item", title_id="title")
-                 for t in ("Mark all as read", "Archived conversations", "Settings", "About")]
+                 for t in ("Mark all as read", "Archived conversations")]
         return Dialog("", Column(*items, resource_id="popup_menu"))
 
     def _mark_all_read(self) -> None:
@@ -306,26 +314,36 @@ class SmsMessengerApp(App):
             items.append(View(cls="android.widget.RelativeLayout", orientation=HORIZONTAL,
                               resource_id="thread_message_holder", padding=(12.0, 4.0),
                               children=[side, bubble] if sent else [bubble, side]))
-        if not items:
-            items.append(Text("", padding=(0, 0)))
         title = self.name_for(address)
         draft = self._draft(address)
         compose = View(cls="android.widget.RelativeLayout", orientation=HORIZONTAL, resource_id="message_holder",
                        padding=(8.0, 8.0), background="#f8fafd", children=[
+                           View(cls="android.widget.ImageView", content_desc="Attachment",
+                                resource_id="thread_add_attachment", clickable=True, focusable=True, width=40, height=56,
+                                icon="+", on_click=lambda: None),
                            EditText(draft, lambda v: self._set_draft(address, v), hint="Type a message\u2026",
                                     key="thread_type_message", resource_id="thread_type_message", multiline=True,
                                     weight=1, on_click=self._scroll_to_newest),
-                           View(cls="android.widget.TextView", text="SMS", content_desc="Send",
-                                resource_id="thread_send_message", clickable=True, focusable=True,
+                           # the emulator's send button: a Button reading "SMS", described "OK", clickable
+                           # only once there is something to send
+                           View(cls="android.widget.Button", text="SMS", content_desc="OK",
+                                resource_id="thread_send_message", clickable=bool(draft.strip()), focusable=True,
                                 enabled=bool(draft.strip()), width=72, height=56, align="center", bold=True,
                                 on_click=lambda: self.send(address)),
                        ])
-        return Column(
-            Toolbar(title, on_back=self.pop, resource_id="thread_toolbar", actions=[
+        # the bar's items list before the messages on the emulator: its layout is left out of the dump
+        bar = Toolbar(title, on_back=self.pop, resource_id="thread_toolbar", back_desc="Back", actions=[
                 ImageButton("Dial number", lambda: self.toast(f"Calling {address}\u2026"), resource_id="dial_number",
-                            icon="T"),
-                ImageButton("More options", lambda: self.show_dialog("thread_menu", address=address), icon=":"),
-            ]),
+                            icon="T", cls="android.widget.Button"),
+                ImageButton("Add Person", lambda: None, resource_id="manage_people", icon="+",
+                            cls="android.widget.Button"),
+                View(cls="android.widget.ImageView", content_desc="More options", clickable=True, focusable=True,
+                     long_clickable=True, width=40, height=48, icon=":",
+                     on_click=lambda: self.show_dialog("thread_menu", address=address)),
+            ])
+        bar.layout_only = True
+        return Column(
+            bar,
             ScrollList(items, "thread:messages", resource_id="thread_messages_list"),
             compose,
             cls="android.widget.LinearLayout", resource_id="thread_coordinator", weight=1,
@@ -429,6 +447,8 @@ class SmsMessengerApp(App):
         if forward:
             self.drafts[address] = forward
         self.open_thread(address)
+        # the emulator keeps the keyboard up, now on the message field
+        self.phone.set_focus("thread_type_message")
 
     def build_new(self, forward: str = "") -> View:
         """New conversation: a number/contact field and the matching contacts."""
@@ -440,21 +460,31 @@ class SmsMessengerApp(App):
                           title_id="item_contact_name", subtitle_id="item_contact_number")
                  for name, number in contacts
                  if not q or q in name.lower() or (qd and qd in digits_of(number))]
-        if not items:
-            items.append(Text("No contacts found", resource_id="no_contacts_placeholder", padding=(24, 24),
-                              color="#444746"))
+        if items:
+            body: View = ScrollList(items, "new:contacts", resource_id="contacts_list", weight=1)
+        else:
+            body = Text("No contacts found", resource_id="no_contacts_placeholder", padding=(24, 24), color="#444746",
+                        weight=1)
+        # the confirm tick (an ImageView with no description) shows once something is typed; Enter does not confirm
+        # on the emulator. The letter fast-scroller lies over the tick's row at the right edge, so a tap on it
+        # lands on the tick
+        def confirm() -> None:
+            if q:
+                self.start_conversation(self.new_query, forward)
+
+        field: list[View] = [EditText(self.new_query, self._set_new_query, hint="Add Contact or Number\u2026",
+                                      key="new_conversation_address", resource_id="new_conversation_address",
+                                      weight=1)]
+        if q:
+            field.append(View(cls="android.widget.ImageView", resource_id="new_conversation_confirm", clickable=True,
+                              focusable=True, width=42, height=42, icon="\u2713", on_click=confirm))
+        field.append(View(cls="android.widget.LinearLayout", resource_id="contacts_letter_fastscroller",
+                          clickable=True, focusable=True, width=28, height=42, on_click=confirm))
         return Column(
-            Toolbar("New conversation", on_back=self._close_new, resource_id="new_conversation_toolbar"),
-            View(cls="android.widget.RelativeLayout", orientation=HORIZONTAL, padding=(12.0, 8.0), children=[
-                EditText(self.new_query, self._set_new_query, hint="Add Contact or Number\u2026",
-                         key="new_conversation_address", resource_id="new_conversation_address", weight=1,
-                         on_submit=lambda: self.start_conversation(self.new_query, forward)),
-                ImageButton("Confirm", lambda: self.start_conversation(self.new_query, forward),
-                            resource_id="new_conversation_confirm", icon="\u2713"),
-            ]),
-            Text("Suggestions" if not q else "Contacts", resource_id="suggestions_label", size=14, bold=True,
-                 color="#0b57d0", padding=(16, 8)),
-            ScrollList(items, "new:contacts", resource_id="contacts_list"),
+            Toolbar("New conversation", on_back=self._close_new, resource_id="new_conversation_toolbar",
+                    back_desc="Back"),
+            View(cls="android.widget.RelativeLayout", orientation=HORIZONTAL, padding=(12.0, 8.0), children=field),
+            View(cls="android.widget.RelativeLayout", weight=1, children=[body]),
             cls="android.widget.LinearLayout", resource_id="new_conversation_holder", weight=1,
         )
 

@@ -16,7 +16,7 @@ from typing import Any
 from android_gym.actions import Finished, OpenApp
 from android_gym.tasks.base import ExpertGenerator, Task, register_task
 from android_gym.tasks.device_state import force_stop
-from android_gym.tasks.expert import ExpertStuck, tap_text, type_into
+from android_gym.tasks.expert import ExpertStuck, tap_id, type_into
 from android_gym.tasks.sim.contacts import random_phone_number
 from android_gym.tasks.sim.expense import (
     EXPENSE_PACKAGE,
@@ -80,10 +80,11 @@ class MarkorCreateNoteAndSms(Task):
         p = self.params
         ui = yield from create_note_expert(ui, p["file_name"], p["text"])
         ui = yield OpenApp("Simple SMS Messenger")
-        ui = yield from tap_text(ui, "New conversation")
-        ui = yield from type_into(ui, p["number"], resource_id="new_conversation_address", submit=True)
+        ui = yield from tap_id(ui, "conversations_fab")
+        ui = yield from type_into(ui, p["number"], resource_id="new_conversation_address")
+        ui = yield from tap_id(ui, "new_conversation_confirm", scroll=False)
         ui = yield from type_into(ui, p["text"], resource_id="thread_type_message")
-        yield from tap_text(ui, "Send", scroll=False)
+        yield from tap_id(ui, "thread_send_message", scroll=False)
         yield Finished()
 
 

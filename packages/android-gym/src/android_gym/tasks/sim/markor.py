@@ -171,8 +171,8 @@ _ROW_KINDS = ("Folder ", "File ", "Selected ")
 
 
 def row_name(element: Any) -> str | None:
-    """The file or folder name of a file browser row (its content description is "File NAME DATE", "Folder NAME "
-    or "Selected NAME "), or None for anything else."""
+    """The file or folder name of a file browser row (its content description is "File NAME DATE", "Folder NAME ",
+    "Folder .. PATH" or "Selected NAME "), or None for anything else."""
     if not element.resource_id.endswith(ROW_ID):
         return None
     desc = element.content_desc or ""
@@ -180,6 +180,8 @@ def row_name(element: Any) -> str | None:
     if kind is None:
         return None
     rest = desc[len(kind):]
+    if kind == "Folder " and rest.startswith(".. "):
+        return ".."  # the emulator's ".." row may carry a folder's path after the name
     if kind == "File ":
         m = _DATE_RE.search(rest)
         return rest[:m.start() - 1] if m else rest.rstrip(" ")  # "NAME DATE"
@@ -413,7 +415,7 @@ def _row_time(desc: str) -> dt.datetime | None:
 
 @register_task
 class MarkorDeleteNewestNote(_MarkorTask):
-    """Delete the note modified last; the list shows each note's modification time."""
+    """Delete the note modified last; Sort by "Date modified" lists it first."""
 
     name = "MarkorDeleteNewestNote"
     template = "Delete the newest note in Markor."
@@ -434,15 +436,14 @@ class MarkorDeleteNewestNote(_MarkorTask):
         return 1.0 if self.notes_intact(device, skip={self.newest()}) else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
+        # the emulator's rows give only the first notes' dates, so sort by date: the newest note lists first
         ui = yield OpenApp("Markor")
-        newest: tuple[dt.datetime, Any] | None = None
-        for row in (e for e in ui.elements if row_name(e) not in (None, "..")):
-            when = _row_time(row.content_desc)
-            if when is not None and (newest is None or when > newest[0]):
-                newest = (when, row)
-        if newest is None:
-            raise ExpertStuck("no dated notes listed")
-        ui = yield LongPress(*newest[1].center)
+        ui = yield from tap_text(ui, "Sort by", scroll=False)
+        ui = yield from tap_text(ui, "Date modified", scroll=False)
+        rows = [e for e in ui.elements if row_name(e) not in (None, "..") and e.content_desc.startswith("File ")]
+        if not rows:
+            raise ExpertStuck("no notes listed")
+        ui = yield LongPress(*rows[0].center)
         yield from delete_selected_expert(ui)
         yield Finished()
 

@@ -134,13 +134,14 @@ def random_threads(rng: random.Random, n: int, oldest_first_minutes: int = 60) -
 
 def _send_in_thread(ui: Any, message: str):
     ui = yield from type_into(ui, message, resource_id="thread_type_message")
-    ui = yield from tap_text(ui, "Send", scroll=False)
+    ui = yield from tap_id(ui, "thread_send_message", scroll=False)
     return ui
 
 
 def _new_thread_with_number(ui: Any, number: str):
-    ui = yield from tap_text(ui, "New conversation")
-    ui = yield from type_into(ui, number, resource_id="new_conversation_address", submit=True)
+    ui = yield from tap_id(ui, "conversations_fab")
+    ui = yield from type_into(ui, number, resource_id="new_conversation_address")
+    ui = yield from tap_id(ui, "new_conversation_confirm", scroll=False)
     return ui
 
 
@@ -292,7 +293,7 @@ class SimpleSmsResend(_SmsTask):
         ui = yield from tap_text(ui, "Copy to clipboard", scroll=False)
         ui = yield from tap_id(ui, "thread_type_message", long=True, scroll=False)
         ui = yield from tap_text(ui, "Paste", scroll=False)
-        ui = yield from tap_text(ui, "Send", scroll=False)
+        ui = yield from tap_id(ui, "thread_send_message", scroll=False)
         yield from finish()
 
 
@@ -314,7 +315,7 @@ class SimpleSmsSendClipboardContent(_SmsTask):
         ui = yield from _new_thread_with_number(ui, self.params["number"])
         ui = yield from tap_id(ui, "thread_type_message", long=True, scroll=False)
         ui = yield from tap_text(ui, "Paste", scroll=False)
-        ui = yield from tap_text(ui, "Send", scroll=False)
+        ui = yield from tap_id(ui, "thread_send_message", scroll=False)
         yield from finish()
 
 
@@ -349,8 +350,8 @@ class SimpleSmsSendReceivedAddress(_SmsTask):
         if not received:
             raise ExpertStuck("no received message in the conversation")
         address = received[-1].text
-        ui = yield from tap_text(ui, "Navigate up", scroll=False)
-        ui = yield from tap_text(ui, "New conversation")
+        ui = yield from tap_text(ui, "Back", scroll=False)
+        ui = yield from tap_id(ui, "conversations_fab")
         ui = yield from type_into(ui, p["name1"], resource_id="new_conversation_address")
         ui, row = yield from scroll_to(ui, lambda e: text_is(p["name1"])(e) and id_is("item_contact_name")(e))
         ui = yield tap(row)
