@@ -15,6 +15,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 REALDATA = Path(os.environ.get("ANDROID_COACH_REALDATA", REPO_ROOT.parent / "shared" / "realdata"))
 
 
+# tools/test.sh runs the suite on several pytest-xdist workers with --dist loadgroup. These modules start emulator
+# pools (console/adbd ports picked from 5554 up), an adb server or Ray clusters on their default ports: they share
+# one worker, so two of them never race for the same port.
+_ONE_WORKER = {"test_emulator_pool.py", "test_adb_device.py", "test_distributed.py", "test_ray_multinode.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in _ONE_WORKER:
+            item.add_marker(pytest.mark.xdist_group("ports"))
+
+
 @pytest.fixture(scope="session")
 def realdata() -> Path:
     """Path to ../shared/realdata; tests using it skip (with the reason) when it is absent."""

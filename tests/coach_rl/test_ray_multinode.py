@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,13 +35,16 @@ ITERATIONS = 12
 
 
 @pytest.fixture
-def cluster(tmp_path_factory) -> Iterator[LocalCluster]:
-    root = Path(tmp_path_factory.mktemp("raycl"))  # short: Ray's socket paths must stay under 107 characters
+def cluster() -> Iterator[LocalCluster]:
+    # Ray's socket paths (<root>/<node>/session_<date>_<time>_<pid>/sockets/plasma_store) must stay under 107
+    # characters: pytest's tmp_path is too deep once pytest-xdist adds its worker folder (popen-gw1/)
+    root = Path(tempfile.mkdtemp(prefix="raycl", dir="/tmp"))
     cluster = LocalCluster(root, start_timeout=60)
     try:
         yield cluster
     finally:
         cluster.teardown()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _driver(cluster: LocalCluster, run: Path, tag: str, **overrides: str) -> subprocess.Popen:

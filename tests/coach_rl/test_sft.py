@@ -50,13 +50,14 @@ def test_bad_examples_are_refused():
 
 @pytest.mark.slow
 def test_sft_on_a_hundred_demos_lowers_loss_and_raises_exact_match(settings_demos):
-    """~100 demonstrated steps of four Settings tasks, 60 steps of batch 8 (seeded): the loss falls and a
-    good share of greedy replies become exactly the demonstrated answers (none are before)."""
+    """~100 demonstrated steps of four Settings tasks, 150 steps of batch 8 (seeded): the loss falls and a
+    good share of greedy replies become exactly the demonstrated answers (none are before). 100 steps were enough
+    before Settings' pages and the status bar took the emulator's texts (longer prompts): 75% parsed, now 100%."""
     assert 90 <= len(settings_demos) <= 130
     model, tokenizer = build_tiny_causal_lm(seed=0, corpus=settings_demos.corpus())
     policy = HFPolicy(model, tokenizer, format=FORMAT, max_new_tokens=24)
     before = demo_accuracy(policy, settings_demos)
-    result = sft_warmup(model, tokenizer, settings_demos, max_steps=100, learning_rate=5e-3,
+    result = sft_warmup(model, tokenizer, settings_demos, max_steps=150, learning_rate=5e-3,
                         per_device_train_batch_size=8, seed=0)
     after = demo_accuracy(policy, settings_demos)
     first, last = sum(result.losses[:5]) / 5, sum(result.losses[-5:]) / 5
