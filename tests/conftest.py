@@ -16,8 +16,8 @@ REALDATA = Path(os.environ.get("ANDROID_COACH_REALDATA", REPO_ROOT.parent / "sha
 
 
 # tools/test.sh runs the suite on several pytest-xdist workers with --dist loadgroup. These modules start emulator
-# pools (console/adbd ports picked from 5554 up), an adb server or Ray clusters on their default ports: they share
-# one worker, so two of them never race for the same port.
+# pools (console/adbd ports picked from 5554 up), an adb server or Ray clusters (a session-wide ray.init, `ray start`
+# nodes): they share one worker, so two of them never race for a port or for each other's Ray processes.
 _ONE_WORKER = {"test_emulator_pool.py", "test_adb_device.py", "test_distributed.py", "test_ray_multinode.py"}
 
 

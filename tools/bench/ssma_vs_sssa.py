@@ -276,8 +276,7 @@ def summarize(results: list[dict[str, Any]], metric: str = "success_rate") -> di
     # the paper's headline (1.4x), pair by pair: for every Coach variant with K >= 2 and each baseline, the highest
     # success both mean curves reach, and the baseline's cost to reach it over Coach's, in env steps and seconds
     out["efficiency"] = {}
-    for variant in [v for v in ("coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-oracle")
-                    if v in by_variant]:
+    for variant in [v for v in VARIANTS if v.startswith("coach-") and v != "coach-k1" and v in by_variant]:
         for baseline in [b for b in ("grpo", "ppo") if b in by_variant]:
             pair = (by_variant[variant], by_variant[baseline])
             common = min(best[variant], best[baseline])

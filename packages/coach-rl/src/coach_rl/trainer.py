@@ -323,18 +323,28 @@ class CoachTrainer(GRPOTrainer):
             return prepare_fsdp(reference, self.accelerator)
         return self.accelerator.prepare_model(reference, evaluation_mode=True)
 
-    def reference_state_dict(self) -> dict[str, torch.Tensor] | None:
-        """The KL anchor's weights (``beta > 0``), for checkpoints: after a resume the policy has moved on."""
+    @property
+    def kl_reference(self) -> torch.nn.Module | None:
+        """The KL anchor (``beta > 0``, a frozen copy of the starting policy), unwrapped; None without one (``beta``
+        = 0, or a PEFT policy, whose reference is the adapter-free base model)."""
         if not self.beta or self.ref_model is None:
             return None
-        return {k: v.detach().clone() for k, v in self.accelerator.unwrap_model(self.ref_model).state_dict().items()}
+        return self.accelerator.unwrap_model(self.ref_model)
+
+    def reference_state_dict(self) -> dict[str, torch.Tensor] | None:
+        """The KL anchor's weights, for checkpoints (after a resume the policy has moved on); None without one."""
+        reference = self.kl_reference
+        if reference is None:
+            return None
+        return {k: v.detach().clone() for k, v in reference.state_dict().items()}
 
     def load_reference_state_dict(self, state: Mapping[str, torch.Tensor]) -> None:
         """Restore :meth:`reference_state_dict` into the KL anchor."""
-        if not self.beta or self.ref_model is None:
+        reference = self.kl_reference
+        if reference is None:
             raise ValueError("this trainer has no KL reference (beta = 0 or a PEFT policy, whose reference is the "
                              "adapter-free base model)")
-        self.accelerator.unwrap_model(self.ref_model).load_state_dict(state)
+        reference.load_state_dict(state)
 
     # -- states ---------------------------------------------------------------------------------------
 

@@ -110,7 +110,7 @@ class CoachAlgorithm:
         self.critic.load_state_dict(Critic.load(directory / _CRITIC_DIR).state_dict())
         self.critic_trainer.load_state_dict(torch.load(directory / _CRITIC_TRAINER, weights_only=True))
         self.actor.load_actor_state_dict(torch.load(directory / _ACTOR_STATE, map_location="cpu", weights_only=False))
-        if self.actor.reference_state_dict() is not None:
+        if self.actor.kl_reference is not None:
             path = directory / _REFERENCE
             if not path.is_file():
                 raise FileNotFoundError(f"beta > 0 but the checkpoint has no KL reference ({path}): it was saved by "
