@@ -40,6 +40,27 @@ def test_tiny_twin_times_every_phase_for_each_k_shared_and_unshared(bench, tmp_p
     assert report["paper_relative_cost"] == {"1": 1.0, "2": 1.22, "4": 1.62, "8": 2.18}
 
 
+@pytest.mark.slow
+def test_tiny_twin_measures_the_kl_anchor_beside_eq4(bench, tmp_path):
+    report = bench.main(["--model", "tiny", "--states", "2", "--k", "2", "--beta", "0", "0.1", "--max-new-tokens",
+                         "4", "--max-pixels", "60000", "--no-warmup", "--threads", "1", "--out",
+                         str(tmp_path / "kl.json")])
+    runs = {r["beta"]: r for r in report["runs"]}
+    assert sorted(runs) == [0.0, 0.1] and all("error" not in r for r in runs.values())
+    assert runs[0.0]["actor_kl"] is None  # Eq. 4: no KL term, none logged
+    # One actor step from the anchor: the policy that sampled is the anchor, so the k3 estimate starts at 0.
+    assert runs[0.1]["actor_kl"] == pytest.approx(0.0, abs=1e-6)
+    assert runs[0.1]["actor_grad_norm"] > 0
+    # Without a K = 1 run there is no baseline: the relative costs are left out, not made up.
+    assert report["relative_cost"] == {}
+
+
+def test_beta_must_be_non_negative(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--beta", "-0.1"])
+    assert "--beta values must be >= 0" in capsys.readouterr().err
+
+
 def test_real_size_models_need_cuda(bench, capsys):
     import torch
 

@@ -152,8 +152,12 @@ class _PhaseTimer:
 
 
 def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k: int, args: argparse.Namespace,
-          *, share: bool) -> dict[str, Any]:
-    """One ``CoachTrainer.actor_update`` and one ``CriticTrainer.update`` at K actions per state, timed by phase."""
+          *, share: bool, beta: float = 0.0) -> dict[str, Any]:
+    """One ``CoachTrainer.actor_update`` and one ``CriticTrainer.update`` at K actions per state, timed by phase.
+
+    ``beta > 0`` adds the KL anchor (``CoachConfig.beta``): the trainer keeps a frozen copy of the policy, and every
+    generated batch gets one more forward pass through it (TRL's ``ref_per_token_logps``), inside ``actor_update``.
+    """
     from coach_rl.config import CoachConfig
     from coach_rl.critic import CriticTrainer
     from coach_rl.trainer import CoachTrainer
@@ -166,8 +170,12 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
             max_completion_length=args.max_new_tokens, bf16=cuda, gradient_checkpointing=True,
             share_prompt_prefix=share, report_to=[], logging_strategy="no", save_strategy="no",
             seed=args.seed, critic_batch_size=args.critic_batch_size, dataloader_num_workers=0, optim=args.optim,
+            beta=beta,
         )
+        _sync()
+        _peak_reset()
         trainer = CoachTrainer(model, critic, config, processor)
+        anchor_gib = _peak_gib()  # the KL anchor's copy of the policy is made here
         timer = _PhaseTimer()
         trainer._tokenize_prompts = timer.wrap("tokenize", trainer._tokenize_prompts)
         trainer._generate_single_turn = timer.wrap("sample", trainer._generate_single_turn)
@@ -212,7 +220,8 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
             torch.cuda.empty_cache()
     seconds = sum(phases.values())
     return {
-        "k": k, "share_prompt_prefix": share, "states": len(rows), "actions": len(actions),
+        "k": k, "share_prompt_prefix": share, "beta": beta, "states": len(rows), "actions": len(actions),
+        "peak_gib_trainer_built": anchor_gib, "actor_kl": metrics.get("actor/kl"),
         "seconds": phases, "total_seconds": seconds, "actions_per_s": len(actions) / seconds,
         "sample_actions_per_s": len(actions) / phases["sample"] if phases.get("sample") else None,
         "peak_gib": peaks, "actor_loss": metrics.get("actor/loss"), "actor_grad_norm": metrics.get("actor/grad_norm"),
@@ -239,6 +248,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "lets a full-parameter 7B actor and critic share one 141 GB GPU")
     parser.add_argument("--compare-unshared", action="store_true",
                         help="also run every K with share_prompt_prefix off (TRL's K independent rows)")
+    parser.add_argument("--beta", type=float, nargs="+", default=[0.0],
+                        help="KL weights to run every K with (CoachConfig.beta; 0 = Eq. 4, the default): e.g. "
+                        "--beta 0 0.1 measures what the KL anchor's frozen policy copy costs in memory and time")
     parser.add_argument("--no-warmup", dest="warmup", action="store_false",
                         help="skip the untimed K = 2 update run first")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (CPU runs)")
@@ -252,6 +264,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if any(k < 1 for k in args.k):
         parser.error("--k values must be >= 1")
+    if any(not b >= 0 for b in args.beta):
+        parser.error("--beta values must be >= 0")
     if args.model != "tiny" and not torch.cuda.is_available():
         parser.error(f"--model {args.model} builds a real-size model on the GPU: CUDA is not available here")
     return args
@@ -310,20 +324,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         started_warmup = time.perf_counter()
         run_k(model, processor, critic, rows, 2, args, share=True)
         result["warmup_seconds"] = time.perf_counter() - started_warmup
-    for share in ([True, False] if args.compare_unshared else [True]):
+    for share, beta in [(s, b) for s in ([True, False] if args.compare_unshared else [True]) for b in args.beta]:
         for k in args.k:
             try:
-                run = run_k(model, processor, critic, rows, k, args, share=share)
+                run = run_k(model, processor, critic, rows, k, args, share=share, beta=beta)
             except torch.cuda.OutOfMemoryError as err:  # keep going; say where memory ran out
-                run = {"k": k, "share_prompt_prefix": share, "error": f"out of GPU memory: {str(err).splitlines()[0]}",
-                       "peak_gib_before": _peak_gib()}
+                run = {"k": k, "share_prompt_prefix": share, "beta": beta,
+                       "error": f"out of GPU memory: {str(err).splitlines()[0]}", "peak_gib_before": _peak_gib()}
                 model.zero_grad(set_to_none=True)
                 critic.zero_grad(set_to_none=True)
                 gc.collect()
                 torch.cuda.empty_cache()
             result["runs"].append(run)
-            print(json.dumps({key: run.get(key) for key in ("k", "share_prompt_prefix", "total_seconds", "seconds",
-                                                             "error")}, default=float), file=sys.stderr, flush=True)
+            print(json.dumps({key: run.get(key) for key in ("k", "share_prompt_prefix", "beta", "total_seconds",
+                                                             "seconds", "error")}, default=float),
+                  file=sys.stderr, flush=True)
             _write(result, args.out)
     result["relative_cost"] = _relative_cost(result["runs"])
     result["paper_relative_cost"] = {str(k): v for k, v in PAPER_K_COST.items()}
@@ -335,12 +350,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def _relative_cost(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Total seconds at each K over K = 1's, per sharing mode (the unshared K = 1 equals the shared one)."""
+    """Total seconds at each K over K = 1's (beta = 0, prompt shared), per sharing mode and KL weight.
+
+    Keys: ``shared`` / ``unshared`` for beta = 0, ``shared+beta=0.1`` and so on with the KL anchor. One baseline for
+    all, so a row's number also says what the anchor adds.
+    """
     out: dict[str, dict[str, float]] = {}
-    base = {r["share_prompt_prefix"]: r["total_seconds"] for r in runs if r.get("k") == 1 and "total_seconds" in r}
+    base = {(r["share_prompt_prefix"], r.get("beta", 0.0)): r["total_seconds"]
+            for r in runs if r.get("k") == 1 and "total_seconds" in r}
     for run in runs:
-        label = "shared" if run["share_prompt_prefix"] else "unshared"
-        ref = base.get(run["share_prompt_prefix"]) or base.get(True)
+        beta = run.get("beta", 0.0)
+        label = ("shared" if run["share_prompt_prefix"] else "unshared") + (f"+beta={beta:g}" if beta else "")
+        ref = base.get((run["share_prompt_prefix"], 0.0)) or base.get((True, 0.0))
         if ref and "total_seconds" in run:
             out.setdefault(label, {})[str(run["k"])] = run["total_seconds"] / ref
     return out
