@@ -95,7 +95,9 @@ def test_expert_solves_the_recreation_on_five_seeds():
 @needs_ocr
 @needs_android_world
 @pytest.mark.slow
-def test_expert_solves_androidworlds_instances_on_five_seeds():
+def test_expert_solves_androidworlds_instances_on_three_seeds():
     """AndroidWorld's own videos (its OpenCV captions at 30 fps, 5-20 other videos in Download) and its own check
-    (a 0.9 fuzzy match of the file's text) within its 20-step budget."""
-    check_android_world_expert_solves("MarkorTranscribeVideo", seeds=5)
+    (a 0.9 fuzzy match of the file's text) within its 20-step budget, on the 3 seeds every AndroidWorld task is held
+    to (tools/android_world_sim_table.py). Most of its time is AndroidWorld's set-up encoding ~20 videos frame by
+    frame, twice per seed (the second set-up checks the start state); the recreation is held to five seeds above."""
+    check_android_world_expert_solves("MarkorTranscribeVideo", seeds=3)

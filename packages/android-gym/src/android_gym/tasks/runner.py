@@ -41,9 +41,14 @@ def observe_ui(device: Any, pixels: bool = False) -> Any:
     return ui
 
 
-def run_expert(task: Task, device: Any, max_steps: int | None = None) -> EpisodeResult:
-    """Run ``task``'s scripted expert on ``device`` from ``task.initialize`` to its ``Finished`` action."""
-    task.initialize(device)
+def run_expert(task: Task, device: Any, max_steps: int | None = None, *, initialize: bool = True) -> EpisodeResult:
+    """Run ``task``'s scripted expert on ``device`` from ``task.initialize`` to its ``Finished`` action.
+
+    ``initialize=False`` plays from the state the caller already set up with ``task.initialize(device)`` (to read
+    or score the start first: some benchmark set-ups take seconds, e.g. AndroidWorld encoding MP3s or videos).
+    """
+    if initialize:
+        task.initialize(device)
     pixels = bool(getattr(task, "reads_pixels", False))
     ui = observe_ui(device, pixels)
     generator = task.expert(ui)

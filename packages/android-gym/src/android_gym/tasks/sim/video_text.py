@@ -26,7 +26,7 @@ from android_gym.actions import Click, Finished, OpenApp
 from android_gym.tasks.base import ExpertGenerator, Task, TaskError, register_task
 from android_gym.tasks.device_state import force_stop
 from android_gym.tasks.expert import ExpertStuck, find, id_is, tap
-from android_gym.tasks.ocr import ocr_image
+from android_gym.tasks.ocr import ocr_images
 from android_gym.tasks.sim.gallery import clear_storage
 from android_gym.tasks.sim.markor import (
     MARKOR_PACKAGE,
@@ -115,7 +115,7 @@ def read_caption(plane: Any) -> str:
     import cv2
     import numpy as np
 
-    readings: list[str] = []
+    crops = []
     for blur in (0.0, 1.0, 1.5):
         smooth = cv2.GaussianBlur(plane, (0, 0), blur) if blur else plane
         for factor in (0.6, 0.8, 1.0, 1.3):
@@ -125,10 +125,8 @@ def read_caption(plane: Any) -> str:
                 continue
             margin = 20
             crop = p[max(0, ys.min() - margin):ys.max() + margin, max(0, xs.min() - margin):xs.max() + margin]
-            text = ocr_image((255 - crop).astype(np.uint8), psm=7)
-            cleaned = re.sub(r"[^A-Za-z0-9]", "", text)
-            if cleaned:
-                readings.append(cleaned)
+            crops.append((255 - crop).astype(np.uint8))
+    readings = [cleaned for text in ocr_images(crops, psm=7) if (cleaned := re.sub(r"[^A-Za-z0-9]", "", text))]
     if not readings:
         return ""
     votes = collections.Counter(_shape_key(r) for r in readings)
