@@ -16,7 +16,7 @@ from android_gym.tasks.sim import calendar_androidlab, settings_androidlab, zoom
 from android_gym.tasks.suites import SUITES_LAB
 from android_gym.xml import compress_xml
 
-from .sim_ui import tap_on, ui_of
+from .sim_ui import scroll_to_text, tap_on, ui_of
 from .task_checks import androidlab_tasks, check_random_agent_rarely_succeeds
 
 MODULES = (settings_androidlab.__name__, calendar_androidlab.__name__, zoom_androidlab.__name__)
@@ -119,3 +119,36 @@ def test_volume_sliders_write_the_speaker_keys_within_each_stream_range():
     assert phone.settings_get("system", "volume_alarm_speaker") == "1"  # the alarm stream never goes silent
     assert phone.settings_get("system", "volume_ring_speaker") == "0"
     assert phone.settings_get("system", "volume_music_speaker") == "25"
+
+
+def test_languages_list_adds_a_locale_last_and_the_picker_hides_the_ones_listed():
+    phone = SimPhone()
+    phone.launch(SETTINGS_PKG)
+    for text in ("System", "Languages & input", "Languages"):
+        scroll_to_text(phone, text)
+        tap_on(phone, text)
+    assert [e.text for e in ui_of(phone).elements if e.resource_id.endswith(":id/miniLabel")] == ["1"]
+    tap_on(phone, "Add a language")
+    assert "All languages" in ui_of(phone).text
+    scroll_to_text(phone, "Espa\u00f1ol")
+    tap_on(phone, "Espa\u00f1ol")
+    ui = ui_of(phone)
+    assert "All regions" in ui.text and "Espa\u00f1ol" in ui.text  # the language's own name is the title
+    scroll_to_text(phone, "M\u00e9xico")
+    tap_on(phone, "M\u00e9xico")
+    assert phone.settings_get("system", "system_locales") == "en-US,es-MX"
+    texts = [e.text for e in ui_of(phone).elements]
+    # each cell lists its name, then its place, as Android 13's LocaleDragCell does
+    assert texts[texts.index("English (United States)"):][:4] == ["English (United States)", "1",
+                                                                  "Espa\u00f1ol (M\u00e9xico)", "2"]
+    tap_on(phone, "Add a language")
+    tap_on(phone, "Espa\u00f1ol")
+    assert "M\u00e9xico" not in [e.text for e in ui_of(phone).elements]  # already listed
+    phone.back()
+    phone.back()
+    assert "Add a language" in [e.text for e in ui_of(phone).elements]
+    tap_on(phone, "Add a language")
+    scroll_to_text(phone, "Polski")
+    tap_on(phone, "Polski")  # one region: added at once
+    assert phone.settings_get("system", "system_locales") == "en-US,es-MX,pl-PL"
+    assert "Polski (Polska)" in [e.text for e in ui_of(phone).elements]

@@ -328,6 +328,34 @@ def _replace_text(ui: Any, resource_id: str, text: str):
     return (yield Type(text))
 
 
+# --- languages -----------------------------------------------------------------------------------------------
+
+
+@register_task
+class SettingLab15(_LabSettings):
+    """setting_15: Espa\u00f1ol (Estados Unidos) second in the languages list (system ``system_locales`` is
+    ``<first>,es-US``); the phone starts with English (United States) alone."""
+
+    name = "setting_15"
+    template = "Add Espa\u00f1ol (Estados Unidos) as second favorite languages"
+    difficulty = "medium"
+    complexity = 2.5
+    LOCALE: ClassVar[str] = "es-US"
+
+    def initialize(self, device: Any) -> None:
+        super().initialize(device)
+        write_setting(device, "system", "system_locales", "en-US")
+
+    def is_successful(self, device: Any, answer: str | None = None) -> float:
+        tags = [t.strip() for t in read_setting(device, "system", "system_locales").split(",")]
+        return 1.0 if len(tags) >= 2 and tags[1] == self.LOCALE else 0.0
+
+    def expert(self, ui: Any) -> ExpertGenerator:
+        ui = yield from open_settings_page(ui, "System", "Languages & input", "Languages", "Add a language",
+                                           "Espa\u00f1ol", "Estados Unidos")
+        yield Finished()
+
+
 # --- app and questions ---------------------------------------------------------------------------------------
 
 
