@@ -235,16 +235,18 @@ def _replayed(path: Path) -> tuple[dict, dict[int, dict]]:
 def test_the_sim_shows_the_real_contacts_screens_and_reaches_the_same_verdict():
     """The home screen, Google Messages' prompt, Contacts' list, editor and details and Gboard, written from the
     real element lists: every index action hits the element the real one did and the verdict agrees. What still
-    differs is the status bar (that emulator had Wi-Fi off; the clock's minute moves on in the real run)."""
+    differs is the status bar (that emulator had Wi-Fi off; the clock's minute moves on in the real run) and, on
+    steps 5 and 6, Gboard's header: that emulator's showed a clipboard suggestion (text copied on the host, a
+    HorizontalScrollView of TextViews) where the other real runs, and the sim, show Gboard's shortcuts row."""
     result, steps = _replayed(CONTACTS_LOG)
     assert result["action_agreement"] == 1.0 and result["element_targeted_steps"] == 6
     assert (result["real_success"], result["sim_success"], result["outcome_agreement"]) == (1.0, 1.0, True)
-    assert result["element_agreement"] >= 0.85 and result["element_multiset_agreement"] >= 0.94
-    assert result["screen_agreement"] >= 0.96
-    for step in (0, 1, 2, 3, 4):  # home, Messages, home, the list, the editor
+    assert result["element_agreement"] >= 0.71 and result["element_multiset_agreement"] >= 0.93
+    assert result["screen_agreement"] >= 0.83
+    for step in (0, 1, 2, 3, 4, 7, 8):  # home, Messages, home, the list, the editor, the editor with Gboard, details
         assert steps[step]["screen_agreement"] == 1.0, step
-    # the editor with Gboard up (67 elements); only the typed number differs (the real field formats it)
-    assert steps[7]["screen_agreement"] >= 0.98 and steps[7]["positional_agreement"] >= 0.92
+    # the editor with Gboard up (67 elements), its phone field formatted as typed ("+1 932-802-0043")
+    assert steps[7]["positional_agreement"] >= 0.94
 
 
 @needs_android_world
@@ -308,11 +310,14 @@ def test_the_launchers_predicted_app_is_read_off_the_first_real_screen():
 def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does():
     """The New file dialog (Name, Type and Template drop-downs, FOLDER / CANCEL / OK), the editor (Undo, Redo,
     View mode, Save, Search, the text actions bar), its view mode and Simple SMS Messenger's conversation list, new
-    conversation and thread list as on the emulator up to the keyboard, whose header showed
-    Gboard's shortcuts row (Sticker, GIF, Clipboard, ...) on that emulator and the suggestion strip on the sim."""
+    conversation and thread list as on the emulator, Gboard included: its shortcuts row (Sticker, GIF, Clipboard,
+    ...), Done on the name and the address fields, the digits row on the extension field, Shift on in an empty
+    note and message (and on a note's new line), no keyboard under the editor's menu; the address's Done keeps it."""
     result, steps = _replayed(MARKOR_NEW_NOTE_LOG)
-    assert steps[2]["first_mismatch"] == 17 and steps[3]["same_target"]  # OK
-    assert steps[4]["first_mismatch"] == 21 and steps[4]["same_target"]  # the text field
+    for step in (2, 3, 4, 5, 6, 7, 8, 15, 16, 17):  # the dialog, the editor, its menus, the address, the message
+        assert steps[step]["screen_agreement"] == 1.0, step
+    assert steps[3]["same_target"]  # OK
+    assert steps[4]["same_target"]  # the text field
     assert steps[6]["same_target"] and steps[7]["same_target"] and steps[8]["same_target"]  # More options, Share, PDF
     assert steps[9]["screen_agreement"] == 1.0  # Print / PDF renders the note in view mode first
     # Simple SMS Messenger: the list's description-less FAB, the new conversation's fast-scroller over the confirm
@@ -330,6 +335,8 @@ def test_the_sim_phone_app_opens_on_the_contacts_tab_as_the_emulator_does():
     for step in (1, 2, 6):  # Phone's empty Contacts tab, Contacts' editor, Phone's tab with the new contact
         assert steps[step]["screen_agreement"] == 1.0, step
     assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
+    # every screen but the status bar, Gboard (Shift on the empty name fields, its shortcuts row) included
+    assert result["screen_agreement"] == 1.0 and result["element_agreement"] >= 0.92
 
 
 @needs_android_world

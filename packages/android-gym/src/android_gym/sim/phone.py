@@ -211,6 +211,7 @@ class SimPhone:
         self.keyboard_shown = False
         self.keyboard_shift = False
         self.keyboard_symbols = False
+        self._shift_pending = False  # set_focus on a field the current frame does not hold yet
         self.selection = False
         self.text_toolbar = False
         self.clipboard = ""
@@ -424,8 +425,12 @@ class SimPhone:
 
     def set_focus(self, key: str | None, keyboard: bool = True) -> None:
         """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
-        if key is not None and self._frame is not None:
+        if key is not None and self._frame is not None and key in self._frame.editables:
             self._auto_shift(self._frame.editables.get(key))
+        else:  # a field of a page not built yet (an editor opening focused): Shift follows it once it is
+            self._shift_pending = key is not None
+            if key is not None:
+                self.keyboard_shift = self.keyboard_symbols = False
         self.focus = key
         self.keyboard_shown = bool(key) and keyboard
         self.selection = False
@@ -433,9 +438,10 @@ class SimPhone:
         self.invalidate()
 
     def _auto_shift(self, field: View | None) -> None:
-        """Gboard's Shift as a field is tapped: on for an empty field of names (it capitalises words), else off.
-        Text put in with ``input text`` does not move it (Gboard does not see it), as the real episodes show."""
-        self.keyboard_shift = field is not None and field.input_type == "name" and not field.text
+        """Gboard's Shift as a field is tapped: on for an empty field that capitalises words (names) or sentences
+        (a note's or a message's text), else off. Text put in with ``input text`` does not move it (Gboard does not
+        see it), as the real episodes show."""
+        self.keyboard_shift = field is not None and field.input_type in ("name", "sentence") and not field.text
         self.keyboard_symbols = False
 
     def _drop_focus(self) -> None:
@@ -491,9 +497,12 @@ class SimPhone:
         if fieldv.on_submit is not None:
             self.keyboard_shown = False
             fieldv.on_submit()
+            self._caps_after_enter(fieldv, fieldv.text)
         elif fieldv.max_lines != 1 and fieldv.on_text is not None:
-            fieldv.on_text(("" if self.selection else fieldv.text) + "\n")
+            new = ("" if self.selection else fieldv.text) + "\n"
+            fieldv.on_text(new)
             self.selection = False
+            self._caps_after_enter(fieldv, new)
         else:  # a single-line field: Enter moves to the next field down (Android's focus search), else closes
             keys = list(self.frame.editables)
             at = keys.index(self.focus) if self.focus in keys else -1
@@ -506,6 +515,13 @@ class SimPhone:
             else:
                 self.keyboard_shown = False
         self.invalidate()
+
+    def _caps_after_enter(self, fieldv: View, text: str) -> None:
+        """Gboard looks at the field again after Enter: Shift is on at the start of a line of a field that
+        capitalises (a new line of a note, as the real episodes show), off after text (a number typed into
+        a message's address, then Done)."""
+        if self.keyboard_shown and self.focus is not None:
+            self.keyboard_shift = fieldv.input_type in ("name", "sentence") and (not text or text.endswith("\n"))
 
     def _toolbar_action(self, name: str) -> None:
         fieldv = self.focused_field()
@@ -808,6 +824,9 @@ class SimPhone:
                 self._drop_focus()
         else:
             focused.focused = True
+            if self._shift_pending:
+                self._auto_shift(focused)
+        self._shift_pending = False
         kb = self.keyboard_shown and focused is not None
         W, H, s = self.width, self.height, self.scale
         top = self.status_bar_height
@@ -869,7 +888,9 @@ class SimPhone:
         reused: list[_ReusedWindow | None] = [None] * len(windows)
         if kb and kb_area is not None:
             kind = focused.input_type if focused is not None else ""
-            if focused is not None and focused.on_submit is not None:
+            if focused is not None and focused.ime_action:
+                enter_label = focused.ime_action
+            elif focused is not None and focused.on_submit is not None:
                 enter_label = "Search"
             else:
                 enter_label = "Next" if kind == "name" else "Enter"
@@ -940,7 +961,7 @@ class SimPhone:
 
     def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds) -> Window:
         kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label, self._ime_type,
-                               self._ime_press, digits_row=kind in ("phone", "dropdown"), say=self.toast)
+                               self._ime_press, digits_row=kind in ("phone", "dropdown", "visible_password"), say=self.toast)
         layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 

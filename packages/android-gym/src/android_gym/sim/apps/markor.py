@@ -344,7 +344,8 @@ class MarkorApp(MultiSelect, App):
         if ed.get("view"):
             return self._build_view_mode(path, text)
         field = EditText(text, self._set_text, hint="", resource_id="document__fragment__edit__highlighting_editor",
-                         key="markor_editor", multiline=True, min_height=400, background="#ffffff")
+                         key="markor_editor", multiline=True, min_height=400, background="#ffffff",
+                         input_type="sentence")
         name = posixpath.basename(path)
         stem = next((name[:-len(ext)] for ext in TEXT_EXTENSIONS if name.lower().endswith(ext) and len(name) > len(ext)),
                     name)
@@ -354,8 +355,7 @@ class MarkorApp(MultiSelect, App):
             ("View mode", "action_preview", lambda: self._set_view_mode(True)),
             ("Save", "action_save", self.save),
             ("Search", "action_search", lambda: self.toast("Search is not available")))]
-        bar.append(self._action("More options", "", lambda: self.show_dialog("editor_menu"),
-                                cls="android.widget.ImageView"))
+        bar.append(self._action("More options", "", self._editor_menu, cls="android.widget.ImageView"))
         app_bar = View(cls="android.widget.LinearLayout", height=64, background="#f8fafd", children=[
             View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(4.0, 8.0), children=[
                 Text(stem, resource_id="note__activity__text_note_title", size=20, weight=1, max_lines=1,
@@ -412,6 +412,12 @@ class MarkorApp(MultiSelect, App):
         return Column(app_bar, page, cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment",
                       weight=1, layout_only=True)
 
+    def _editor_menu(self) -> None:
+        """More options in edit mode: the menu's popup takes the window's focus, so the keyboard goes (the real
+        episode lists the menu without Gboard); the text keeps its focus for when the menu is gone."""
+        self.phone.keyboard_shown = False
+        self.show_dialog("editor_menu")
+
     def dialog_editor_menu(self) -> View:
         """The editor's More options: File settings, Share (a submenu of formats), Tools, Info, Reload."""
         entries = (("File settings", self.close_dialog), ("Share", lambda: self.show_dialog("share_menu")),
@@ -421,7 +427,7 @@ class MarkorApp(MultiSelect, App):
 
     def dialog_share_menu(self) -> View:
         """Share's submenu: the formats Markor shares a note in (the sim shares none of them)."""
-        items = [Text("Share", resource_id="title", size=14, color="#5f6368", padding=(16, 12))]
+        items = [Text("Share", resource_id="android:id/title", size=14, color="#5f6368", padding=(16, 12))]
         items += [ListItem(label, "", self._print if label == "Print / PDF"
                            else lambda: self._menu_then(lambda: self.toast("Sharing is not available")),
                            title_id="title", min_height=48) for label in SHARE_FORMATS]
@@ -461,9 +467,10 @@ class MarkorApp(MultiSelect, App):
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
                 Text("Name", size=14, color="#5f6368", padding=(0, 16), width=72),
                 EditText(self.new_name, self._set_new_name, hint="my_note", resource_id="new_file_dialog__name",
-                         key="new_file_name", weight=1),
+                         key="new_file_name", weight=1, ime_action="Done"),  # Gboard's action key reads Done
+                # the extension takes no suggestions: Gboard shows its row of digits over the letters there
                 EditText(self.new_ext, self._set_new_ext, hint="Extension", resource_id="new_file_dialog__ext",
-                         key="new_file_ext", width=96)]),
+                         key="new_file_ext", width=96, input_type="visible_password")]),
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
                 Text("Type", size=14, color="#5f6368", padding=(0, 16), width=72),
                 dropdown("new_file_dialog__type", label, lambda: self.show_dialog("file_type"))]),
