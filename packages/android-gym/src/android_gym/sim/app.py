@@ -135,6 +135,9 @@ class App:
         """A fling that no scrollable list took ("up" = finger moved up); True when the app handled it."""
         return False
 
+    def on_list_dragged(self, scroll_key: str) -> None:
+        """A finger dragged the scrolling list ``scroll_key`` (after its offset moved, if it could)."""
+
     # --- dialogs, toasts, focus ----------------------------------------------------------------
     def show_dialog(self, name: str, **args: Any) -> None:
         """Show dialog ``name`` (rendered by ``dialog_<name>(**args)``) over the current page."""

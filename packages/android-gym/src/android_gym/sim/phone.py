@@ -700,6 +700,7 @@ class SimPhone:
                 key = start.view.scroll_key
                 assert key is not None
                 owner.scroll[key] = max(0, owner.scroll.get(key, 0) - dy)
+                owner.on_list_dragged(key)
                 self.invalidate()
                 return
         direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
