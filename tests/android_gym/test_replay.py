@@ -29,6 +29,7 @@ from .browser import images_loaded, open_page
 
 DATA = Path(__file__).parent / "data" / "real_episodes"
 CONTACTS_LOG = DATA / "ContactsAddContact_base_o4-mini_trial1.json.gz"
+MARKOR_SEARCHED_LOG = DATA / "MarkorMoveNote_reflective_gpt-4.1-mini_910322d9.json.gz"
 BRIGHTNESS_LOG = DATA / "SystemBrightnessMin_base_o3-mini_trial1.json.gz"
 FILES_LOG = DATA / "FilesDeleteFile_base_gpt-4o-mini_7d52a840.json.gz"
 MARKOR_LOG = DATA / "MarkorMoveNote_base_gpt-4.1-mini_8b0f1fc8.json.gz"
@@ -188,8 +189,8 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert all(r["recovered_from_screen"][0]["what"] == "the launcher's predicted app"
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
-    assert overall["element_agreement"] >= 0.63 and overall["element_multiset_agreement"] >= 0.80
-    assert overall["screen_agreement"] >= 0.73 and overall["action_agreement"] >= 0.85
+    assert overall["element_agreement"] >= 0.70 and overall["element_multiset_agreement"] >= 0.85
+    assert overall["screen_agreement"] >= 0.81 and overall["action_agreement"] >= 0.86
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
         if result["replayed"]:
@@ -325,6 +326,18 @@ def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does()
     assert all(steps[step]["same_target"] for step in (13, 15, 16, 17))
     assert steps[13]["screen_agreement"] == 1.0 and steps[18]["screen_agreement"] == 1.0
     assert result["action_agreement"] >= 0.92 and result["outcome_agreement"] is True
+
+
+@needs_android_world
+def test_gboard_stays_up_after_a_launcher_search_and_over_the_app_opened_from_it():
+    """Enter in the launcher's search panel leaves Gboard up with no field (its row of digits, Enter), covering the
+    panel's last suggestions, and over Markor opened from the results until its selection menu pops up."""
+    result, steps = _replayed(MARKOR_SEARCHED_LOG)
+    for step in (3, 4, 5, 6, 7, 8, 9):  # Markor under the keyboard (list, folder, selection), then its menus
+        assert steps[step]["screen_agreement"] == 1.0, step
+    assert steps[2]["screen_agreement"] >= 0.98 and steps[2]["real_target"] == steps[2]["sim_target"]
+    assert result["element_agreement"] >= 0.83 and result["screen_agreement"] >= 0.96
+    assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
 
 
 @needs_android_world

@@ -212,6 +212,11 @@ class SimPhone:
         self.keyboard_shift = False
         self.keyboard_symbols = False
         self._shift_pending = False  # set_focus on a field the current frame does not hold yet
+        # Gboard left up with no field to type into: after Enter in the launcher's search panel the emulator's
+        # keyboard stays (its row of digits, Enter) and an app opened from the results opens under it; Back,
+        # Home, a dialog or popup, or a field taking the focus ends it (MarkorMoveNote's real runs). The
+        # package whose window it was left on (that window keeps making room for it; other apps' do not)
+        self.ime_detached = ""
         self.selection = False
         self.text_toolbar = False
         self.clipboard = ""
@@ -354,6 +359,7 @@ class SimPhone:
     def home(self) -> None:
         """Go to the launcher's home screen."""
         self.shade = 0
+        self.ime_detached = ""
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -361,6 +367,7 @@ class SimPhone:
 
     def show_recents(self) -> None:
         """The Overview screen (the launcher's recents page)."""
+        self.ime_detached = ""
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -377,6 +384,8 @@ class SimPhone:
             self.text_toolbar = False
         elif self.keyboard_shown:
             self.keyboard_shown = False
+        elif self.ime_detached:
+            self.ime_detached = ""
         elif not self.foreground_app.on_back():
             if self.foreground != LAUNCHER_PACKAGE:
                 self._drop_focus()
@@ -425,6 +434,8 @@ class SimPhone:
 
     def set_focus(self, key: str | None, keyboard: bool = True) -> None:
         """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
+        if key is not None:
+            self.ime_detached = ""
         if key is not None and self._frame is not None and key in self._frame.editables:
             self._auto_shift(self._frame.editables.get(key))
         else:  # a field of a page not built yet (an editor opening focused): Shift follows it once it is
@@ -833,6 +844,8 @@ class SimPhone:
         top = self.status_bar_height
         bottom = H - self.nav_bar_height
         kb_area = None
+        if not kb and self.ime_detached == self.foreground:
+            bottom = H - self.keyboard_height
         if kb:  # the keyboard window reaches the bottom edge (it holds the navigation strip's Back)
             kb_area = (0, H - self.keyboard_height, W, H)
             bottom = H - self.keyboard_height
@@ -887,7 +900,14 @@ class SimPhone:
         # Windows above the app's: the keyboard, a toast, the status and navigation bars. The system ones are
         # reused with their nodes and XML while what they show stays the same.
         reused: list[_ReusedWindow | None] = [None] * len(windows)
-        if kb and kb_area is not None:
+        if not kb and self.ime_detached:
+            # Gboard left up without a field (see ime_detached): over the app, which keeps its whole height
+            kb_area = (0, H - self.keyboard_height, W, H)
+            ime = self._system_window(("keyboard", False, False, "Enter", "visible_password", kb_area),
+                                      lambda: self._keyboard("Enter", "visible_password", kb_area))
+            windows.append(ime.window)
+            reused.append(ime)
+        elif kb and kb_area is not None:
             kind = focused.input_type if focused is not None else ""
             if focused is not None and focused.ime_action:
                 enter_label = focused.ime_action
@@ -1051,7 +1071,7 @@ class SimPhone:
 
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
-                      "keyboard_shift", "keyboard_symbols", "selection", "text_toolbar", "clipboard", "toasts",
+                      "keyboard_shift", "keyboard_symbols", "ime_detached", "selection", "text_toolbar", "clipboard", "toasts",
                       "ticks", "rng", "timezone", "shade", "shade_collapsed")
 
     def state_bytes(self) -> bytes:
