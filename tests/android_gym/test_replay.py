@@ -189,8 +189,8 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert all(r["recovered_from_screen"][0]["what"] == "the launcher's predicted app"
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
-    assert overall["element_agreement"] >= 0.70 and overall["element_multiset_agreement"] >= 0.85
-    assert overall["screen_agreement"] >= 0.81 and overall["action_agreement"] >= 0.86
+    assert overall["element_agreement"] >= 0.71 and overall["element_multiset_agreement"] >= 0.85
+    assert overall["screen_agreement"] >= 0.82 and overall["action_agreement"] >= 0.86
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
         if result["replayed"]:
@@ -331,12 +331,13 @@ def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does()
 @needs_android_world
 def test_gboard_stays_up_after_a_launcher_search_and_over_the_app_opened_from_it():
     """Enter in the launcher's search panel leaves Gboard up with no field (its row of digits, Enter), covering the
-    panel's last suggestions, and over Markor opened from the results until its selection menu pops up."""
+    panel's last suggestions, and over Markor opened from the results (which makes room for it) until its
+    selection menu pops up. The panel's app tiles are described by their names."""
     result, steps = _replayed(MARKOR_SEARCHED_LOG)
-    for step in (3, 4, 5, 6, 7, 8, 9):  # Markor under the keyboard (list, folder, selection), then its menus
+    for step in (1, 2, 3, 4, 5, 6, 7, 8, 9):  # the panel, Markor under the keyboard (list, folder, selection), menus
         assert steps[step]["screen_agreement"] == 1.0, step
-    assert steps[2]["screen_agreement"] >= 0.98 and steps[2]["real_target"] == steps[2]["sim_target"]
-    assert result["element_agreement"] >= 0.83 and result["screen_agreement"] >= 0.96
+    assert steps[2]["real_target"] == steps[2]["sim_target"] == "TextView 'Markor' clickable"
+    assert result["element_agreement"] >= 0.85 and result["screen_agreement"] >= 0.99
     assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
 
 

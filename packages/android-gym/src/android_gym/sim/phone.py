@@ -214,8 +214,8 @@ class SimPhone:
         self._shift_pending = False  # set_focus on a field the current frame does not hold yet
         # Gboard left up with no field to type into: after Enter in the launcher's search panel the emulator's
         # keyboard stays (its row of digits, Enter) and an app opened from the results opens under it; Back,
-        # Home, a dialog or popup, or a field taking the focus ends it (MarkorMoveNote's real runs). The
-        # package whose window it was left on (that window keeps making room for it; other apps' do not)
+        # Home, a dialog or popup, or a field taking the focus ends it (MarkorMoveNote's real runs); the package
+        # it was left on, "" for none
         self.ime_detached = ""
         self.selection = False
         self.text_toolbar = False
@@ -844,7 +844,7 @@ class SimPhone:
         top = self.status_bar_height
         bottom = H - self.nav_bar_height
         kb_area = None
-        if not kb and self.ime_detached == self.foreground:
+        if not kb and self.ime_detached:  # the app in front makes room for it, as for a keyboard of its own
             bottom = H - self.keyboard_height
         if kb:  # the keyboard window reaches the bottom edge (it holds the navigation strip's Back)
             kb_area = (0, H - self.keyboard_height, W, H)
@@ -901,7 +901,7 @@ class SimPhone:
         # reused with their nodes and XML while what they show stays the same.
         reused: list[_ReusedWindow | None] = [None] * len(windows)
         if not kb and self.ime_detached:
-            # Gboard left up without a field (see ime_detached): over the app, which keeps its whole height
+            # Gboard left up without a field (see ime_detached)
             kb_area = (0, H - self.keyboard_height, W, H)
             ime = self._system_window(("keyboard", False, False, "Enter", "visible_password", kb_area),
                                       lambda: self._keyboard("Enter", "visible_password", kb_area))

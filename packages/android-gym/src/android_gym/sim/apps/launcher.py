@@ -173,8 +173,8 @@ class LauncherApp(App):
             ImageButton("Clear search box", self._clear_query, resource_id="clear_btn", icon="x") if q else None,
             cls="android.widget.LinearLayout", padding=(16, 8))
         field.children = [c for c in field.children if c is not None]
-        # a typed query's app results are described by their names too (the suggested apps are not)
-        row = Row(*[View(cls="android.widget.TextView", text=label, content_desc=label if q else "",
+        # the app tiles are described by their names too (suggested and found alike)
+        row = Row(*[View(cls="android.widget.TextView", text=label, content_desc=label,
                          clickable=True, focusable=True, weight=1,
                          height=108, size=12, align="center", icon=label[:1], background=None,
                          on_click=lambda lb=label, pkg=pkg: self._launch_or_say(lb, pkg))
