@@ -190,7 +190,7 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
     assert overall["element_agreement"] >= 0.71 and overall["element_multiset_agreement"] >= 0.85
-    assert overall["screen_agreement"] >= 0.82 and overall["action_agreement"] >= 0.86
+    assert overall["screen_agreement"] >= 0.83 and overall["action_agreement"] >= 0.86
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
         if result["replayed"]:
@@ -317,6 +317,9 @@ def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does()
     result, steps = _replayed(MARKOR_NEW_NOTE_LOG)
     for step in (2, 3, 4, 5, 6, 7, 8, 15, 16, 17):  # the dialog, the editor, its menus, the address, the message
         assert steps[step]["screen_agreement"] == 1.0, step
+    # after the wait the print spooler's preview comes up; Back returns to the note in view mode
+    for step in (10, 11, 12):
+        assert steps[step]["screen_agreement"] == 1.0, step
     assert steps[3]["same_target"]  # OK
     assert steps[4]["same_target"]  # the text field
     assert steps[6]["same_target"] and steps[7]["same_target"] and steps[8]["same_target"]  # More options, Share, PDF
@@ -325,7 +328,8 @@ def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does()
     # tick, the thread's send button; the conversation list and the thread list as on the emulator
     assert all(steps[step]["same_target"] for step in (13, 15, 16, 17))
     assert steps[13]["screen_agreement"] == 1.0 and steps[18]["screen_agreement"] == 1.0
-    assert result["action_agreement"] >= 0.92 and result["outcome_agreement"] is True
+    assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
+    assert result["element_agreement"] >= 0.71 and result["screen_agreement"] >= 0.94
 
 
 @needs_android_world

@@ -135,6 +135,9 @@ class App:
         """A fling that no scrollable list took ("up" = finger moved up); True when the app handled it."""
         return False
 
+    def on_time_passed(self) -> None:
+        """The clock moved on without input (a wait); the app in front may show what was coming."""
+
     def on_list_dragged(self, scroll_key: str) -> None:
         """A finger dragged the scrolling list ``scroll_key`` (after its offset moved, if it could)."""
 

@@ -234,6 +234,9 @@ class SimPhone:
     def advance_clock(self, ms: int) -> None:
         """Move the simulated clock forward (``sleep`` and alarms use it)."""
         self.clock_ms += max(0, int(ms))
+        front = self.apps.get(self.foreground)
+        if front is not None and front.running:
+            front.on_time_passed()
         self.invalidate()
 
     def settings_get(self, namespace: str, key: str) -> str | None:

@@ -108,13 +108,20 @@ class MarkorApp(MultiSelect, App):
         self.new_ext = ".md"
         self.rename_value = ""
         self.move_dir = ""
+        self.print_pending = False  # Print / PDF chosen: the print preview comes up once time passes
 
     def on_open(self) -> None:
         self._reset_ui()
         self.phone.files.mkdir(MARKOR_ROOT)  # Markor creates its notebook folder on start
 
     def current_activity(self) -> str:
-        return ".activity.DocumentActivity" if self.page == "editor" else self.activity
+        return ".activity.DocumentActivity" if self.page in ("editor", "print") else self.activity
+
+    PRINT_PKG = "com.android.printspooler"
+
+    def window_package(self) -> str:
+        """The print preview is the print spooler's activity: its window carries that package."""
+        return self.PRINT_PKG if self.page == "print" else self.package
 
     # --- file helpers ------------------------------------------------------------------------------
     @staticmethod
@@ -434,10 +441,46 @@ class MarkorApp(MultiSelect, App):
         return Dialog("", Column(*items, resource_id="popup_menu"))
 
     def _print(self) -> None:
-        """Print / PDF renders the note in view mode first, as the emulator's Markor does (its print preview, a
-        system screen, is not simulated)."""
+        """Print / PDF renders the note in view mode first, as the emulator's Markor does; the print spooler's
+        preview comes up a moment later (the real run lists it after a wait), see :meth:`on_time_passed`."""
         self.close_dialog()
         self._set_view_mode(True)
+        self.print_pending = True
+
+    def on_time_passed(self) -> None:
+        if self.print_pending and self.page == "editor" and self.editor.get("view"):
+            self.print_pending = False
+            self.push("print")
+
+    def build_print(self) -> View:
+        """The print spooler's preview as the emulator lists it: the printer drop-down ("Select a printer"), the
+        summary row (copies 1, paper size Letter), the expand handle, then the page's preview ("1/1"). Printing
+        itself is not simulated; Back returns to the note."""
+        spinner = View(cls="android.widget.Spinner", resource_id="destination_spinner", clickable=True,
+                       focusable=True, scrollable=True, width=256, height=48, padding=(8.0, 0.0),
+                       on_click=lambda: self.toast("No printers on the simulated phone"), children=[
+                           Text("Select a printer", size=16, padding=(0, 12))])
+        summary = View(cls="android.widget.LinearLayout", content_desc="Summary, copies 1, paper size Letter",
+                       resource_id="summary_content", clickable=True, focusable=True, orientation=HORIZONTAL,
+                       height=34, padding=(28.0, 0.0), on_click=lambda: None, children=[
+                           Text("Copies:", size=14, padding=(0, 4)), Text("1", resource_id="copies_count_summary",
+                                                                      size=14, padding=(16, 4)),
+                           Text("Paper size:", size=14, padding=(16, 4)),
+                           Text("Letter", resource_id="paper_size_summary", size=14, padding=(16, 4))])
+        handle = View(cls="android.widget.FrameLayout", content_desc="Expand handle",
+                      resource_id="expand_collapse_handle", clickable=True, focusable=True, height=28,
+                      on_click=lambda: None, dump_rank=-1)  # listed before the rows above it, as there
+        page = View(cls="android.widget.CompoundButton", content_desc="Page 1 of 1", resource_id="preview_page",
+                    clickable=True, focusable=True, checkable=True, checked=True, width=348, height=482,
+                    background="#ffffff", on_click=lambda: None, children=[
+                        View(height=450, layout_only=True),
+                        Text("1/1", resource_id="page_number", size=14, align="center", selected=True)])
+        # the preview's frame is a node of its own (not listed), so the page comes a level below the rows
+        preview = View(cls="android.widget.FrameLayout", weight=1, background="#e8eaed", padding=(32.0, 120.0),
+                       children=[page])
+        return Column(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True, height=48,
+                           children=[spinner]),
+                      summary, handle, preview, cls="android.widget.LinearLayout", weight=1, layout_only=True)
 
     # --- dialogs -----------------------------------------------------------------------------------
     def _open_new_file(self) -> None:
