@@ -105,6 +105,18 @@ def test_create_contact_with_label_then_edit_and_delete_it():
     assert phone.apps[PKG].page == "main"
 
 
+def test_the_editor_formats_a_phone_number_as_it_is_typed():
+    # the real editor's field reads "+1 446-017-7118" after AndroidWorld types "+14460177118" (real episodes)
+    phone = SimPhone()
+    phone.launch(PKG)
+    tap_on(phone, text="Create contact")
+    tap_on(phone, text="Phone")
+    phone.type_text("+1446")
+    phone.type_text("0177118")
+    assert "+1 446-017-7118" in [e.text for e in ui_of(phone).elements if e.editable]
+    assert phone.apps[PKG].form["phones"][0]["number"] == "+14460177118"  # kept as typed
+
+
 def test_numbers_are_shown_formatted_as_the_real_contacts_app_shows_them():
     from android_gym.sim.apps.contacts import format_number
 

@@ -241,3 +241,26 @@ def test_note_and_sms_scores_half_for_the_note_alone():
 
 def test_random_agent_rarely_succeeds():
     check_random_agent_rarely_succeeds(NAMES, lambda seed: RandomAgent(seed=seed))
+
+
+def test_print_pdf_shows_the_print_spoolers_preview_a_moment_later_and_back_returns_to_the_note():
+    # the real MarkorCreateNoteAndSms run: Print / PDF renders the note in view mode; after a wait the print
+    # spooler's preview (its own window) lists; Back returns to the note in view mode
+    phone = SimPhone()
+    phone.launch(PKG)
+    markor = phone.apps[PKG]
+    phone.files.write(f"{MARKOR_DIR}/plants.md", "Water the plants.")
+    markor.open_editor(f"{MARKOR_DIR}/plants.md")
+    phone.invalidate()
+    tap_on(phone, text="More options")
+    tap_on(phone, text="Share")
+    tap_on(phone, text="Print / PDF")
+    assert markor.page == "editor" and markor.editor.get("view")
+    phone.advance_clock(1000)
+    assert markor.page == "print"
+    assert {e.package for e in phone.frame.entries if e.window == "app"} == {"com.android.printspooler"}
+    assert "Select a printer" in texts(phone) and "Page 1 of 1" in descs(phone)
+    phone.back()
+    assert markor.page == "editor" and markor.editor.get("view")
+    phone.advance_clock(1000)
+    assert markor.page == "editor"  # it comes once

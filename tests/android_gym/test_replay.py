@@ -31,6 +31,7 @@ from .browser import images_loaded, open_page
 
 DATA = Path(__file__).parent / "data" / "real_episodes"
 CONTACTS_LOG = DATA / "ContactsAddContact_base_o4-mini_trial1.json.gz"
+MARKOR_SEARCHED_LOG = DATA / "MarkorMoveNote_reflective_gpt-4.1-mini_910322d9.json.gz"
 BRIGHTNESS_LOG = DATA / "SystemBrightnessMin_base_o3-mini_trial1.json.gz"
 FILES_LOG = DATA / "FilesDeleteFile_base_gpt-4o-mini_7d52a840.json.gz"
 MARKOR_LOG = DATA / "MarkorMoveNote_base_gpt-4.1-mini_8b0f1fc8.json.gz"
@@ -190,8 +191,8 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert all(r["recovered_from_screen"][0]["what"] == "the launcher's predicted app"
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
-    assert overall["element_agreement"] >= 0.70 and overall["element_multiset_agreement"] >= 0.85
-    assert overall["screen_agreement"] >= 0.73 and overall["action_agreement"] >= 0.85
+    assert overall["element_agreement"] >= 0.78 and overall["element_multiset_agreement"] >= 0.89
+    assert overall["screen_agreement"] >= 0.83 and overall["action_agreement"] >= 0.86
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
         if result["replayed"]:
@@ -238,18 +239,19 @@ def test_the_sim_shows_the_real_contacts_screens_and_reaches_the_same_verdict():
     """The home screen, Google Messages' prompt, Contacts' list, editor and details and Gboard, written from the
     real element lists: every index action hits the element the real one did and the verdict agrees. What still
     differs is the status bar (that emulator had Wi-Fi off and its notification icons were the SD card then the
-    ungrouped "Serial console enabled", where most runs, and the sim, show the Android System group first; the
-    clock's minute moves on in the real run)."""
+    ungrouped "Serial console enabled", where most runs, and the sim, show the Android System group first) and, on
+    steps 5 and 6, Gboard's header: that emulator's showed a clipboard suggestion (text copied on the host, a
+    HorizontalScrollView of TextViews) where the other real runs, and the sim, show Gboard's shortcuts row."""
     result, steps = _replayed(CONTACTS_LOG)
     assert result["action_agreement"] == 1.0 and result["element_targeted_steps"] == 6
     assert (result["real_success"], result["sim_success"], result["outcome_agreement"]) == (1.0, 1.0, True)
-    assert result["element_agreement"] >= 0.78 and result["element_multiset_agreement"] >= 0.90
-    assert result["screen_agreement"] >= 0.96
-    for step in (0, 1, 2, 3, 4):  # home, Messages, home, the list, the editor
+    assert result["element_agreement"] >= 0.64 and result["element_multiset_agreement"] >= 0.90
+    assert result["screen_agreement"] >= 0.83
+    for step in (0, 1, 2, 3, 4, 7, 8):  # home, Messages, home, the list, the editor, the editor with Gboard, details
         assert steps[step]["screen_agreement"] == 1.0, step
-    # the editor with Gboard up (67 elements); only the typed number differs (the real field formats it)
-    # (its status bar's two notification icons differ from the sim's, the common case: see above)
-    assert steps[7]["screen_agreement"] >= 0.98 and steps[7]["positional_agreement"] >= 0.89
+    # the editor with Gboard up (67 elements), its phone field formatted as typed ("+1 932-802-0043"); its status
+    # bar's two notification icons differ from the sim's, the common case (see above)
+    assert steps[7]["positional_agreement"] >= 0.92
 
 
 @needs_android_world
@@ -338,18 +340,38 @@ def test_the_launchers_predicted_app_is_read_off_the_first_real_screen():
 def test_the_sim_shows_markors_new_file_dialog_and_editor_as_the_emulator_does():
     """The New file dialog (Name, Type and Template drop-downs, FOLDER / CANCEL / OK), the editor (Undo, Redo,
     View mode, Save, Search, the text actions bar), its view mode and Simple SMS Messenger's conversation list, new
-    conversation and thread list as on the emulator up to the keyboard, whose header showed
-    Gboard's shortcuts row (Sticker, GIF, Clipboard, ...) on that emulator and the suggestion strip on the sim."""
+    conversation and thread list as on the emulator, Gboard included: its shortcuts row (Sticker, GIF, Clipboard,
+    ...), Done on the name and the address fields, the digits row on the extension field, Shift on in an empty
+    note and message (and on a note's new line), no keyboard under the editor's menu; the address's Done keeps it."""
     result, steps = _replayed(MARKOR_NEW_NOTE_LOG)
-    assert steps[2]["first_mismatch"] == 17 and steps[3]["same_target"]  # OK
-    assert steps[4]["first_mismatch"] == 21 and steps[4]["same_target"]  # the text field
+    for step in (2, 3, 4, 5, 6, 7, 8, 15, 16, 17):  # the dialog, the editor, its menus, the address, the message
+        assert steps[step]["screen_agreement"] == 1.0, step
+    # after the wait the print spooler's preview comes up; Back returns to the note in view mode
+    for step in (10, 11, 12):
+        assert steps[step]["screen_agreement"] == 1.0, step
+    assert steps[3]["same_target"]  # OK
+    assert steps[4]["same_target"]  # the text field
     assert steps[6]["same_target"] and steps[7]["same_target"] and steps[8]["same_target"]  # More options, Share, PDF
     assert steps[9]["screen_agreement"] == 1.0  # Print / PDF renders the note in view mode first
     # Simple SMS Messenger: the list's description-less FAB, the new conversation's fast-scroller over the confirm
     # tick, the thread's send button; the conversation list and the thread list as on the emulator
     assert all(steps[step]["same_target"] for step in (13, 15, 16, 17))
     assert steps[13]["screen_agreement"] == 1.0 and steps[18]["screen_agreement"] == 1.0
-    assert result["action_agreement"] >= 0.92 and result["outcome_agreement"] is True
+    assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
+    assert result["element_agreement"] >= 0.71 and result["screen_agreement"] >= 0.94
+
+
+@needs_android_world
+def test_gboard_stays_up_after_a_launcher_search_and_over_the_app_opened_from_it():
+    """Enter in the launcher's search panel leaves Gboard up with no field (its row of digits, Enter), covering the
+    panel's last suggestions, and over Markor opened from the results (which makes room for it) until its
+    selection menu pops up. The panel's app tiles are described by their names."""
+    result, steps = _replayed(MARKOR_SEARCHED_LOG)
+    for step in (1, 2, 3, 4, 5, 6, 7, 8, 9):  # the panel, Markor under the keyboard (list, folder, selection), menus
+        assert steps[step]["screen_agreement"] == 1.0, step
+    assert steps[2]["real_target"] == steps[2]["sim_target"] == "TextView 'Markor' clickable"
+    assert result["element_agreement"] >= 0.85 and result["screen_agreement"] >= 0.99
+    assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
 
 
 @needs_android_world
@@ -360,6 +382,8 @@ def test_the_sim_phone_app_opens_on_the_contacts_tab_as_the_emulator_does():
     for step in (1, 2, 6):  # Phone's empty Contacts tab, Contacts' editor, Phone's tab with the new contact
         assert steps[step]["screen_agreement"] == 1.0, step
     assert result["action_agreement"] == 1.0 and result["outcome_agreement"] is True
+    # every screen but the status bar, Gboard (Shift on the empty name fields, its shortcuts row) included
+    assert result["screen_agreement"] == 1.0 and result["element_agreement"] >= 0.92
 
 
 @needs_android_world

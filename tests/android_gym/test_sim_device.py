@@ -54,6 +54,25 @@ def test_execute_every_action_kind():
         dev.execute(OpenApp("No Such App Anywhere"))
 
 
+def test_dragging_settings_search_results_hides_the_keyboard():
+    # the real SystemBrightnessMaxVerify run: Gboard is gone once AndroidWorld scrolls the results; Back then
+    # leaves the search page at once
+    dev = SimDevice()
+    dev.execute(OpenApp("Settings"))
+    dev.execute(Click(540, 660))  # "Search settings"
+    dev.execute(Type("brightness", submit=True))
+    phone = dev.phone
+    assert phone.keyboard_shown
+    rows = [e for e in phone.frame.entries if e.view.text == "Brightness level"]
+    assert rows and rows[0].view.resource_id == "android:id/title"
+    results = next(e for e in phone.frame.entries if e.view.scroll_key == "search:results")
+    x1, y1, x2, y2 = results.bounds
+    phone.swipe((x1 + x2) // 2, (y1 + y2) // 2, (x1 + x2) // 2, y1, 300)
+    assert not phone.keyboard_shown and phone.focus == "settings_search"
+    dev.execute(PressBack())
+    assert phone.apps["com.android.settings"].page == "main"
+
+
 def test_snapshot_round_trip_restores_everything():
     dev = SimDevice()
     phone = dev.phone

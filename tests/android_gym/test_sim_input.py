@@ -236,3 +236,20 @@ def test_swipe_down_on_home_opens_the_shade_whose_quick_settings_set_wifi_and_br
     assert int(phone.settings_get("system", "screen_brightness")) <= 10
     phone.back()
     assert phone.shade == 0 and phone.foreground == LAUNCHER_PACKAGE and visible(phone, "Gmail")
+
+
+def test_gboard_stays_up_without_a_field_after_enter_in_the_launcher_search(phone):
+    # the real MarkorMoveNote runs: after AndroidWorld types into the search panel and presses Enter, the keyboard
+    # stays (digits row, Enter) and Markor, opened from the results, opens under it; Back takes it away
+    phone.apps[LAUNCHER_PACKAGE].open_search()
+    phone.set_focus("launcher_search")
+    phone.type_text("Markor")
+    phone.keyevent(66)
+    keys = [e.view.content_desc for e in phone.frame.entries if e.window == "keyboard"]
+    assert "1" in keys and "Enter" in keys and "More features" not in keys
+    tile = next(e for e in phone.frame.entries if e.view.content_desc == "Markor" and e.view.clickable)
+    phone.tap((tile.bounds[0] + tile.bounds[2]) // 2, (tile.bounds[1] + tile.bounds[3]) // 2)
+    assert phone.foreground == "net.gsantner.markor" and phone.focus is None
+    assert any(e.window == "keyboard" for e in phone.frame.entries)
+    phone.back()
+    assert not any(e.window == "keyboard" for e in phone.frame.entries) and phone.foreground == "net.gsantner.markor"

@@ -135,12 +135,19 @@ class App:
         """A fling that no scrollable list took ("up" = finger moved up); True when the app handled it."""
         return False
 
+    def on_time_passed(self) -> None:
+        """The clock moved on without input (a wait); the app in front may show what was coming."""
+
+    def on_list_dragged(self, scroll_key: str) -> None:
+        """A finger dragged the scrolling list ``scroll_key`` (after its offset moved, if it could)."""
+
     # --- dialogs, toasts, focus ----------------------------------------------------------------
     def show_dialog(self, name: str, **args: Any) -> None:
         """Show dialog ``name`` (rendered by ``dialog_<name>(**args)``) over the current page."""
         if not hasattr(self, f"dialog_{name}"):
             raise ValueError(f"{type(self).__name__} has no dialog builder dialog_{name}")
         self.dialog = (name, dict(args))
+        self.phone.ime_detached = ""  # a dialog or popup takes the focus: a keyboard left without a field goes
 
     def close_dialog(self) -> None:
         """Dismiss the dialog, if any."""

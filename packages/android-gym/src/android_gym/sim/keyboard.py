@@ -1,8 +1,8 @@
 """The soft keyboard window (Gboard's package), as the AndroidWorld emulator's accessibility tree lists it.
 
 From the real episodes' element lists: the window holds the navigation strip's "Back" and "Switch input method"
-buttons (gesture navigation shows them while a keyboard is up), then the header row ("More features", the
-suggestion strip, "Voice input"; a field for a phone number gets a row of digits instead), then the keys, each a
+buttons (gesture navigation shows them while a keyboard is up), then the header row ("More features", Gboard's
+toolbar of shortcuts, "Voice input"; a field for a phone number gets a row of digits instead), then the keys, each a
 ``FrameLayout`` read out by its character (upper case while Shift is on) with Gboard's ``key_pos_<row>_<column>``
 resource name. The keys area is 288 dp tall over a 48 dp navigation strip (the app above ends 883 px from the
 bottom at 420 dpi).
@@ -36,6 +36,17 @@ def _key(rid: str, desc: str, on_click: Callable[[], Any], label: str | None = N
                 size=22 if len(label) == 1 else 14)
 
 
+_TOOLBAR = (("Sticker Keyboard", "stk"), ("GIF Keyboard", "GIF"), ("Clipboard", "clip"), ("Settings", "set"),
+            ("Theme settings", "thm"))
+"""The header's toolbar between "More features" and "Voice input" (Gboard's shortcuts, each a ``FrameLayout``
+with no resource name), as the real episodes list it while no word is being suggested."""
+
+
+def _tool(desc: str, icon: str, tell: Callable[[str], None]) -> View:
+    return View(cls="android.widget.FrameLayout", content_desc=desc, text="", clickable=True, weight=1.0,
+                on_click=lambda: tell(f"{desc} is not available"), icon=icon, size=14)
+
+
 def _row(keys: list[View], share: float = 58.7) -> View:
     """A row of keys taking ``share`` (its height in dp on a full-size keyboard) of the keys area."""
     return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=share, layout_only=True,
@@ -60,8 +71,8 @@ def build_keyboard(shift: bool, symbols: bool, enter_label: str, type_char: Call
         header = [
             _key("key_pos_header_access_points_menu", "More features", lambda: tell("No more features"), "+",
                  weight=1.03),
-            View(cls="android.widget.HorizontalScrollView", resource_id=_ID + "0_resource_name_obfuscated",
-                 scrollable=True, weight=7.6),
+            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=7.6, layout_only=True,
+                 children=[_tool(desc, icon, tell) for desc, icon in _TOOLBAR]),
             _key("key_pos_header_power_key", "Voice input", lambda: tell("Voice input is not available"), "mic",
                  weight=1.03),
         ]

@@ -214,6 +214,12 @@ class SimPhone:
         self.keyboard_shown = False
         self.keyboard_shift = False
         self.keyboard_symbols = False
+        self._shift_pending = False  # set_focus on a field the current frame does not hold yet
+        # Gboard left up with no field to type into: after Enter in the launcher's search panel the emulator's
+        # keyboard stays (its row of digits, Enter) and an app opened from the results opens under it; Back,
+        # Home, a dialog or popup, or a field taking the focus ends it (MarkorMoveNote's real runs); the package
+        # it was left on, "" for none
+        self.ime_detached = ""
         self.selection = False
         self.text_toolbar = False
         self.clipboard = ""
@@ -231,6 +237,9 @@ class SimPhone:
     def advance_clock(self, ms: int) -> None:
         """Move the simulated clock forward (``sleep`` and alarms use it)."""
         self.clock_ms += max(0, int(ms))
+        front = self.apps.get(self.foreground)
+        if front is not None and front.running:
+            front.on_time_passed()
         self.invalidate()
 
     def settings_get(self, namespace: str, key: str) -> str | None:
@@ -356,6 +365,7 @@ class SimPhone:
     def home(self) -> None:
         """Go to the launcher's home screen."""
         self.shade = 0
+        self.ime_detached = ""
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -363,6 +373,7 @@ class SimPhone:
 
     def show_recents(self) -> None:
         """The Overview screen (the launcher's recents page)."""
+        self.ime_detached = ""
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -379,6 +390,8 @@ class SimPhone:
             self.text_toolbar = False
         elif self.keyboard_shown:
             self.keyboard_shown = False
+        elif self.ime_detached:
+            self.ime_detached = ""
         elif not self.foreground_app.on_back():
             if self.foreground != LAUNCHER_PACKAGE:
                 self._drop_focus()
@@ -427,8 +440,14 @@ class SimPhone:
 
     def set_focus(self, key: str | None, keyboard: bool = True) -> None:
         """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
-        if key is not None and self._frame is not None:
+        if key is not None:
+            self.ime_detached = ""
+        if key is not None and self._frame is not None and key in self._frame.editables:
             self._auto_shift(self._frame.editables.get(key))
+        else:  # a field of a page not built yet (an editor opening focused): Shift follows it once it is
+            self._shift_pending = key is not None
+            if key is not None:
+                self.keyboard_shift = self.keyboard_symbols = False
         self.focus = key
         self.keyboard_shown = bool(key) and keyboard
         self.selection = False
@@ -436,9 +455,10 @@ class SimPhone:
         self.invalidate()
 
     def _auto_shift(self, field: View | None) -> None:
-        """Gboard's Shift as a field is tapped: on for an empty field of names (it capitalises words), else off.
-        Text put in with ``input text`` does not move it (Gboard does not see it), as the real episodes show."""
-        self.keyboard_shift = field is not None and field.input_type == "name" and not field.text
+        """Gboard's Shift as a field is tapped: on for an empty field that capitalises words (names) or sentences
+        (a note's or a message's text), else off. Text put in with ``input text`` does not move it (Gboard does not
+        see it), as the real episodes show."""
+        self.keyboard_shift = field is not None and field.input_type in ("name", "sentence") and not field.text
         self.keyboard_symbols = False
 
     def _drop_focus(self) -> None:
@@ -494,9 +514,12 @@ class SimPhone:
         if fieldv.on_submit is not None:
             self.keyboard_shown = False
             fieldv.on_submit()
+            self._caps_after_enter(fieldv, fieldv.text)
         elif fieldv.max_lines != 1 and fieldv.on_text is not None:
-            fieldv.on_text(("" if self.selection else fieldv.text) + "\n")
+            new = ("" if self.selection else fieldv.text) + "\n"
+            fieldv.on_text(new)
             self.selection = False
+            self._caps_after_enter(fieldv, new)
         else:  # a single-line field: Enter moves to the next field down (Android's focus search), else closes
             keys = list(self.frame.editables)
             at = keys.index(self.focus) if self.focus in keys else -1
@@ -509,6 +532,13 @@ class SimPhone:
             else:
                 self.keyboard_shown = False
         self.invalidate()
+
+    def _caps_after_enter(self, fieldv: View, text: str) -> None:
+        """Gboard looks at the field again after Enter: Shift is on at the start of a line of a field that
+        capitalises (a new line of a note, as the real episodes show), off after text (a number typed into
+        a message's address, then Done)."""
+        if self.keyboard_shown and self.focus is not None:
+            self.keyboard_shift = fieldv.input_type in ("name", "sentence") and (not text or text.endswith("\n"))
 
     def _toolbar_action(self, name: str) -> None:
         fieldv = self.focused_field()
@@ -687,6 +717,7 @@ class SimPhone:
                 key = start.view.scroll_key
                 assert key is not None
                 owner.scroll[key] = max(0, owner.scroll.get(key, 0) - dy)
+                owner.on_list_dragged(key)
                 self.invalidate()
                 return
         direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
@@ -811,11 +842,16 @@ class SimPhone:
                 self._drop_focus()
         else:
             focused.focused = True
+            if self._shift_pending:
+                self._auto_shift(focused)
+        self._shift_pending = False
         kb = self.keyboard_shown and focused is not None
         W, H, s = self.width, self.height, self.scale
         top = self.status_bar_height
         bottom = H - self.nav_bar_height
         kb_area = None
+        if not kb and self.ime_detached:  # the app in front makes room for it, as for a keyboard of its own
+            bottom = H - self.keyboard_height
         if kb:  # the keyboard window reaches the bottom edge (it holds the navigation strip's Back)
             kb_area = (0, H - self.keyboard_height, W, H)
             bottom = H - self.keyboard_height
@@ -870,9 +906,18 @@ class SimPhone:
         # Windows above the app's: the keyboard, a toast, the status and navigation bars. The system ones are
         # reused with their nodes and XML while what they show stays the same.
         reused: list[_ReusedWindow | None] = [None] * len(windows)
-        if kb and kb_area is not None:
+        if not kb and self.ime_detached:
+            # Gboard left up without a field (see ime_detached)
+            kb_area = (0, H - self.keyboard_height, W, H)
+            ime = self._system_window(("keyboard", False, False, "Enter", "visible_password", kb_area),
+                                      lambda: self._keyboard("Enter", "visible_password", kb_area))
+            windows.append(ime.window)
+            reused.append(ime)
+        elif kb and kb_area is not None:
             kind = focused.input_type if focused is not None else ""
-            if focused is not None and focused.on_submit is not None:
+            if focused is not None and focused.ime_action:
+                enter_label = focused.ime_action
+            elif focused is not None and focused.on_submit is not None:
                 enter_label = "Search"
             else:
                 enter_label = "Next" if kind == "name" else "Enter"
@@ -943,7 +988,7 @@ class SimPhone:
 
     def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds) -> Window:
         kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label, self._ime_type,
-                               self._ime_press, digits_row=kind in ("phone", "dropdown"), say=self.toast)
+                               self._ime_press, digits_row=kind in ("phone", "dropdown", "visible_password"), say=self.toast)
         layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 
@@ -1073,7 +1118,7 @@ class SimPhone:
 
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
-                      "keyboard_shift", "keyboard_symbols", "selection", "text_toolbar", "clipboard", "toasts",
+                      "keyboard_shift", "keyboard_symbols", "ime_detached", "selection", "text_toolbar", "clipboard", "toasts",
                       "ticks", "rng", "timezone", "shade", "shade_collapsed")
 
     def state_bytes(self) -> bytes:

@@ -45,8 +45,10 @@ class View:
     button floats over the bottom of a list) and comes after that sibling in the hierarchy. A ``layout_only``
     node (a layout Android leaves out of the accessibility tree, not important for accessibility) is laid out and
     drawn, but the dump leaves it out and lists its children as its parent's. ``input_type`` tells the keyboard
-    what a field takes ("name": capitalised words, Next on the action key; "phone" and "dropdown" (a label
-    drop-down): Gboard's row of digits over the letters, as the emulator shows it; "" text). ``dump_rank`` orders siblings in the
+    what a field takes ("name": capitalised words, Next on the action key; "sentence": capitalised sentences
+    (Shift is on while the field is empty); "phone", "visible_password" (text without suggestions) and "dropdown" (a label
+    drop-down): Gboard's row of digits over the letters, as the emulator shows it; "" text); ``ime_action``, when
+    set, is the label of the keyboard's action key for the field (an app's ``imeOptions``, e.g. "Done"). ``dump_rank`` orders siblings in the
     dump (stable, default 0) where a real app's view tree order differs from where the views are drawn (a
     bottom navigation bar added before the page above it).
     """
@@ -91,6 +93,7 @@ class View:
     overlay: bool = False
     layout_only: bool = False
     input_type: str = ""
+    ime_action: str = ""
     dump_rank: int = 0
     key: str | None = None
     progress: float = 0.0

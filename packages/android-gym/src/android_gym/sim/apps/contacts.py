@@ -435,8 +435,10 @@ class ContactsApp(App):
         ]
         for i, ph in enumerate(f["phones"]):
             rows.append(_gap(22))
+            # the field shows the number formatted as it is typed (the real editor's PhoneNumberFormattingTextWatcher:
+            # "+14460177118" reads "+1 446-017-7118"); the sim keeps the number as typed
             rows.append(_line(_icon("T" if i == 0 else ""), _field(EditText(
-                ph["number"], lambda v, i=i: self._set_phone(i, v), hint="Phone", key=f"editor_phone_{i}",
+                format_number(ph["number"]), lambda v, i=i: self._set_phone(i, v), hint="Phone", key=f"editor_phone_{i}",
                 resource_id="phone_edit", input_type="phone")), _icon("")))
             rows.append(_gap(14))
             delete = None

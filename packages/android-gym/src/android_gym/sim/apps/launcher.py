@@ -169,11 +169,13 @@ class LauncherApp(App):
             View(cls="android.widget.ImageView", content_desc="Google app", resource_id="g_icon", clickable=True,
                  width=48, height=48, icon="G", on_click=lambda: self.toast("Google is not available")),
             EditText(self.query, self._set_query, hint="Search apps, web and more", key="launcher_search",
-                     resource_id="input", weight=1),
+                     resource_id="input", weight=1, on_submit=self._submit_search),
             ImageButton("Clear search box", self._clear_query, resource_id="clear_btn", icon="x") if q else None,
             cls="android.widget.LinearLayout", padding=(16, 8))
         field.children = [c for c in field.children if c is not None]
-        row = Row(*[View(cls="android.widget.TextView", text=label, clickable=True, focusable=True, weight=1,
+        # the app tiles are described by their names too (suggested and found alike)
+        row = Row(*[View(cls="android.widget.TextView", text=label, content_desc=label,
+                         clickable=True, focusable=True, weight=1,
                          height=108, size=12, align="center", icon=label[:1], background=None,
                          on_click=lambda lb=label, pkg=pkg: self._launch_or_say(lb, pkg))
                     for label, pkg in apps], cls="android.widget.LinearLayout", padding=(16, 8))
@@ -183,6 +185,11 @@ class LauncherApp(App):
                        for i in range(SEARCH_SUGGESTIONS)]
         return Column(field, row, Column(*suggestions, padding=(0, 8)), cls="android.widget.FrameLayout",
                       resource_id="search_container", weight=1, background="#f8fafd")
+
+    def _submit_search(self) -> None:
+        """Enter in the search panel: the emulator's Gboard stays up with no field to serve (its row of digits and
+        Enter), also over an app then opened from the results (the real MarkorMoveNote runs)."""
+        self.phone.ime_detached = self.package
 
     def _clear_query(self) -> None:
         self.query = ""

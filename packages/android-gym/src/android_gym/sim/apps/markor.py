@@ -108,13 +108,20 @@ class MarkorApp(MultiSelect, App):
         self.new_ext = ".md"
         self.rename_value = ""
         self.move_dir = ""
+        self.print_pending = False  # Print / PDF chosen: the print preview comes up once time passes
 
     def on_open(self) -> None:
         self._reset_ui()
         self.phone.files.mkdir(MARKOR_ROOT)  # Markor creates its notebook folder on start
 
     def current_activity(self) -> str:
-        return ".activity.DocumentActivity" if self.page == "editor" else self.activity
+        return ".activity.DocumentActivity" if self.page in ("editor", "print") else self.activity
+
+    PRINT_PKG = "com.android.printspooler"
+
+    def window_package(self) -> str:
+        """The print preview is the print spooler's activity: its window carries that package."""
+        return self.PRINT_PKG if self.page == "print" else self.package
 
     # --- file helpers ------------------------------------------------------------------------------
     @staticmethod
@@ -344,7 +351,8 @@ class MarkorApp(MultiSelect, App):
         if ed.get("view"):
             return self._build_view_mode(path, text)
         field = EditText(text, self._set_text, hint="", resource_id="document__fragment__edit__highlighting_editor",
-                         key="markor_editor", multiline=True, min_height=400, background="#ffffff")
+                         key="markor_editor", multiline=True, min_height=400, background="#ffffff",
+                         input_type="sentence")
         name = posixpath.basename(path)
         stem = next((name[:-len(ext)] for ext in TEXT_EXTENSIONS if name.lower().endswith(ext) and len(name) > len(ext)),
                     name)
@@ -354,8 +362,7 @@ class MarkorApp(MultiSelect, App):
             ("View mode", "action_preview", lambda: self._set_view_mode(True)),
             ("Save", "action_save", self.save),
             ("Search", "action_search", lambda: self.toast("Search is not available")))]
-        bar.append(self._action("More options", "", lambda: self.show_dialog("editor_menu"),
-                                cls="android.widget.ImageView"))
+        bar.append(self._action("More options", "", self._editor_menu, cls="android.widget.ImageView"))
         app_bar = View(cls="android.widget.LinearLayout", height=64, background="#f8fafd", children=[
             View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(4.0, 8.0), children=[
                 Text(stem, resource_id="note__activity__text_note_title", size=20, weight=1, max_lines=1,
@@ -412,6 +419,12 @@ class MarkorApp(MultiSelect, App):
         return Column(app_bar, page, cls="android.widget.RelativeLayout", resource_id="document__placeholder_fragment",
                       weight=1, layout_only=True)
 
+    def _editor_menu(self) -> None:
+        """More options in edit mode: the menu's popup takes the window's focus, so the keyboard goes (the real
+        episode lists the menu without Gboard); the text keeps its focus for when the menu is gone."""
+        self.phone.keyboard_shown = False
+        self.show_dialog("editor_menu")
+
     def dialog_editor_menu(self) -> View:
         """The editor's More options: File settings, Share (a submenu of formats), Tools, Info, Reload."""
         entries = (("File settings", self.close_dialog), ("Share", lambda: self.show_dialog("share_menu")),
@@ -421,17 +434,53 @@ class MarkorApp(MultiSelect, App):
 
     def dialog_share_menu(self) -> View:
         """Share's submenu: the formats Markor shares a note in (the sim shares none of them)."""
-        items = [Text("Share", resource_id="title", size=14, color="#5f6368", padding=(16, 12))]
+        items = [Text("Share", resource_id="android:id/title", size=14, color="#5f6368", padding=(16, 12))]
         items += [ListItem(label, "", self._print if label == "Print / PDF"
                            else lambda: self._menu_then(lambda: self.toast("Sharing is not available")),
                            title_id="title", min_height=48) for label in SHARE_FORMATS]
         return Dialog("", Column(*items, resource_id="popup_menu"))
 
     def _print(self) -> None:
-        """Print / PDF renders the note in view mode first, as the emulator's Markor does (its print preview, a
-        system screen, is not simulated)."""
+        """Print / PDF renders the note in view mode first, as the emulator's Markor does; the print spooler's
+        preview comes up a moment later (the real run lists it after a wait), see :meth:`on_time_passed`."""
         self.close_dialog()
         self._set_view_mode(True)
+        self.print_pending = True
+
+    def on_time_passed(self) -> None:
+        if self.print_pending and self.page == "editor" and self.editor.get("view"):
+            self.print_pending = False
+            self.push("print")
+
+    def build_print(self) -> View:
+        """The print spooler's preview as the emulator lists it: the printer drop-down ("Select a printer"), the
+        summary row (copies 1, paper size Letter), the expand handle, then the page's preview ("1/1"). Printing
+        itself is not simulated; Back returns to the note."""
+        spinner = View(cls="android.widget.Spinner", resource_id="destination_spinner", clickable=True,
+                       focusable=True, scrollable=True, width=256, height=48, padding=(8.0, 0.0),
+                       on_click=lambda: self.toast("No printers on the simulated phone"), children=[
+                           Text("Select a printer", size=16, padding=(0, 12))])
+        summary = View(cls="android.widget.LinearLayout", content_desc="Summary, copies 1, paper size Letter",
+                       resource_id="summary_content", clickable=True, focusable=True, orientation=HORIZONTAL,
+                       height=34, padding=(28.0, 0.0), on_click=lambda: None, children=[
+                           Text("Copies:", size=14, padding=(0, 4)), Text("1", resource_id="copies_count_summary",
+                                                                      size=14, padding=(16, 4)),
+                           Text("Paper size:", size=14, padding=(16, 4)),
+                           Text("Letter", resource_id="paper_size_summary", size=14, padding=(16, 4))])
+        handle = View(cls="android.widget.FrameLayout", content_desc="Expand handle",
+                      resource_id="expand_collapse_handle", clickable=True, focusable=True, height=28,
+                      on_click=lambda: None, dump_rank=-1)  # listed before the rows above it, as there
+        page = View(cls="android.widget.CompoundButton", content_desc="Page 1 of 1", resource_id="preview_page",
+                    clickable=True, focusable=True, checkable=True, checked=True, width=348, height=482,
+                    background="#ffffff", on_click=lambda: None, children=[
+                        View(height=450, layout_only=True),
+                        Text("1/1", resource_id="page_number", size=14, align="center", selected=True)])
+        # the preview's frame is a node of its own (not listed), so the page comes a level below the rows
+        preview = View(cls="android.widget.FrameLayout", weight=1, background="#e8eaed", padding=(32.0, 120.0),
+                       children=[page])
+        return Column(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, layout_only=True, height=48,
+                           children=[spinner]),
+                      summary, handle, preview, cls="android.widget.LinearLayout", weight=1, layout_only=True)
 
     # --- dialogs -----------------------------------------------------------------------------------
     def _open_new_file(self) -> None:
@@ -461,9 +510,10 @@ class MarkorApp(MultiSelect, App):
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
                 Text("Name", size=14, color="#5f6368", padding=(0, 16), width=72),
                 EditText(self.new_name, self._set_new_name, hint="my_note", resource_id="new_file_dialog__name",
-                         key="new_file_name", weight=1),
+                         key="new_file_name", weight=1, ime_action="Done"),  # Gboard's action key reads Done
+                # the extension takes no suggestions: Gboard shows its row of digits over the letters there
                 EditText(self.new_ext, self._set_new_ext, hint="Extension", resource_id="new_file_dialog__ext",
-                         key="new_file_ext", width=96)]),
+                         key="new_file_ext", width=96, input_type="visible_password")]),
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, layout_only=True, children=[
                 Text("Type", size=14, color="#5f6368", padding=(0, 16), width=72),
                 dropdown("new_file_dialog__type", label, lambda: self.show_dialog("file_type"))]),

@@ -721,16 +721,22 @@ class SettingsApp(App):
             if q in title.lower():
                 rows.append(View(cls="android.widget.LinearLayout", clickable=True, focusable=True,
                                  padding=(24.0, 8.0), on_click=lambda p=page, t=title: self._open_result(p, t),
-                                 children=[Text(title, resource_id="title", size=18, padding=(0, 0)),
+                                 children=[Text(title, resource_id="android:id/title", size=18, padding=(0, 0)),
                                            Text(crumb, resource_id="breadcrumb", size=14, color="#444746",
                                                 padding=(0, 0))]))
         rows.append(View(cls="android.widget.LinearLayout", clickable=True, focusable=True, padding=(24.0, 16.0),
-                         children=[Text(f'Search Support for "{self.query.strip()}"', resource_id="title",
+                         children=[Text(f'Search Support for "{self.query.strip()}"', resource_id="android:id/title",
                                         size=14, padding=(0, 0))]))
         return Column(header, View(height=9, layout_only=True),
                       ScrollList(rows, "search:results", resource_id="search_scrollview",
                                  cls="android.widget.ScrollView"),
                       cls="android.widget.LinearLayout", weight=1)
+
+    def on_list_dragged(self, scroll_key: str) -> None:
+        """Settings Intelligence hides the keyboard once its results are dragged (the real search page lists no
+        Gboard after AndroidWorld scrolls the results)."""
+        if scroll_key == "search:results" and self.page == "search":
+            self.phone.keyboard_shown = False
 
     def _search(self) -> None:
         """Enter runs the search already shown; the keyboard stays up, as Settings Intelligence's does."""

@@ -323,7 +323,7 @@ class SmsMessengerApp(App):
                                 icon="+", on_click=lambda: None),
                            EditText(draft, lambda v: self._set_draft(address, v), hint="Type a message\u2026",
                                     key="thread_type_message", resource_id="thread_type_message", multiline=True,
-                                    weight=1, on_click=self._scroll_to_newest),
+                                    weight=1, on_click=self._scroll_to_newest, input_type="sentence"),
                            # the emulator's send button: a Button reading "SMS", described "OK", clickable
                            # only once there is something to send
                            View(cls="android.widget.Button", text="SMS", content_desc="OK",
@@ -434,6 +434,10 @@ class SmsMessengerApp(App):
         self.push("new", forward=forward)
         self.phone.set_focus("new_conversation_address")
 
+    def _address_done(self) -> None:
+        """Done on the address field does nothing there: the keyboard stays up (the real episode's next list)."""
+        self.phone.keyboard_shown = True
+
     def _set_new_query(self, value: str) -> None:
         self.new_query = value
         self.scroll["new:contacts"] = 0
@@ -474,7 +478,8 @@ class SmsMessengerApp(App):
 
         field: list[View] = [EditText(self.new_query, self._set_new_query, hint="Add Contact or Number\u2026",
                                       key="new_conversation_address", resource_id="new_conversation_address",
-                                      weight=1)]
+                                      weight=1, ime_action="Done", input_type="sentence",
+                                      on_submit=self._address_done)]  # Gboard's action key reads Done there
         if q:
             field.append(View(cls="android.widget.ImageView", resource_id="new_conversation_confirm", clickable=True,
                               focusable=True, width=42, height=42, icon="\u2713", on_click=confirm))
