@@ -145,9 +145,12 @@ def test_boot_failures_are_reported_with_the_emulator_log(host_adb, tmp_path):
         make_pool(host_adb, tmp_path, env={"FAKE_EMULATOR_FAIL_BOOT": "exit"})
     pool = make_pool(host_adb, tmp_path / "hang", env={"FAKE_EMULATOR_FAIL_BOOT": "hang"}, start=False,
                      boot_timeout=1.5, launch_attempts=1)
-    with pytest.raises(EmulatorError, match="not in adb as 'device' after 1.5 s"):
-        pool.start()
-    assert pool.slots[0].process.returncode is not None  # nothing left running
+    try:
+        with pytest.raises(EmulatorError, match="not in adb as 'device' after 1.5 s"):
+            pool.start()
+        assert pool.slots[0].process.returncode is not None  # nothing left running
+    finally:
+        pool.close()  # a failed check must not leave the hung emulator behind for the next test
 
 
 def test_close_escalates_to_sigkill_when_sigterm_is_ignored(host_adb, tmp_path):
