@@ -17,7 +17,9 @@ import pytest
 
 from android_gym.cli import main
 from android_gym.replay import (
+    RealStep,
     element_key,
+    follow_real_clock,
     load_real_episodes,
     real_folder_listing,
     recover_params,
@@ -189,7 +191,7 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert all(r["recovered_from_screen"][0]["what"] == "the launcher's predicted app"
                for r in by_source.values() if r["replayed"])
     overall = summary["overall"]  # the numbers the README gives, as lower bounds
-    assert overall["element_agreement"] >= 0.71 and overall["element_multiset_agreement"] >= 0.85
+    assert overall["element_agreement"] >= 0.78 and overall["element_multiset_agreement"] >= 0.89
     assert overall["screen_agreement"] >= 0.83 and overall["action_agreement"] >= 0.86
     assert overall["outcome_agreement"] == 1.0  # 21 of 21
     for result in by_source.values():
@@ -236,18 +238,20 @@ def _replayed(path: Path) -> tuple[dict, dict[int, dict]]:
 def test_the_sim_shows_the_real_contacts_screens_and_reaches_the_same_verdict():
     """The home screen, Google Messages' prompt, Contacts' list, editor and details and Gboard, written from the
     real element lists: every index action hits the element the real one did and the verdict agrees. What still
-    differs is the status bar (that emulator had Wi-Fi off; the clock's minute moves on in the real run) and, on
+    differs is the status bar (that emulator had Wi-Fi off and its notification icons were the SD card then the
+    ungrouped "Serial console enabled", where most runs, and the sim, show the Android System group first) and, on
     steps 5 and 6, Gboard's header: that emulator's showed a clipboard suggestion (text copied on the host, a
     HorizontalScrollView of TextViews) where the other real runs, and the sim, show Gboard's shortcuts row."""
     result, steps = _replayed(CONTACTS_LOG)
     assert result["action_agreement"] == 1.0 and result["element_targeted_steps"] == 6
     assert (result["real_success"], result["sim_success"], result["outcome_agreement"]) == (1.0, 1.0, True)
-    assert result["element_agreement"] >= 0.71 and result["element_multiset_agreement"] >= 0.93
+    assert result["element_agreement"] >= 0.64 and result["element_multiset_agreement"] >= 0.90
     assert result["screen_agreement"] >= 0.83
     for step in (0, 1, 2, 3, 4, 7, 8):  # home, Messages, home, the list, the editor, the editor with Gboard, details
         assert steps[step]["screen_agreement"] == 1.0, step
-    # the editor with Gboard up (67 elements), its phone field formatted as typed ("+1 932-802-0043")
-    assert steps[7]["positional_agreement"] >= 0.94
+    # the editor with Gboard up (67 elements), its phone field formatted as typed ("+1 932-802-0043"); its status
+    # bar's two notification icons differ from the sim's, the common case (see above)
+    assert steps[7]["positional_agreement"] >= 0.92
 
 
 @needs_android_world
@@ -258,8 +262,9 @@ def test_the_sim_shows_the_real_files_screens():
     real one did and the verdicts agree (the real episode deleted the right one)."""
     result, steps = _replayed(FILES_LOG)
     # that emulator's status bar said "Wifi signal full." where 16 of the 21 real runs (and the sim) say
-    # "Wifi signal full.,No internet"
-    assert result["element_agreement"] >= 0.81 and result["element_multiset_agreement"] >= 0.91
+    # "Wifi signal full.,No internet", and its notification icons were "Serial console enabled" then the SD card
+    # where 12 of the 21 (and the sim) show the Android System group (": ") then the SD card
+    assert result["element_agreement"] >= 0.86 and result["element_multiset_agreement"] >= 0.86
     assert result["screen_agreement"] >= 0.99 and result["action_agreement"] == 1.0
     for step in (1, 2, 3, 4, 5):  # Downloads, the roots drawer, the storage root's folders, Alarms, selection
         assert steps[step]["screen_agreement"] == 1.0 and steps[step]["same_target"], step
@@ -268,6 +273,30 @@ def test_the_sim_shows_the_real_files_screens():
     assert noise["what"] == "AndroidWorld's noise file names" and noise["real_steps"] == [4, 7]
     assert noise["folder"] == "/sdcard/Alarms" and "backup_helpful_nest.mp3" in noise["now"]
     assert set(noise["now"]) == set(noise["names"]) | {"backup_helpful_nest.mp3"}
+
+
+def test_the_sim_clock_follows_the_real_status_bar_clock():
+    """The replay sets the sim's clock to the real status bar's minute before each step (the real run's minutes
+    pass while its agent thinks); back too (one real run's first screen shows 11:39, the next 11:34); a clock
+    hours away, or none, leaves it."""
+    from android_gym.sim.phone import SimPhone
+
+    device = type("Device", (), {})()
+    device.phone = phone = SimPhone()
+    phone.settings_put("system", "time_12_24", "24")
+
+    def step(clock: str | None) -> RealStep:
+        bar = [] if clock is None else [{"text": clock, "resource_name": "com.android.systemui:id/clock"}]
+        return RealStep(index=0, elements=[{"text": "Home"}, *bar], reply="", action=None)
+
+    start = phone.status_clock()[0]
+    assert start == "15:34" and follow_real_clock(step("15:34"), device) == 0
+    phone.tap(5, 1000)  # two seconds on
+    assert follow_real_clock(step("15:39"), device) == 5 and phone.status_clock()[0] == "15:39"
+    assert phone.now().second == 0  # the start of the real minute
+    assert follow_real_clock(step("15:34"), device) == -5 and phone.status_clock()[0] == "15:34"
+    assert follow_real_clock(step("21:00"), device) == 0 and follow_real_clock(step(None), device) == 0
+    assert phone.status_clock()[0] == "15:34"
 
 
 def test_noise_file_names_are_read_off_the_real_screens_that_list_the_folder():
@@ -372,7 +401,7 @@ def test_the_sim_shows_the_real_notification_shade():
     assert steps[0]["screen_agreement"] >= 0.92  # the home screen; the dock's predicted app was Markor there
     assert steps[1]["positional_agreement"] >= 0.69
     assert steps[1]["same_target"] and result["outcome_agreement"] is True
-    assert result["element_agreement"] >= 0.71
+    assert result["element_agreement"] >= 0.80
 
 
 def test_sim_elements_are_listed_breadth_first_per_window_without_the_page_under_a_dialog():

@@ -22,7 +22,8 @@ not show are drawn; the result says which). Random state of the real run that ne
 file keep is read back from the real screens that show it, before the first step, and reported under
 ``recovered_from_screen``: the launcher's predicted app (:func:`recover_predicted_app`) and the noise files
 AndroidWorld's file tasks draw (:func:`recover_noise_files`). Then every real step's action is performed on the
-sim, and per
+sim; before each step the sim's clock is moved on to the minute the real status bar shows
+(:func:`follow_real_clock`: the real run's minutes pass while its agent thinks, the sim's only per input), and per
 step the real element list is set beside the sim's for the same state, built the way AndroidWorld builds it
 (``forest_to_ui_elements`` keeps leaves, nodes with a content description and scrollable nodes; the sim's
 uiautomator dump goes through AndroidWorld's ``xml_dump_to_ui_elements`` and the same rule, each window's nodes
@@ -64,6 +65,7 @@ __all__ = [
     "real_folder_listing",
     "recover_noise_files",
     "recover_predicted_app",
+    "follow_real_clock",
     "recover_params",
     "replay_episode",
     "replay_episodes",
@@ -517,6 +519,38 @@ def recover_noise_files(episode: RealEpisode, params: Mapping[str, Any], device:
             "sim_drew": [n for n in before if n != target], "now": after}
 
 
+STATUS_CLOCK_ID = "com.android.systemui:id/clock"
+_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})$")
+
+
+def follow_real_clock(step: RealStep, device: Any) -> int:
+    """Set the sim's clock to the minute the real step's status bar shows; returns the minutes moved (negative
+    back; 0 when the clocks agree, differ by more than three hours, or either cannot be read).
+
+    A real episode's clock moves on while its agent thinks (11:34 to 11:40 over 19 steps in these runs); the sim's
+    moves two seconds per input, so without this the status bar's clock differs on half the real screens. The sim
+    lands on the start of the real minute. It can move back: one real run's first screen shows 11:39 and the
+    next ones 11:34 (the emulator's clock was set back when the task was set up).
+    """
+    phone = getattr(device, "phone", None)
+    real = next((str(e.get("text") or "") for e in step.elements
+                 if (e.get("resource_name") or e.get("resource_id")) == STATUS_CLOCK_ID), "")
+    m, n = _CLOCK_RE.match(real), _CLOCK_RE.match(phone.status_clock()[0]) if phone is not None else None
+    if m is None or n is None:
+        return 0
+    twelve = phone.settings["system"].get("time_12_24") != "24"
+    day = 12 * 60 if twelve else 24 * 60
+    minutes = (int(m[1]) * 60 + int(m[2]) - int(n[1]) * 60 - int(n[2])) % day
+    if minutes > day // 2:
+        minutes -= day
+    if minutes == 0 or abs(minutes) > 180:
+        return 0
+    now = phone.now()
+    phone.clock_ms += minutes * 60_000 - now.second * 1000 - now.microsecond // 1000
+    phone.invalidate()
+    return minutes
+
+
 PREDICTED_PREFIX = "Predicted app: "
 
 
@@ -686,7 +720,14 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
         view_steps: list[ViewStep] = []
         answer = None
         done = False
+        clock_moved: list[tuple[int, int]] = []
         for real in episode.steps:
+            moved = 0 if done else follow_real_clock(real, device)
+            if moved:  # look again: the status bar's clock changed
+                clock_moved.append((real.index, moved))
+                screen = device.observe(screenshot=True)
+                info = {**info, "xml": screen.xml}
+                obs = {**obs, "screenshot": screen.screenshot}
             sim_objects = sim_ui_elements(info["xml"])
             sim = _plain_sim(sim_objects)
             row: dict[str, Any] = {"step": real.index, **_compare_lists(real.elements, sim), "action": real.action}
@@ -750,6 +791,10 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
     result = _episode_summary(episode, rows, sim_success, how, goal_matches=goal_matches)
     if recovered:
         result["recovered_from_screen"] = recovered
+    if clock_moved:
+        result["clock_followed"] = {"what": "the sim's clock moved on to the real status bar's minute",
+                                    "steps": [i for i, _ in clock_moved],
+                                    "minutes": [m for _, m in clock_moved]}
     page = ViewEpisode(title=f"{episode.task}: {Path(episode.source).name}", instruction=episode.goal,
                        source=episode.source, labels=("real (element list)", "sim"), steps=view_steps,
                        outcome={"real success": episode.success, "sim success": sim_success,

@@ -39,10 +39,13 @@ booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34"
 STATUS_BAR_DP = 48.75  # 128 px at 420 dpi: the Pixel 6 image's status bar (with its display cutout)
 BRIGHTNESS_DIALOG = 3  # ``shade`` while System UI's brightness dialog is up
 GESTURE_BAR_DP = 24.0  # 63 px: the gesture navigation handle's strip
-SYSTEM_NOTIFICATIONS = ("Settings notification: Virtual SD card",
-                        "Android System notification: Serial console enabled")
-"""The notification icons the AndroidWorld emulator's status bar always shows (its virtual SD card and the
-serial console of an emulator started for adb)."""
+SYSTEM_NOTIFICATIONS = ("Android System notification: ", "Settings notification: Virtual SD card")
+"""The notification icons the AndroidWorld emulator's status bar shows, in its order: the Android System group
+(whose summary has no text, so its description ends in ": "; the shade lists it as "Android System" with
+"Serial console enabled") and then the virtual SD card. Emulator runs disagree; this is the common case: 12 of
+the 21 real episodes in tests/android_gym/data/real_episodes (101 of their 179 app screens) show exactly these
+two; 3 show the Android System icon alone, 3 the SD card then "Android System notification: Serial console
+enabled" (the ungrouped notification), 2 that pair the other way round, 1 the SD card then the group."""
 TICK_MS = 2000  # simulated time per input event
 TOAST_TICKS = 2  # a toast stays for this many input events
 LONG_PRESS_MS = 500
@@ -1015,15 +1018,20 @@ class SimPhone:
                                height=20, icon="B"))
         if wifi:
             icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
-                              resource_id="com.android.systemui:id/wifi_combo", width=22, height=22, icon="W"))
-        if not airplane:
+                              resource_id="com.android.systemui:id/wifi_combo", width=22, height=22,
+                              drawing=(("#1f1f1f", 2.0, ((0.05, 0.3), (0.95, 0.3), (0.5, 0.8), (0.05, 0.3))),)))
+        if not airplane:  # the signal's triangle at the right of its box (its type icon, if any, on the left)
+            tri = 0.0 if wifi else 0.7
             icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
                               resource_id="com.android.systemui:id/mobile_combo", width=44, height=22,
-                              icon="4G" if wifi else None, children=[] if wifi else [
+                              drawing=(("#1f1f1f", 2.0, ((tri + 0.05 * (1 - tri), 0.8), (0.95, 0.2), (0.95, 0.8),
+                                                         (tri + 0.05 * (1 - tri), 0.8))),),
+                              children=[] if wifi else [
                                   Image("No internet", resource_id="com.android.systemui:id/mobile_type",
                                         width=30, height=16, icon="4G")]))
         icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
-                          resource_id="com.android.systemui:id/battery", width=28, height=22, icon="100"))
+                          resource_id="com.android.systemui:id/battery", width=28, height=22,
+                          drawing=(("#1f1f1f", 6.0, ((0.5, 0.32), (0.5, 0.68))),)))
         bar = View(cls="android.widget.FrameLayout", resource_id="com.android.systemui:id/status_bar_container",
                    background="#f8fafd", orientation=HORIZONTAL, padding=(16.0, 0.0), children=[
                        View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=1, children=left),
@@ -1031,7 +1039,43 @@ class SimPhone:
                             resource_id="com.android.systemui:id/system_icons", children=icons),
                    ])
         layout(bar, 0, 0, W, h, s)
+        self._place_status_icons(left, icons)
         return Window(bar, SYSTEMUI_PACKAGE, (0, 0, W, h), "status")
+
+    def _place_status_icons(self, left: list[View], icons: list[View]) -> None:
+        """Give the status bar's elements the bounds the emulator reports for them (every real episode in
+        tests/android_gym/data/real_episodes agrees, at 1080 px wide): the clock 50-148 px and each notification
+        icon 58 px after it, spanning the bar's height from y 1; on the right, the battery 986-1006 (the bar's
+        height again), the mobile signal 39 px left of it after a 16 px gap, the Wi-Fi signal 46 px left of that,
+        both 58 px high, centred (y 35-93). Without Wi-Fi the mobile signal is 117 px wide, its "No internet" type
+        icon its left 78 px (y 43-85). The clock keeps its real width whatever the time (the real runs show
+        "15:34"-style 24-hour times). Airplane mode and Bluetooth icons, which no real run shows, keep the widths
+        the layout gave them, left of the rest. Pixels of the Pixel 6 (2.625 px per dp) scale with this phone."""
+        k, W, h = self.scale / 2.625, self.width, self.status_bar_height
+
+        def px(v: float) -> int:
+            return round(v * k)
+
+        x = px(50)
+        for i, view in enumerate(left):
+            w = px(98) if i == 0 else px(58)
+            view.bounds = (x, px(1), x + w, h)
+            x += w
+        right = W - px(74)
+        for view in reversed(icons):
+            rid = view.resource_id.rsplit("/", 1)[-1]
+            if rid == "battery":
+                view.bounds, right = (right - px(20), px(1), right, h), right - px(20) - px(16)
+                continue
+            if rid == "mobile_combo" and view.children:
+                w = px(117)
+                kid = view.children[0]
+                kid.bounds = (right - w, px(43), right - w + px(78), px(85))
+            else:
+                w = {"mobile_combo": px(39), "wifi_combo": px(46)}.get(rid, view.bounds[2] - view.bounds[0])
+            y1, y2 = (px(35), px(93)) if rid in ("mobile_combo", "wifi_combo") else view.bounds[1::2]
+            view.bounds = (right - w, y1, right, y2)
+            right -= w
 
     # --- shell and pixels -------------------------------------------------------------------------
     def shell(self, command: str) -> str:
