@@ -264,3 +264,26 @@ def test_print_pdf_shows_the_print_spoolers_preview_a_moment_later_and_back_retu
     assert markor.page == "editor" and markor.editor.get("view")
     phone.advance_clock(1000)
     assert markor.page == "editor"  # it comes once
+
+
+def test_print_preview_does_not_come_up_once_the_note_was_left():
+    # Print / PDF, then Back out of the note before the preview came: it does not come up later over another
+    # note opened in view mode (the pending print ended with the note)
+    phone = SimPhone()
+    phone.launch(PKG)
+    markor = phone.apps[PKG]
+    phone.files.write(f"{MARKOR_DIR}/plants.md", "Water the plants.")
+    phone.files.write(f"{MARKOR_DIR}/books.md", "Read more.")
+    markor.open_editor(f"{MARKOR_DIR}/plants.md")
+    phone.invalidate()
+    tap_on(phone, text="More options")
+    tap_on(phone, text="Share")
+    tap_on(phone, text="Print / PDF")
+    assert markor.print_pending
+    phone.back()  # leaves the note (it is in view mode: Back closes the editor)
+    assert markor.page == "main" and not markor.print_pending
+    markor.open_editor(f"{MARKOR_DIR}/books.md")
+    markor._set_view_mode(True)
+    phone.invalidate()
+    phone.advance_clock(1000)
+    assert markor.page == "editor" and markor.editor["path"].endswith("books.md")

@@ -253,3 +253,18 @@ def test_gboard_stays_up_without_a_field_after_enter_in_the_launcher_search(phon
     assert any(e.window == "keyboard" for e in phone.frame.entries)
     phone.back()
     assert not any(e.window == "keyboard" for e in phone.frame.entries) and phone.foreground == "net.gsantner.markor"
+
+
+def test_gboard_left_without_a_field_is_a_flag_that_survives_a_saved_state(phone):
+    # ``ime_detached`` says only whether Gboard was left up without a field (it once held a package nobody read)
+    assert phone.ime_detached is False
+    phone.apps[LAUNCHER_PACKAGE].open_search()
+    phone.set_focus("launcher_search")
+    phone.type_text("Markor")
+    phone.keyevent(66)
+    assert phone.ime_detached is True
+    state = phone.state_bytes()
+    phone.back()
+    assert phone.ime_detached is False
+    phone.load_state_bytes(state)
+    assert phone.ime_detached is True and any(e.window == "keyboard" for e in phone.frame.entries)

@@ -147,7 +147,7 @@ class App:
         if not hasattr(self, f"dialog_{name}"):
             raise ValueError(f"{type(self).__name__} has no dialog builder dialog_{name}")
         self.dialog = (name, dict(args))
-        self.phone.ime_detached = ""  # a dialog or popup takes the focus: a keyboard left without a field goes
+        self.phone.ime_detached = False  # a dialog or popup takes the focus: a keyboard left without a field goes
 
     def close_dialog(self) -> None:
         """Dismiss the dialog, if any."""

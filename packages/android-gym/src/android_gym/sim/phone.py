@@ -217,9 +217,8 @@ class SimPhone:
         self._shift_pending = False  # set_focus on a field the current frame does not hold yet
         # Gboard left up with no field to type into: after Enter in the launcher's search panel the emulator's
         # keyboard stays (its row of digits, Enter) and an app opened from the results opens under it; Back,
-        # Home, a dialog or popup, or a field taking the focus ends it (MarkorMoveNote's real runs); the package
-        # it was left on, "" for none
-        self.ime_detached = ""
+        # Home, a dialog or popup, or a field taking the focus ends it (MarkorMoveNote's real runs)
+        self.ime_detached = False
         self.selection = False
         self.text_toolbar = False
         self.clipboard = ""
@@ -365,7 +364,7 @@ class SimPhone:
     def home(self) -> None:
         """Go to the launcher's home screen."""
         self.shade = 0
-        self.ime_detached = ""
+        self.ime_detached = False
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -373,7 +372,7 @@ class SimPhone:
 
     def show_recents(self) -> None:
         """The Overview screen (the launcher's recents page)."""
-        self.ime_detached = ""
+        self.ime_detached = False
         self._drop_focus()
         launcher = self.apps[LAUNCHER_PACKAGE]
         launcher.open()
@@ -391,7 +390,7 @@ class SimPhone:
         elif self.keyboard_shown:
             self.keyboard_shown = False
         elif self.ime_detached:
-            self.ime_detached = ""
+            self.ime_detached = False
         elif not self.foreground_app.on_back():
             if self.foreground != LAUNCHER_PACKAGE:
                 self._drop_focus()
@@ -441,7 +440,7 @@ class SimPhone:
     def set_focus(self, key: str | None, keyboard: bool = True) -> None:
         """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
         if key is not None:
-            self.ime_detached = ""
+            self.ime_detached = False
         if key is not None and self._frame is not None and key in self._frame.editables:
             self._auto_shift(self._frame.editables.get(key))
         else:  # a field of a page not built yet (an editor opening focused): Shift follows it once it is

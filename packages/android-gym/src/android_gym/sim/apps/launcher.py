@@ -189,7 +189,7 @@ class LauncherApp(App):
     def _submit_search(self) -> None:
         """Enter in the search panel: the emulator's Gboard stays up with no field to serve (its row of digits and
         Enter), also over an app then opened from the results (the real MarkorMoveNote runs)."""
-        self.phone.ime_detached = self.package
+        self.phone.ime_detached = True
 
     def _clear_query(self) -> None:
         self.query = ""

@@ -316,6 +316,7 @@ class MarkorApp(MultiSelect, App):
         fs = self.phone.files
         text = fs.read_text(path) if fs.is_file(path) else ""
         self.editor = {"path": path, "text": text, "saved": text, "exists": fs.is_file(path)}
+        self.print_pending = False
         self.selection = []
         self.push("editor", path=path)
 
@@ -340,6 +341,7 @@ class MarkorApp(MultiSelect, App):
         if ed and ed["text"] != ed["saved"]:
             self.save()
         self.editor = {}
+        self.print_pending = False  # left before the preview came up: it does not come up over another page
         self.phone.set_focus(None)
         self.pop()
 
