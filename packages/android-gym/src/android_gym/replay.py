@@ -750,6 +750,8 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
             else:
                 try:
                     sim_action = parse_action(real.action, elements=sim_objects, screen_size=size)
+                    if real.action.get("action_type") == "scroll":  # AndroidWorld's own finger path, not Scroll's
+                        sim_action = _androidworld_scroll(real.action, sim_objects, size)
                 except ActionParseError as exc:
                     row["note"] = f"the action cannot be performed on the sim: {exc}"
             if sim_action is not None:
@@ -801,6 +803,19 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
                                 "outcome agreement": result["outcome_agreement"],
                                 "first divergence": result["first_divergence"]})
     return result, page
+
+
+def _androidworld_scroll(action: Mapping[str, Any], elements: Sequence[Any], size: tuple[int, int]) -> Any:
+    """The swipe AndroidWorld performs for a ``scroll`` (from the middle of the indexed element, or of the screen,
+    to its edge): the episode's scrolls were that gesture, and a list flings by the finger's speed."""
+    from android_gym.actions import androidworld_scroll
+
+    index = action.get("index")
+    bounds = None
+    if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(elements):
+        box = elements[index].bbox_pixels
+        bounds = (int(box.x_min), int(box.y_min), int(box.x_max), int(box.y_max))
+    return androidworld_scroll(str(action["direction"]).strip().lower(), bounds, size)
 
 
 def _action_point(action: Any) -> tuple[int, int] | None:

@@ -8,7 +8,7 @@ from android_gym.actions.coords import (
     smart_resize,
 )
 from android_gym.actions.format import FORMAT_STYLES, ActionFormatError, format_action
-from android_gym.actions.gestures import androidlab_swipe, androidworld_swipe
+from android_gym.actions.gestures import androidlab_swipe, androidworld_scroll, androidworld_swipe
 from android_gym.actions.parse import PARSE_STYLES, parse_action, parse_actions
 from android_gym.actions.types import (
     ACTION_TYPES,
@@ -40,6 +40,7 @@ __all__ = [
     "ActionFormatError",
     "format_action",
     "androidlab_swipe",
+    "androidworld_scroll",
     "androidworld_swipe",
     "PARSE_STYLES",
     "parse_action",

@@ -138,6 +138,13 @@ class App:
     def on_time_passed(self) -> None:
         """The clock moved on without input (a wait); the app in front may show what was coming."""
 
+    def collapsing_header(self, scroll_key: str) -> tuple[str, int] | None:
+        """The header that collapses above list ``scroll_key`` as it scrolls (a CoordinatorLayout's app bar): the
+        ``scroll`` key that holds how far (px) it has collapsed and its full collapse in px; None: no such header.
+        A swipe down collapses it before the list moves, a swipe up expands it once the list is back at its top
+        (see ``SimPhone._scroll_list``)."""
+        return None
+
     def on_list_dragged(self, scroll_key: str) -> None:
         """A finger dragged the scrolling list ``scroll_key`` (after its offset moved, if it could)."""
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from android_gym.sim.app import APP_REGISTRY, App
 from android_gym.sim.files import FileSystem
+from android_gym.sim.fling import scroll_travel
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
 from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
 from android_gym.sim.shade import WIFI_SIGNAL_DESC, build_shade
@@ -715,7 +716,7 @@ class SimPhone:
             if owner is not None:
                 key = start.view.scroll_key
                 assert key is not None
-                owner.scroll[key] = max(0, owner.scroll.get(key, 0) - dy)
+                self._scroll_list(owner, key, -scroll_travel(dy, duration_ms, self.density))
                 owner.on_list_dragged(key)
                 self.invalidate()
                 return
@@ -735,6 +736,27 @@ class SimPhone:
         if frame.dialog_area is None and y1 >= self.status_bar_height:
             if self.foreground_app.on_swipe(direction):
                 self.invalidate()
+
+    @staticmethod
+    def _scroll_list(owner: App, key: str, travel: int) -> None:
+        """Move list ``key`` by ``travel`` px (positive: its content moves up, revealing what is below), sharing
+        the travel with a collapsing header above it as a CoordinatorLayout does: going down the header collapses
+        before the list scrolls, going up the list scrolls back to its top before the header expands."""
+        header = owner.collapsing_header(key)
+        offset = owner.scroll.get(key, 0)
+        if header is None:
+            owner.scroll[key] = max(0, offset + travel)
+            return
+        header_key, height = header
+        collapsed = owner.scroll.get(header_key, 0)
+        if travel > 0:
+            taken = min(travel, height - collapsed)
+            owner.scroll[header_key] = collapsed + taken
+            owner.scroll[key] = offset + travel - taken
+        else:
+            left = offset + travel  # below 0: what the list could not take goes to the header
+            owner.scroll[key] = max(0, left)
+            owner.scroll[header_key] = max(0, collapsed + min(0, left))
 
     def _on_seek_bar(self, x: int, y: int) -> bool:
         """Whether (x, y) is on a view that keeps its drags from the Back gesture: a seek bar (Android's SeekBar

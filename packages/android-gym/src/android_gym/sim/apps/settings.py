@@ -272,7 +272,8 @@ class SettingsApp(App):
                                resource_id="search_action_bar_title", weight=1, height=48, padding=(16.0, 12.0))])
         main_list = ScrollList(items, "main:list", resource_id="main_content_scrollable_container",
                                cls="android.widget.ScrollView")
-        if self.scroll.get("main:list", 0) > 0:  # scrolled: the header has collapsed, the search bar stays
+        if self.scroll.get("main:header", 0) > 0 or self.scroll.get("main:list", 0) > 0:
+            # scrolled: the header has collapsed (the sim has no half-way state), the search bar stays
             return Column(View(height=14, layout_only=True), search, View(height=14, layout_only=True), main_list,
                           cls="android.widget.FrameLayout", weight=1)
         return View(cls="android.widget.ScrollView", resource_id="settings_homepage_container", scrollable=True,
@@ -281,6 +282,17 @@ class SettingsApp(App):
                         Text("Settings", resource_id="homepage_title", size=36, height=48, padding=(24, 0)),
                         View(height=22, layout_only=True), search, View(height=14, layout_only=True), main_list,
                     ])
+
+    HOME_HEADER_DP = 160.0
+    """How far the home page's header collapses: the list's top moves from 770 to 349 px on the emulator (420 dpi)
+    once the page is scrolled (tests/android_gym/data/real_episodes: every scroll of the home page, e.g.
+    SystemBrightnessMin_base_o4-mini step 13; 421 px = 160 dp, the avatar, the title and the space around them),
+    and the page's first scroll goes to that before the list moves (see ``android_gym.sim.fling``)."""
+
+    def collapsing_header(self, scroll_key: str) -> tuple[str, int] | None:
+        if scroll_key == "main:list" and self.page == "main":
+            return "main:header", round(self.HOME_HEADER_DP * self.phone.scale)
+        return None
 
     @staticmethod
     def _main_row(title: str, summary: str, on_click: Any) -> View:
