@@ -35,6 +35,7 @@ from android_gym.sim.view import (
     Switch,
     Text,
     View,
+    text_width,
 )
 
 SETTINGS_PKG = "com.android.settings"
@@ -294,16 +295,27 @@ class SettingsApp(App):
             return "main:header", round(self.HOME_HEADER_DP * self.phone.scale)
         return None
 
-    @staticmethod
-    def _main_row(title: str, summary: str, on_click: Any) -> View:
-        """A homepage row (88dp): its icon (not listed), the title and the summary (one line on the emulator)."""
+    def _main_row(self, title: str, summary: str, on_click: Any) -> View:
+        """A homepage row (88dp): its icon (not listed), the title and the summary (one line on the emulator). As on
+        the emulator, a one-line title is 27dp (71 px) and the summary 19.4dp (51 px), centred in the row (the title
+        54 px below its top: "Network & internet" 824-895, its summary 895-946 under a list at 770); a title that
+        wraps takes two lines (133 px) and the row grows, 16dp above and below (the real episodes' home page)."""
+        scale = self.phone.scale
+        wraps = text_width(title, 18 * scale) > self.phone.width - 104 * scale  # 16dp row padding, icon, 16dp text
+        texts = (Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 0),
+                             height=50.67),
+                        Text(summary, resource_id="android:id/summary", size=14, color="#444746", max_lines=1,
+                             padding=(16, 0)),
+                        cls="android.widget.RelativeLayout", weight=1, padding=(0, 16)) if wraps else
+                 Column(Text(title, resource_id="android:id/title", size=18, max_lines=1, padding=(16, 0),
+                             height=27.05),
+                        Text(summary, resource_id="android:id/summary", size=14, color="#444746", max_lines=1,
+                             padding=(16, 0), height=19.43),
+                        cls="android.widget.RelativeLayout", weight=1, padding=(0, 20.76)))
         return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 0.0), clickable=True,
                     focusable=True, on_click=on_click, min_height=88, children=[
                         View(cls="android.widget.ImageView", width=40, height=40, icon=title[:1], layout_only=True),
-                        Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 0)),
-                               Text(summary, resource_id="android:id/summary", size=14, color="#444746",
-                                    max_lines=1, padding=(16, 0)),
-                               cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))])
+                        texts])
 
     def build_network(self, title: str = "Network & internet") -> View:
         wifi = self._get("global", "wifi_on") == "1"
