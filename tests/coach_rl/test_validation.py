@@ -197,3 +197,37 @@ def test_early_stopping_ends_the_run_after_patience_validations_without_a_new_be
                          "validation_samples_per_instance=2", "early_stopping_patience=2", "eval_after=false"),
                   progress=False)
     assert again.resumed_from == stop and again.state.iteration == stop and again.best_iteration == result.best_iteration
+
+
+@_quiet_trl
+@pytest.mark.slow
+def test_a_resume_drops_a_best_policy_saved_after_its_checkpoint(tmp_path: Path):
+    """Killed after a validation wrote a new best/ but before the next checkpoint: the resumed run's best/ is the
+    checkpoint's best (the iterations it redoes will validate again), so best/ always matches the resumed state."""
+    from coach_rl.loop import TrainingLoop
+
+    config = _smoke(tmp_path, "total_iterations=4", "checkpoint_every=2", "validation_every=1",
+                    "validation_instances_per_task=1", "validation_samples_per_instance=2")
+    loop = TrainingLoop(config, progress=False)
+    loop.setup()
+    loop.run_iteration()
+    loop.run_iteration()  # checkpoint 2
+    saved_best = loop.state.best_iteration
+    checkpoint_best = _weights(tmp_path / "checkpoints" / "iter-000002" / "best" / "policy")
+    assert _same(checkpoint_best, _weights(tmp_path / "best" / "policy"))
+    loop.run_iteration()  # iteration 3, no checkpoint
+    # what a validation of iteration 3 that beat the best would have left behind, then the process is gone
+    loop.state.best_iteration, loop.state.best_score = 3, 2.0
+    loop._save_best(loop.evaluate_episodes("probe")[0])
+    assert json.loads((tmp_path / "best" / "best.json").read_text())["iteration"] == 3
+    loop.close()
+
+    resumed = TrainingLoop(config, progress=False)
+    resumed.setup()
+    assert resumed.resumed_from == 2 and resumed.state.best_iteration == saved_best
+    assert json.loads((tmp_path / "best" / "best.json").read_text())["iteration"] == saved_best
+    assert _same(_weights(tmp_path / "best" / "policy"), checkpoint_best)
+    # and files of the checkpoint are links, not copies: the best policy costs no space in each checkpoint
+    linked = tmp_path / "checkpoints" / "iter-000002" / "best" / "policy" / "model.safetensors"
+    assert linked.stat().st_nlink >= 2
+    resumed.close()

@@ -19,7 +19,10 @@ r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns
    - **checkpoint** (every ``checkpoint_every``): the policy, the algorithm's own state (optimisers,
      critic...), the replay buffer's state (its shards hard-linked), loop counters and every RNG state;
      **log**: a record in ``metrics.jsonl``; **evaluate** every ``eval_every`` iterations;
-4. **evaluation after** and ``report.md`` with plots.
+   - **validate** (``validation_every``, beyond the paper, off by default): sampled success on validation
+     instances of their own, before training and every ``validation_every`` iterations, before that iteration's
+     checkpoint; the best policy so far is kept in ``best/`` (and linked into every checkpoint);
+4. **evaluation after** (of the best policy by validation when ``validation_every`` is set) and ``report.md``.
 
 **Exact resume.** Starting a run whose folder has a checkpoint continues from it (the configuration must
 be the same, except where it runs: ``ray_address`` may name a new cluster). All randomness the loop draws comes from
