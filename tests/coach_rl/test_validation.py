@@ -158,6 +158,11 @@ def test_validation_keeps_and_restores_the_best_policy_and_changes_no_training_s
     assert "## Validation (best policy kept)" in report and f"Best iteration: **{best_iteration}**" in report
     summary = summarize_runs([out])
     assert summary["runs"][0]["best_iteration"] == best_iteration and summary["best_iterations"] == [best_iteration]
+    # `coach-rl eval --run` evaluates the kept policy, not the last checkpoint's
+    from coach_rl.cli import main as cli
+
+    assert cli(["eval", "--run", str(out), "--instances", "1", "--out", str(tmp_path / "eval.json")]) == 0
+    assert json.loads((tmp_path / "eval.json").read_text())["meta"]["policy"] == str(out / "best" / "policy")
 
     # the same run without validation trains exactly the same policies (validation draws from its own RNG)
     plain = tmp_path / "plain"

@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="(re)write report.md and plots of a run folder")
     p.add_argument("run", help="run folder")
 
-    p = sub.add_parser("summarize", help="before/after success of several runs (seeds): mean, std, gain vs spread")
+    p = sub.add_parser("summarize", help="before/after success of several runs (seeds): mean, std, gain vs spread; "
+                       "the best iteration by validation of runs with validation_every")
     p.add_argument("runs", nargs="+", help="run folders")
     p.add_argument("--out", default=None, help="also write the JSON summary here")
 
