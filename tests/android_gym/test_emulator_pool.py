@@ -153,6 +153,39 @@ def test_boot_failures_are_reported_with_the_emulator_log(host_adb, tmp_path):
         pool.close()  # a failed check must not leave the hung emulator behind for the next test
 
 
+def test_another_emulator_that_takes_the_pools_port_is_not_lent_as_its_own(host_adb, tmp_path, monkeypatch):
+    """Between the pool's free-port check and its emulator binding the port, another emulator (another pool, test
+    worker or user, registered with this adb server as adb's port scan would) takes it: the pool must not take
+    that 'emulator-C' for its own, and boots its emulator on the next free pair instead."""
+    from android_gym.adbd import SimAdbd
+    from android_gym.sim import SimPhone
+
+    pool = make_pool(host_adb, tmp_path, start=False)
+    racers = []
+    launch = pool._launch
+
+    def launch_then_lose_the_port(slot):
+        launch(slot)
+        if not racers:  # the other emulator comes up first, once
+            racers.append(SimAdbd(SimPhone(), port=slot.adb_port, console_port=0,
+                                  adb_server_port=host_adb.server_port, auth_token_path=host_adb.token_path).start())
+
+    monkeypatch.setattr(pool, "_launch", launch_then_lose_the_port)
+    try:
+        pool.start()
+        stolen = racers[0].port
+        assert pool.slots[0].adb_port != stolen and pool.slots[0].restarts == 0
+        device = pool.acquire()
+        device.shell("settings put global airplane_mode_on 1")
+        assert racers[0].phone.settings_get("global", "airplane_mode_on") != "1"  # the racer's phone untouched
+        assert device.shell("settings get global airplane_mode_on").strip() == "1"
+        pool.release(device)
+    finally:
+        pool.close()
+        for racer in racers:
+            racer.stop()
+
+
 def test_close_escalates_to_sigkill_when_sigterm_is_ignored(host_adb, tmp_path):
     pool = make_pool(host_adb, tmp_path, env={"FAKE_EMULATOR_FAIL_BOOT": "hang", "FAKE_EMULATOR_IGNORE_SIGTERM": "1"},
                      start=False, boot_timeout=1.0, launch_attempts=1, grace_period=0.5)

@@ -32,6 +32,11 @@ def test_records_map_to_scalars_at_their_iteration():
     scalars, step = scalars_of({"kind": "eval", "label": "after", "at_iteration": 5, "success_rate": 0.25})
     assert step == 5 and scalars == {"eval/success_rate": 0.25}
     assert scalars_of({"kind": "checkpoint"}) is None
+    # validation_every: the starting policy's validation at step 0; later ones ride on their iteration's train record
+    scalars, step = scalars_of({"kind": "validation", "iteration": 0, "validation/success_rate": 0.5,
+                                "validation/stopped_early": False})
+    assert step == 0 and scalars == {"validation/success_rate": 0.5}
+    assert scalars_of({"kind": "validation", "iteration": 2, "validation/success_rate": 0.5}) is None
 
 
 def test_tensorboard_gets_every_record_and_a_resume_purges_redone_iterations(tmp_path: Path):

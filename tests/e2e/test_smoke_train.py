@@ -111,3 +111,55 @@ def test_kill_9_mid_run_resumes_with_the_same_buffer_optimizer_and_rng(tmp_path:
     shards_a = sorted(p.name.split("-")[0] for p in (full / "replay").glob("*.parquet"))
     shards_b = sorted(p.name.split("-")[0] for p in (killed / "replay").glob("*.parquet"))
     assert shards_a == shards_b
+
+
+def test_kill_9_keeps_the_best_policy_by_validation_and_its_score(tmp_path: Path):
+    """validation_every: a run killed between checkpoints resumes with the best-so-far iteration, score and policy
+    of its checkpoint, and ends with the same validation curve, best policy and best record as an unkilled run."""
+    args = ["--config", "smoke", "total_iterations=4", "checkpoint_every=2", "eval_instances_per_task=0",
+            "validation_every=1", "validation_instances_per_task=1", "validation_samples_per_instance=2",
+            "--no-progress"]
+    full, killed = tmp_path / "full", tmp_path / "killed"
+    proc = subprocess.run(_cli("train", *args, "-o", str(full)), env=_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout[proc.stdout.index("{"):])["best_iteration"] is not None
+
+    victim = subprocess.Popen(_cli("train", *args, "-o", str(killed)), env=_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 600
+        while 3 not in (_train_records(killed) if (killed / "metrics.jsonl").exists() else {}):
+            assert victim.poll() is None, "the run ended before it could be killed"
+            assert time.time() < deadline
+            time.sleep(0.05)
+        os.kill(victim.pid, signal.SIGKILL)  # iteration 3 validated (best/ may be newer than checkpoint 2)
+        victim.wait(timeout=30)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+    assert not (killed / "checkpoints" / "iter-000004").exists()
+
+    resumed = subprocess.run(_cli("train", *args, "-o", str(killed)), env=_env(), capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads(resumed.stdout[resumed.stdout.index("{"):])
+    assert summary["resumed_from"] == 2
+
+    def validations(run: Path) -> list[dict]:
+        records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+        return [{k: v for k, v in r.items() if not any(k.startswith(c) or c in k for c in _CLOCK)}
+                for r in records if r.get("kind") in ("validation", "best")]
+
+    assert [r["iteration"] for r in validations(full) if r["kind"] == "validation"] == [0, 1, 2, 3, 4]
+    assert validations(killed) == validations(full)
+    state_a = torch.load(full / "checkpoints" / "iter-000004" / "loop_state.pt", weights_only=True)["state"]
+    state_b = torch.load(killed / "checkpoints" / "iter-000004" / "loop_state.pt", weights_only=True)["state"]
+    for key in ("best_iteration", "best_score", "validations", "validations_since_best", "validation_env_steps"):
+        assert state_a[key] == state_b[key], key
+    info_a = json.loads((full / "best" / "best.json").read_text())
+    info_b = json.loads((killed / "best" / "best.json").read_text())
+    assert info_a["iteration"] == info_b["iteration"] == state_a["best_iteration"]
+    wa, wb = load_file(str(full / "best" / "policy" / "model.safetensors")), load_file(
+        str(killed / "best" / "policy" / "model.safetensors"))
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)

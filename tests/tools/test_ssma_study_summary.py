@@ -130,3 +130,43 @@ def test_the_kl_variant_is_coach_with_the_prm_plus_beta(study):
     assert load_config("main", kl).coach.beta == study.KL_BETA
     with pytest.raises(ValueError, match="--prm"):
         study._variant_overrides("coach-prm-kl")
+
+
+def test_the_early_stop_variant_is_coach_with_the_prm_plus_validation(study):
+    from coach_rl.configs import load_config
+
+    study.PRM_FOLDER[:] = ["runs/main_job/prm"]
+    try:
+        plain, es = study._variant_overrides("coach-prm"), study._variant_overrides("coach-prm-es")
+    finally:
+        study.PRM_FOLDER.clear()
+    assert es == plain + ["validation_every=5", "validation_instances_per_task=2", "validation_samples_per_instance=4"]
+    loop = load_config("main", es).loop
+    assert (loop.validation_every, loop.early_stopping_patience) == (5, 0)  # keep the best, spend the whole budget
+    assert load_config("main", plain).loop.validation_every == 0
+    with pytest.raises(ValueError, match="--prm"):
+        study._variant_overrides("coach-prm-es")
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")
+def test_the_early_stop_arm_runs_and_ends_on_the_best_policy(study, tmp_path):
+    """The smallest run the script allows (smoke config, 2 iterations, the sim's expert as the PRM): the arm's last
+    curve point is the held-out evaluation of the policy kept by validation, at the run's last env-step count."""
+    out = tmp_path / "es"
+    try:
+        assert study.main(["--config", "smoke", "--variants", "coach-prm-es", "--prm", "sim-oracle", "--env-steps",
+                           "1000", "--max-iterations", "2", "--eval-instances", "1", "--eval-every", "1",
+                           "--latency-scale", "0", "--validation-every", "1", "--validation-instances", "1",
+                           "--validation-samples", "2", "--out", str(out)]) == 0
+    finally:
+        study.PRM_FOLDER.clear()
+        study.EARLY_STOP.update(validation_every=5, validation_instances_per_task=2, validation_samples_per_instance=4)
+    run = json.loads((out / "results.json").read_text())["results"][0]
+    assert run["variant"] == "coach-prm-es" and run["iterations"] == 2
+    assert [it for it, _ in run["validation_curve"]] == [0, 1, 2]
+    best = max(run["validation_curve"], key=lambda p: (p[1], -p[0]))[0]  # highest, the earliest among equals
+    assert run["best_iteration"] == best and run["validation_env_steps"] > 0
+    *trained, kept = run["curve"]
+    assert [p["iteration"] for p in trained] == [0, 1, 2] and "policy_iteration" not in trained[-1]
+    assert kept["policy_iteration"] == best and kept["env_steps"] == trained[-1]["env_steps"] == run["env_steps"]

@@ -43,11 +43,13 @@ from android_gym.sim.latency import PRESETS  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
 from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
 
-VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-oracle",
-            "grpo", "ppo", "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
+VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-prm-es",
+            "coach-oracle", "grpo", "ppo", "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
 """coach-kK: Android Coach with K actions per state and no PRM (r_p = 0); coach-q: K = 4 with the plain critic
 value as advantage instead of ACLOO; coach-prm: K = 4 with the learned PRM of ``--prm`` (w_p = 0.2); coach-prm-kl:
-coach-prm plus ``beta`` = KL_BETA times the KL to the starting policy (CoachConfig.beta); coach-oracle:
+coach-prm plus ``beta`` = KL_BETA times the KL to the starting policy (CoachConfig.beta); coach-prm-es: coach-prm
+keeping the best policy by validation (``validation_every``, beyond the paper; see EARLY_STOP), whose last curve point
+is the held-out evaluation of that policy (``policy_iteration``) rather than of the last one; coach-oracle:
 K = 4 with the simulated phone's expert as the PRM (the upper bound); grpo / ppo: the SSSA baselines; dgrpo:
 MobileRL's DGRPO (G = 4 episodes per instance) and its ablations without SPA, DAPR or FCF
 (tools/bench/mobilerl_study.py reads these runs for its tables)."""
@@ -56,6 +58,12 @@ KL_BETA = 0.1
 job) and the per-token KL to the warm-up it reached without an anchor (0.02-0.03), the anchor's pull is a quarter to
 a half of the policy gradient's: strong enough to matter, too weak to freeze the policy (a choice, not a sweep)."""
 PRM_FOLDER: list[str] = []  # set from --prm
+EARLY_STOP: dict[str, int] = {"validation_every": 5, "validation_instances_per_task": 2,
+                              "validation_samples_per_instance": 4}
+"""Validation of the coach-prm-es variant (set from --validation-every/-instances/-samples): every 5 iterations (~210
+env steps in the main setting, twice per held-out evaluation at --eval-every 10), 2 instances x 4 sampled episodes per
+task on seeds of their own. early_stopping_patience stays 0: the run spends the whole budget and keeps the best, so the
+study's matched env-step budget (the smallest any run reached) is not cut short by an early stop."""
 
 
 class BenchLoop(TrainingLoop):
@@ -76,12 +84,13 @@ def _variant_overrides(variant: str) -> list[str]:
         return ["algorithm=coach", "num_generations=4", "coach_advantage=q"]
     if variant == "coach-oracle":
         return ["algorithm=coach", "num_generations=4", "use_prm=true", "prm_model=sim-oracle"]
-    if variant in ("coach-prm", "coach-prm-kl"):
+    if variant in ("coach-prm", "coach-prm-kl", "coach-prm-es"):
         if not PRM_FOLDER:
             raise ValueError(f"variant {variant} needs --prm PATH (a PRM folder saved by coach-reward, e.g. the main "
                              "job's runs/main_job/prm)")
         return ["algorithm=coach", "num_generations=4", "use_prm=true", f"prm_model={PRM_FOLDER[0]}",
-                "prm_max_new_tokens=20"] + ([f"beta={KL_BETA}"] if variant == "coach-prm-kl" else [])
+                "prm_max_new_tokens=20"] + ([f"beta={KL_BETA}"] if variant == "coach-prm-kl" else []) + (
+                    [f"{k}={v}" for k, v in EARLY_STOP.items()] if variant == "coach-prm-es" else [])
     if variant.startswith("coach-k"):
         k = int(variant.removeprefix("coach-k"))
         if k == 1:  # critic-only SSSA: the stored action, advantage Q - mean Q (coach_rl.algorithms.coach_sssa)
@@ -171,6 +180,12 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
                 evaluate()
         if curve[-1]["iteration"] != loop.state.iteration:
             evaluate()
+        best = loop.restore_best()  # validation_every (coach-prm-es): the policy kept is the best by validation
+        if best is not None:
+            report, trajectories = loop.evaluate_episodes("best")
+            wins = [len(t.steps) for t in trajectories if float(t.success) >= 1.0]
+            point = point_of(report, loop.run.path / "eval_best_sampled.json", statistics.fmean(wins) if wins else None)
+            curve.append({**point, "policy_iteration": best})  # same env steps as the last point: it wins there
     finally:
         loop.close()
     phases = ("time/rollout", "time/env", "time/generation", "time/critic", "time/actor")
@@ -180,7 +195,9 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
             "update_seconds_per_iteration": per_iteration["time/critic"] + per_iteration["time/actor"],
             "seconds_per_iteration": per_iteration,
             "rollout_success": [r["rollout/success_rate"] for r in records],
-            "diagnostics": diagnostics_means(records)}
+            "diagnostics": diagnostics_means(records),
+            **({"best_iteration": best, "validation_env_steps": loop.state.validation_env_steps,
+                "validation_curve": loop.state.validations} if best is not None else {})}
 
 
 def diagnostics_means(records: list[dict[str, Any]]) -> dict[str, float]:
@@ -376,11 +393,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="train nothing: combine the results.json of earlier runs (e.g. one process per seed, run "
                              "side by side on several cores) into one summary and plot in --out")
     parser.add_argument("--prm", type=Path, default=None,
-                        help="PRM folder for the coach-prm variant (saved by coach-reward; the main job's runs/main_job/prm)")
+                        help="PRM folder for the coach-prm variants (saved by coach-reward; the main job's runs/main_job/prm); "
+                             "`sim-oracle` for the sim's expert as the PRM")
+    parser.add_argument("--validation-every", type=int, default=EARLY_STOP["validation_every"],
+                        help="coach-prm-es: iterations between validations (validation_every)")
+    parser.add_argument("--validation-instances", type=int, default=EARLY_STOP["validation_instances_per_task"],
+                        help="coach-prm-es: validation instances per task (validation_instances_per_task)")
+    parser.add_argument("--validation-samples", type=int, default=EARLY_STOP["validation_samples_per_instance"],
+                        help="coach-prm-es: sampled episodes per validation instance (validation_samples_per_instance)")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run")
     args = parser.parse_args(argv)
     if args.prm is not None:
         PRM_FOLDER[:] = [str(args.prm)]
+    EARLY_STOP.update(validation_every=args.validation_every, validation_instances_per_task=args.validation_instances,
+                      validation_samples_per_instance=args.validation_samples)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         _variant_overrides(v)

@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="evaluate a policy on held-out task instances (SR, Sub-SR, RRR, ROR, steps)")
     _add_config_args(p, required=False)
     p.add_argument("--policy", default=None, help="policy checkpoint folder (default: the config's policy_model)")
-    p.add_argument("--run", default=None, help="a run folder: its config and its latest checkpoint's policy")
+    p.add_argument("--run", default=None, help="a run folder: its config and its best policy by validation "
+                   "(best/, with validation_every) or else its latest checkpoint's policy")
     p.add_argument("--tasks", default=None, help="comma-separated task names (default: the config's)")
     p.add_argument("--instances", type=int, default=None, help="instances per task (default eval_instances_per_task)")
     p.add_argument("--seed-offset", type=int, default=None, help="first instance seed (default eval_seed_offset)")
@@ -93,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="(re)write report.md and plots of a run folder")
     p.add_argument("run", help="run folder")
 
-    p = sub.add_parser("summarize", help="before/after success of several runs (seeds): mean, std, gain vs spread")
+    p = sub.add_parser("summarize", help="before/after success of several runs (seeds): mean, std, gain vs spread; "
+                       "the best iteration by validation of runs with validation_every")
     p.add_argument("runs", nargs="+", help="run folders")
     p.add_argument("--out", default=None, help="also write the JSON summary here")
 
@@ -149,6 +151,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         "success_after": result.eval_after.overall.success_rate if result.eval_after else None,
         "report": str(result.report) if result.report else None,
     }
+    if result.best_iteration is not None:  # validation_every: the policy the evaluation after measured
+        summary["best_iteration"] = result.best_iteration
+        summary["stopped_early"] = result.state.stopped_early
+        summary["validation_env_steps"] = result.state.validation_env_steps
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -206,6 +212,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.run:
         run = RunDir(args.run)
         config = load_config(run.read_config(), list(args.overrides))
+        best = run.path / "best" / "policy"  # validation_every: the best policy by validation, not the last
+        if policy_path is None and best.is_dir():
+            policy_path = str(best)
         if policy_path is None:
             ckpt = run.latest_checkpoint()
             if ckpt is None:

@@ -19,7 +19,10 @@ r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns
    - **checkpoint** (every ``checkpoint_every``): the policy, the algorithm's own state (optimisers,
      critic...), the replay buffer's state (its shards hard-linked), loop counters and every RNG state;
      **log**: a record in ``metrics.jsonl``; **evaluate** every ``eval_every`` iterations;
-4. **evaluation after** and ``report.md`` with plots.
+   - **validate** (``validation_every``, beyond the paper, off by default): sampled success on validation
+     instances of their own, before training and every ``validation_every`` iterations, before that iteration's
+     checkpoint; the best policy so far is kept in ``best/`` (and linked into every checkpoint);
+4. **evaluation after** (of the best policy by validation when ``validation_every`` is set) and ``report.md``.
 
 **Exact resume.** Starting a run whose folder has a checkpoint continues from it (the configuration must
 be the same, except where it runs: ``ray_address`` may name a new cluster). All randomness the loop draws comes from
@@ -47,7 +50,7 @@ import numpy as np
 import torch
 
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
-from coach_rl.configs import RunConfig, load_config
+from coach_rl.configs import TRAIN_SEED_STRIDE, RunConfig, load_config
 from coach_rl.envs import make_envs
 from coach_rl.evaluation import EvalReport
 from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from android_gym.trajectory import Trajectory
 
 __all__ = [
+    "BEST_DIR_NAME",
     "LOOP_STATE_NAME",
     "LoopState",
     "TrainResult",
@@ -70,9 +74,11 @@ DRIFT_PROBE_NAME = "drift_probe.pt"
 LOOP_STATE_NAME = "loop_state.pt"
 """Checkpoint file with the loop counters, the loop's sampling generator and the global RNG states."""
 _POLICY_DIR = "policy"
+BEST_DIR_NAME = "best"
+"""Run-folder (and checkpoint) folder of the best policy by validation: ``policy/`` and ``best.json``."""
 _ALGORITHM_DIR = "algorithm"
 _TIMING_KEYS = ("env", "generation", "reward")
-_SEED_STRIDE = 10_000
+_SEED_STRIDE = TRAIN_SEED_STRIDE
 _WHERE_KEYS = ("ray_address",)
 """Settings a resumed run may change: where it runs, not what it computes (a new Ray head after the old one died)."""
 
@@ -90,6 +96,20 @@ class LoopState:
     policy_version: int = 0
     successes: int = 0
     """Successful training episodes so far."""
+    validation_env_steps: int = 0
+    """Env steps of the validation episodes (``validation_every``): counted apart, never in ``env_steps``."""
+    validation_seconds: float = 0.0
+    """Wall time of the validations, never in ``train_seconds``."""
+    validations: list[list[float]] = field(default_factory=list)
+    """The validation curve: ``[iteration, sampled success rate]`` per validation, in order."""
+    best_iteration: int | None = None
+    """The iteration whose policy had the highest validation success so far (ties: the earlier); in ``best/``."""
+    best_score: float | None = None
+    """Its validation success rate."""
+    validations_since_best: int = 0
+    """Validations in a row without a new best (``early_stopping_patience`` stops at that many)."""
+    stopped_early: bool = False
+    """Whether ``early_stopping_patience`` ended the run before its budget."""
     acknowledged: list[str] = field(default_factory=list)
     """Spool ids of the batch this checkpoint holds (collectors with a spool): a run resumed from it acknowledges them
     again, so a driver killed between the checkpoint and the acknowledgement never delivers that batch twice."""
@@ -108,6 +128,8 @@ class TrainResult:
     """The iteration of the checkpoint the run continued from (None: it started fresh)."""
     seconds: float = 0.0
     stats: dict[str, Any] = field(default_factory=dict)
+    best_iteration: int | None = None
+    """With ``validation_every``: the iteration whose policy the evaluation after training measured (None: off)."""
 
     @property
     def success_gain(self) -> float | None:
@@ -200,6 +222,34 @@ def _collect_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
                          env_kwargs=kwargs)
 
 
+_BEST_INFO = "best.json"
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    """A copy of the folder ``src`` at ``dst`` made of hard links (copies where links fail)."""
+    from coach_rl.run import _link_or_copy
+
+    for item in sorted(src.rglob("*")):
+        target = dst / item.relative_to(src)
+        if item.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _link_or_copy(item, target)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Put the folder ``new`` at ``target`` (two renames; the old one goes after)."""
+    old = target.with_name(f".tmp-old-{target.name}-{os.getpid()}")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(new, target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
 def steps_per_success(episodes: Sequence[Any]) -> float:
     """Mean number of actions in the successful episodes (NaN when none succeeded)."""
     lengths = [len(t.steps) for t in episodes if float(t.success) >= 1.0]
@@ -252,6 +302,8 @@ class TrainingLoop:
         self.trackers: Any = None  # coach_rl.trackers.Trackers, opened by setup()
         self._drift: Any = None  # coach_rl.diagnostics.PolicyDrift, built at the first iteration
         self._since_checkpoint: list[str] = []  # spool ids delivered since the last checkpoint
+        self.policy_iteration: int | None = None
+        """After :meth:`restore_best`: the iteration whose policy the model holds (evaluations record it)."""
 
     # -- set-up ------------------------------------------------------------------------------------------
 
@@ -304,6 +356,8 @@ class TrainingLoop:
         if self.run.checkpoints_dir.exists():
             shutil.rmtree(self.run.checkpoints_dir)
             self.run.checkpoints_dir.mkdir()
+        if (self.run.path / BEST_DIR_NAME).exists():
+            shutil.rmtree(self.run.path / BEST_DIR_NAME)
         replay_dir = Path(self.args.replay_dir)
         if replay_dir.exists():
             shutil.rmtree(replay_dir)
@@ -317,6 +371,8 @@ class TrainingLoop:
             self._warm_up()
         if self.eval_before is None and self.loop.eval_before and self.loop.eval_instances_per_task:
             self.eval_before = self.evaluate("before")
+        if self.loop.validation_every:  # the starting policy is a candidate too: RL must beat it to replace it
+            self.validate()
         self.stats["setup_seconds"] = time.perf_counter() - started
         self.stats["setup_cpu_seconds"] = time.process_time() - cpu_started
         self._log({"kind": "setup", "seconds": self.stats["setup_seconds"],
@@ -566,6 +622,9 @@ class TrainingLoop:
             torch.save({"state": asdict(self.state), "rng": capture_rng_state(),
                         "loop_rng": self.rng.bit_generator.state, "stats": json.loads(json.dumps(self.stats, default=str))},
                        tmp / LOOP_STATE_NAME)
+            best = self.run.path / BEST_DIR_NAME
+            if self.state.best_iteration is not None and (best / _BEST_INFO).is_file():
+                _link_tree(best, tmp / BEST_DIR_NAME)  # hard links: the best policy costs no space here
             if self.eval_before is not None:
                 (tmp / "eval_before.json").write_text(self.eval_before.to_json())
                 sampled = self.run.path / "eval_before_sampled.json"
@@ -594,12 +653,146 @@ class TrainingLoop:
             (self.run.path / "eval_before.json").write_text(self.eval_before.to_json())
             if (checkpoint / "eval_before_sampled.json").is_file():
                 shutil.copyfile(checkpoint / "eval_before_sampled.json", self.run.path / "eval_before_sampled.json")
+        self._restore_best_folder(checkpoint)
         self.run.truncate_metrics(self.state.iteration)
         self.rng.bit_generator.state = saved["loop_rng"]
         restore_rng_state(saved["rng"])  # last: building trainers above re-seeds the global RNGs
         self.resumed_from = self.state.iteration
         self.echo(f"[coach-rl] resumed {self.run.path} from iteration {self.state.iteration} "
                   f"({self.state.env_steps} env steps so far)")
+
+    def _restore_best_folder(self, checkpoint: Path) -> None:
+        """Make ``best/`` the best policy the checkpoint knows: one saved after it (by iterations a resumed run
+        redoes) is dropped, so the folder always matches ``state.best_iteration``."""
+        best = self.run.path / BEST_DIR_NAME
+        saved = checkpoint / BEST_DIR_NAME
+        if saved.is_dir():
+            tmp = self.run.path / f".tmp-best-{os.getpid()}"
+            if tmp.exists():
+                shutil.rmtree(tmp)
+            _link_tree(saved, tmp)
+            _replace_dir(tmp, best)
+        elif best.exists():
+            shutil.rmtree(best)
+
+    # -- validation (validation_every: keep the best policy) ---------------------------------------------
+
+    def validation_seeds(self) -> list[int]:
+        """Seeds of the validation instances: none trained on, demonstrated or in the held-out evaluation."""
+        start = self.loop.validation_seed_offset
+        return list(range(start, start + self.loop.validation_instances_per_task))
+
+    def validation_due(self, iteration: int) -> bool:
+        """Whether the policy after ``iteration`` is validated: every ``validation_every`` and after the last one."""
+        every = int(self.loop.validation_every)
+        return bool(every) and (iteration % every == 0 or self.finished(iteration))
+
+    def validate(self) -> dict[str, Any]:
+        """Sampled success of the current policy on the validation instances; kept in ``best/`` when it is the best.
+
+        The policy samples at its training temperature (as the held-out sampled evaluation does) from a generator
+        seeded by the run's seed and the iteration, inside a saved and restored RNG state: validating changes nothing
+        the training draws (exact resume holds, and the policies trained are those of a run without validation).
+        Its episodes count in ``validation_env_steps``, never in ``env_steps`` or the ``max_env_steps`` budget.
+        """
+        from coach_rl.evaluation import evaluate_policy
+
+        t0 = time.perf_counter()
+        state = self.state
+        iteration = state.iteration
+        n = int(self.loop.validation_samples_per_instance)
+        seeds = [seed for seed in self.validation_seeds() for _ in range(n)]
+        env_kwargs = _env_kwargs(self.config)
+        env_kwargs.pop("latency", None)  # as the evaluation: the latency study times training only
+        saved_rng = capture_rng_state()
+        try:
+            torch.manual_seed(int(self.args.seed) * 1_000_003 + 7_919 * iteration + 17)
+            report, episodes = evaluate_policy(
+                self.policy, self.eval_tasks, seeds, env_id=self.args.env_id, env_kwargs=env_kwargs,
+                num_envs=max(1, int(self.args.num_envs)), greedy=False, with_reference=False,
+                meta={"label": f"validation_iter{iteration:04d}", "iteration": iteration,
+                      "env_steps": state.env_steps, "samples_per_instance": n,
+                      "temperature": float(self.args.temperature)},
+            )
+        finally:
+            restore_rng_state(saved_rng)
+        m = report.overall
+        score = float(m.success_rate)
+        state.validation_env_steps += sum(len(t.steps) for t in episodes)
+        state.validations.append([iteration, score])
+        improved = state.best_score is None or score > state.best_score  # ties keep the earlier policy
+        if improved:
+            state.best_iteration, state.best_score = iteration, score
+            state.validations_since_best = 0
+            self._save_best(report)
+        else:
+            state.validations_since_best += 1
+            patience = int(self.loop.early_stopping_patience)
+            if patience and state.validations_since_best >= patience:
+                state.stopped_early = True
+        seconds = time.perf_counter() - t0
+        state.validation_seconds += seconds
+        record: dict[str, Any] = {
+            "kind": "validation", "iteration": iteration, "env_steps": state.env_steps,
+            "validation/success_rate": score, "validation/ci_low": m.ci_low, "validation/ci_high": m.ci_high,
+            "validation/episodes": m.episodes, "validation/env_steps": state.validation_env_steps,
+            "validation/best_iteration": state.best_iteration, "validation/best_success_rate": state.best_score,
+            "validation/since_best": state.validations_since_best, "validation/stopped_early": state.stopped_early,
+            "time/validation": seconds}
+        self._log(record)
+        self.echo(f"[coach-rl] validation after iteration {iteration}: sampled success {100 * score:.1f}% over "
+                  f"{m.episodes} episodes; best {100 * state.best_score:.1f}% (iteration {state.best_iteration})"
+                  + ("; stopping early" if state.stopped_early else ""))
+        return record
+
+    def _save_best(self, report: EvalReport) -> None:
+        """Write the current policy to ``best/`` (a new folder swapped in: a kill leaves the old one or the new)."""
+        tmp = self.run.path / f".tmp-best-{os.getpid()}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        self.model.save_pretrained(tmp / _POLICY_DIR)
+        self.tokenizer.save_pretrained(tmp / _POLICY_DIR)
+        info = {"iteration": self.state.best_iteration, "validation_success_rate": self.state.best_score,
+                "env_steps": self.state.env_steps, "validation": json.loads(report.to_json())}
+        (tmp / _BEST_INFO).write_text(json.dumps(info, indent=1))
+        _replace_dir(tmp, self.run.path / BEST_DIR_NAME)
+
+    def restore_best(self) -> int | None:
+        """Load the best policy by validation into the model (the evaluation after training then measures it).
+
+        The last policy is validated first when it was not (a caller running its own loop); returns the best
+        iteration, or None when validation is off.
+        """
+        if not self.loop.validation_every:
+            return None
+        if not self.state.validations or int(self.state.validations[-1][0]) != self.state.iteration:
+            self.validate()
+        best = self.state.best_iteration
+        if best is not None and best != self.state.iteration:
+            from safetensors.torch import load_file
+
+            weights: dict[str, torch.Tensor] = {}
+            for shard in sorted((self.run.path / BEST_DIR_NAME / _POLICY_DIR).glob("*.safetensors")):
+                weights.update(load_file(str(shard)))
+            missing, unexpected = self.model.load_state_dict(weights, strict=False)
+            tied = set(getattr(self.model, "all_tied_weights_keys", None) or
+                       getattr(self.model, "_tied_weights_keys", None) or ())
+            if [k for k in missing if k not in tied] or unexpected:
+                raise RuntimeError(f"the best policy in {self.run.path / BEST_DIR_NAME} does not fit the model: "
+                                   f"missing {list(missing)[:5]}, unexpected {list(unexpected)[:5]}")
+            if getattr(self.model.config, "tie_word_embeddings", False) and hasattr(self.model, "tie_weights"):
+                self.model.tie_weights()
+        self.policy_iteration = best
+        if not any(r.get("kind") == "best" for r in self.run.read_metrics("best")):
+            self._log({"kind": "best", "best_iteration": best, "best_validation_success_rate": self.state.best_score,
+                       "final_iteration": self.state.iteration, "stopped_early": self.state.stopped_early,
+                       "validation/env_steps": self.state.validation_env_steps,
+                       "validation_seconds": self.state.validation_seconds,
+                       "validations": [list(v) for v in self.state.validations]})
+        self.echo(f"[coach-rl] kept the policy of iteration {best} (validation sampled success "
+                  f"{100 * (self.state.best_score or 0.0):.1f}%) of {self.state.iteration}"
+                  + (", stopped early" if self.state.stopped_early else ""))
+        return best
 
     # -- one iteration ------------------------------------------------------------------------------------
 
@@ -700,12 +893,22 @@ class TrainingLoop:
         self.state.policy_version = int(self.policy.version)
         record["time/iteration_compute"] = time.perf_counter() - started
 
+        validation_seconds = 0.0
+        if self.validation_due(iteration):  # before the checkpoint: it holds the best so far (and an early stop)
+            t_val = time.perf_counter()
+            record.update({k: v for k, v in self.validate().items() if k.startswith("validation/")})
+            validation_seconds = time.perf_counter() - t_val
+        if self.loop.validation_every:
+            record["validation/env_steps"] = self.state.validation_env_steps
+            record["validation/best_iteration"] = self.state.best_iteration
+        record["time/validation"] = validation_seconds
+
         checkpoint_seconds = 0.0
         every = int(self.args.checkpoint_every)
         final = self.finished(iteration)
         if (every and iteration % every == 0) or final:
             t1 = time.perf_counter()
-            self.state.train_seconds += time.perf_counter() - started
+            self.state.train_seconds += time.perf_counter() - started - validation_seconds
             self.state.acknowledged = list(self._since_checkpoint)
             self.save_checkpoint()
             acknowledge = getattr(self.collector, "acknowledge", None)
@@ -715,11 +918,12 @@ class TrainingLoop:
             checkpoint_seconds = time.perf_counter() - t1
             self.state.train_seconds += checkpoint_seconds
         else:
-            self.state.train_seconds += time.perf_counter() - started
+            self.state.train_seconds += time.perf_counter() - started - validation_seconds
         record.update({
             "env_steps": self.state.env_steps, "episodes": self.state.episodes,
             "policy_version": self.state.policy_version, "wall_time": self.state.train_seconds,
-            "time/checkpoint": checkpoint_seconds, "time/iteration": time.perf_counter() - started,
+            "time/checkpoint": checkpoint_seconds,
+            "time/iteration": time.perf_counter() - started - validation_seconds,
             "cpu/iteration": time.process_time() - cpu_started,
         })
         self._log(record)
@@ -793,6 +997,8 @@ class TrainingLoop:
             meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps},
         )
         report.meta["steps_per_success"] = steps_per_success(episodes)
+        if self.policy_iteration is not None:
+            report.meta["policy_iteration"] = self.policy_iteration
         self._save_eval_episodes(label, episodes)
         (self.run.path / f"eval_{label}.json").write_text(report.to_json())
         m = report.overall
@@ -800,6 +1006,8 @@ class TrainingLoop:
             "kind": "eval", "label": label, "at_iteration": self.state.iteration, "env_steps": self.state.env_steps,
             "success_rate": m.success_rate, "ci_low": m.ci_low, "ci_high": m.ci_high, "episodes": m.episodes,
             "steps_per_success": steps_per_success(episodes)}
+        if self.policy_iteration is not None:  # validation_every: the best policy, not the last
+            entry["policy_iteration"] = self.policy_iteration
         message = (f"[coach-rl] eval {label}: greedy success {100 * m.success_rate:.1f}% "
                    f"[{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}] over {m.episodes} episodes")
         n = int(self.loop.eval_samples_per_instance)
@@ -842,6 +1050,8 @@ class TrainingLoop:
                       "samples_per_instance": n, "temperature": float(self.args.temperature)},
             )
         report.meta["steps_per_success"] = steps_per_success(episodes)
+        if self.policy_iteration is not None:
+            report.meta["policy_iteration"] = self.policy_iteration
         (self.run.path / f"eval_{label}_sampled.json").write_text(report.to_json())
         return report, episodes
 
@@ -849,10 +1059,11 @@ class TrainingLoop:
 
     def finished(self, iteration: int | None = None) -> bool:
         """Whether the run is done after ``iteration`` (default: the last one completed): total_iterations reached,
-        or the env-step budget ``max_env_steps`` spent."""
+        or the env-step budget ``max_env_steps`` spent, or ``early_stopping_patience`` validations without a new best."""
         done = self.state.iteration if iteration is None else iteration
         budget = self.loop.max_env_steps
-        return done >= int(self.args.total_iterations) or (budget is not None and self.state.env_steps >= budget)
+        return (done >= int(self.args.total_iterations) or (budget is not None and self.state.env_steps >= budget)
+                or self.state.stopped_early)
 
     def train(self) -> TrainResult:
         """Run the remaining iterations, then the evaluation after training and the report."""
@@ -876,6 +1087,7 @@ class TrainingLoop:
         finally:
             if bar is not None:
                 bar.close()
+        best = self.restore_best()  # validation_every: the evaluation after measures the best policy, not the last
         after = self.run.path / "eval_after.json"
         if self.loop.eval_after and self.loop.eval_instances_per_task:
             if after.is_file() and self.resumed_from is not None and self.resumed_from == self.state.iteration:
@@ -889,7 +1101,7 @@ class TrainingLoop:
             report = write_report(self.run)
         return TrainResult(run_dir=self.run.path, state=self.state, eval_before=self.eval_before,
                            eval_after=self.eval_after, report=report, resumed_from=self.resumed_from,
-                           seconds=time.perf_counter() - started, stats=dict(self.stats))
+                           seconds=time.perf_counter() - started, stats=dict(self.stats), best_iteration=best)
 
     def close(self) -> None:
         """Close the envs and the trackers."""

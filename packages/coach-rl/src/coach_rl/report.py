@@ -21,7 +21,7 @@ from typing import Any
 from coach_rl.evaluation import EvalReport
 from coach_rl.run import RunDir
 
-__all__ = ["PLOTS", "load_evaluations", "plot_metrics", "summarize_runs", "write_report"]
+__all__ = ["PLOTS", "load_evaluations", "plot_metrics", "summarize_runs", "validation_section", "write_report"]
 
 #: Plot file stem -> (title, y-axis label, metric keys drawn against the iteration).
 PLOTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -36,6 +36,8 @@ PLOTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "advantage_scale": ("Advantage magnitude", "mean", (
         "diag/adv_abs_mean", "diag/adv_expert_mean", "diag/adv_other_mean")),
     "actor_step": ("Actor gradient norm", "norm", ("actor/grad_norm",)),
+    "validation": ("Validation sampled success (validation_every)", "success rate", (
+        "validation/success_rate", "validation/best_success_rate")),
     "policy_drift": ("KL(warm-up || policy) per token on probe states", "nats", ("diag/kl_to_warmup",)),
     "wall_time": ("Wall time per iteration", "seconds", (
         "time/env", "time/generation", "time/reward", "time/critic", "time/actor", "time/checkpoint")),
@@ -142,6 +144,12 @@ def summarize_runs(runs: Sequence[RunDir | str | os.PathLike[str]]) -> dict[str,
             solved = {t for t, m in evals["before"].per_task.items() if m.success_rate >= 1.0}
             row["tasks_lost"] = sorted(t for t in solved if evals["after"].per_task.get(t) is None
                                        or evals["after"].per_task[t].success_rate < 1.0)
+        best = next(iter(run.read_metrics("best")), None)
+        if best is not None:  # validation_every: the evaluation after training measured this iteration's policy
+            row["best_iteration"] = best.get("best_iteration")
+            row["best_validation_success_rate"] = best.get("best_validation_success_rate")
+            row["stopped_early"] = best.get("stopped_early")
+            row["validation_env_steps"] = best.get("validation/env_steps")
         if "before_sampled" in row and "after_sampled" in row:
             row["sampled_gain"] = row["after_sampled"]["success_rate"] - row["before_sampled"]["success_rate"]
         rows.append(row)
@@ -160,6 +168,8 @@ def summarize_runs(runs: Sequence[RunDir | str | os.PathLike[str]]) -> dict[str,
         spread = max(out["after"]["std"], out["gain"]["std"])
         out["spread"] = spread
         out["gain_exceeds_spread"] = out["gain"]["mean"] > spread
+    if any("best_iteration" in r for r in rows):
+        out["best_iterations"] = [r.get("best_iteration") for r in rows]
     if any("tasks_lost" in r for r in rows):
         out["tasks_lost"] = sorted({t for r in rows for t in r.get("tasks_lost", [])})
     sampled_gains = [r["sampled_gain"] for r in rows if "sampled_gain" in r]
@@ -193,6 +203,29 @@ def _episodes_page(run: RunDir, label: str) -> Path | None:
         return write_view(folder, folder.with_suffix(".html"), title=f"evaluation {label}")
     except ValueError:  # a folder without trajectory files
         return None
+
+
+def validation_section(validations: Sequence[Mapping[str, Any]], best: Mapping[str, Any] | None) -> list[str]:
+    """report.md's lines on ``validation_every``: which iteration's policy was kept, and the validation curve."""
+    lines = ["## Validation (best policy kept)", ""]
+    last = validations[-1]
+    kept = best.get("best_iteration") if best else last.get("validation/best_iteration")
+    score = best.get("best_validation_success_rate") if best else last.get("validation/best_success_rate")
+    stopped = bool(best.get("stopped_early")) if best else bool(last.get("validation/stopped_early"))
+    lines += [f"Best iteration: **{kept}** (validation sampled success {100 * float(score or 0.0):.1f}%); the "
+              "evaluation after training measured its policy (`best/policy`), not the last one"
+              + (", and training stopped early (early_stopping_patience)." if stopped else "."),
+              f"Validation episodes: {int(last.get('validation/env_steps', 0))} env steps, not counted in the "
+              "training env steps.", "",
+              "| iteration | env steps | validation SR | CI | episodes | best so far |", "|---|---|---|---|---|---|"]
+    for r in validations:
+        lines.append(f"| {r.get('iteration')} | {int(r.get('env_steps', 0))} | "
+                     f"{100 * float(r.get('validation/success_rate', 0.0)):.1f}% | "
+                     f"[{100 * float(r.get('validation/ci_low', 0.0)):.1f}, "
+                     f"{100 * float(r.get('validation/ci_high', 0.0)):.1f}] | {r.get('validation/episodes')} | "
+                     f"{r.get('validation/best_iteration')} |")
+    lines.append("")
+    return lines
 
 
 def write_report(run: RunDir | str | os.PathLike[str], *, title: str | None = None) -> Path:
@@ -231,6 +264,10 @@ def write_report(run: RunDir | str | os.PathLike[str], *, title: str | None = No
                 b, a = evaluations[before].overall, evaluations[after].overall
                 lines += [f"{what} {100 * b.success_rate:.1f}% -> {100 * a.success_rate:.1f}% "
                           f"({100 * (a.success_rate - b.success_rate):+.1f} points).", ""]
+    validations = sorted((r for r in records if r.get("kind") == "validation"), key=lambda r: r.get("iteration", 0))
+    best = next((r for r in records if r.get("kind") == "best"), None)
+    if validations:
+        lines += validation_section(validations, best)
     if train:
         last = train[-1]
         lines += ["## Training", "",

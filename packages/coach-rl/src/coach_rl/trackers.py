@@ -75,6 +75,9 @@ def scalars_of(record: Mapping[str, Any]) -> tuple[dict[str, float], int] | None
             "iter") else f"eval_{record.get('label')}/"
     elif kind == "setup":
         step, prefix = 0, "setup/"
+    elif kind == "validation" and not record.get("iteration"):
+        # validation_every: the starting policy's point of the curve; later ones come with their train record
+        step, prefix = 0, ""
     else:
         return None
     skip = {"kind", "iteration", "at_iteration", "label"}

@@ -4,7 +4,9 @@ Each emulator gets a free port pair (even console port C, adb port C+1, from 555
 ``emulator -avd NAME -no-window -no-audio -no-boot-anim -read-only -ports C,C+1 [-snapshot S |
 -no-snapshot]`` (no ``-grpc``); ``-read-only`` lets several instances share one AVD. The emulator
 registers itself with the adb server as ``emulator-C`` (the pool repeats the registration,
-``host:emulator:<adb port>``, while it waits, as adb's own port scan would). The pool waits for
+``host:emulator:<adb port>``, while it waits, as adb's own port scan would) and takes ``emulator-C`` for its
+own only when its emulator's process holds port C+1 (adb lists every emulator on this host, so another pool's
+emulator that took the port first would otherwise be lent; the pool relaunches on the next free pair). It waits for
 ``sys.boot_completed``, turns animations off, and hands devices out with ``acquire``/``release``
 (or ``with pool.device() as d``). A device that stops answering is restarted in place (kill and
 relaunch on the same ports); its ``AdbDevice.recover()`` does that through the pool. ``close()``
@@ -61,6 +63,44 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
         except OSError:
             return False
     return True
+
+
+def listening_sessions(port: int, proc: str = "/proc") -> set[int | None] | None:
+    """The session ids of the processes listening on local TCP ``port``, read from Linux's /proc (None for a
+    listener whose process this user cannot see); None where /proc cannot tell.
+
+    adb's server connects to every emulator it finds on ports 5555-5585, whoever started it, so ``emulator-5554``
+    in adb may be another pool's emulator (another adb server, test worker or user) that bound the port between
+    this pool's port check and its own emulator's start; the pool checks the listener is in its emulator's session.
+    """
+    inodes: set[str] = set()
+    try:
+        for table in ("tcp", "tcp6"):
+            with contextlib.suppress(FileNotFoundError), open(f"{proc}/net/{table}") as rows:
+                for row in list(rows)[1:]:
+                    cols = row.split()
+                    if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(cols[9])
+    except (OSError, ValueError):
+        return None
+    sessions: set[int | None] = set()
+    if not inodes:
+        return sessions
+    found: set[str] = set()
+    for pid in (name for name in os.listdir(proc) if name.isdigit()):
+        try:
+            links = {os.readlink(f"{proc}/{pid}/fd/{fd}") for fd in os.listdir(f"{proc}/{pid}/fd")}
+            with open(f"{proc}/{pid}/stat") as stat:
+                session = int(stat.read().rpartition(")")[2].split()[3])
+        except (OSError, ValueError, IndexError):
+            continue
+        mine = {inode for inode in inodes if f"socket:[{inode}]" in links}
+        if mine:
+            found |= mine
+            sessions.add(session)
+    if found != inodes:
+        sessions.add(None)
+    return sessions
 
 
 def find_port_pair(start: int = FIRST_CONSOLE_PORT, stop: int = LAST_CONSOLE_PORT,
@@ -241,9 +281,16 @@ class EmulatorPool:
                 raise EmulatorError(f"not in adb as 'device' after {self.boot_timeout:g} s (state {state!r}); "
                                     f"log {slot.log_path}:\n{self._log_tail(slot)}")
             state = self._adb_state(slot)
-            if state == "device":
+            owners = listening_sessions(slot.adb_port)
+            ours = owners is None or (slot.process is not None and slot.process.pid in owners)
+            if owners and not ours:
+                # another emulator took the port between the free-port check and this one's start: this one
+                # cannot bind it, and the 'device' adb lists there is not this pool's (_boot relaunches elsewhere)
+                raise EmulatorError(f"port {slot.adb_port} is held by another process (another emulator or pool?), "
+                                    f"so adb's {slot.serial} is not this pool's emulator")
+            if state == "device" and ours:
                 break
-            if state == "absent":
+            if state == "absent" and ours:
                 self._announce(slot)
             time.sleep(0.1)
         if slot.device is None:

@@ -31,9 +31,11 @@ from typing import Any, Literal, Union
 import yaml
 
 __all__ = [
+    "TRAIN_SEED_STRIDE",
     "LoopArguments",
     "RunConfig",
     "config_keys",
+    "instance_seed_ranges",
     "list_configs",
     "load_config",
     "parse_overrides",
@@ -42,6 +44,8 @@ __all__ = [
 
 
 _EXTENDS = "extends"
+TRAIN_SEED_STRIDE = 10_000
+"""RL episode seeds of run seed ``s`` start at ``train_seed_offset + TRAIN_SEED_STRIDE * s``."""
 
 
 @dataclass
@@ -136,6 +140,40 @@ class LoopArguments:
                           "policy sampling at its training temperature (0: greedy only). Greedy success of a small "
                           "policy moves in whole tasks; the sampled success rate sees a policy that got surer."},
     )
+    validation_every: int = field(
+        default=0,
+        metadata={"help": "Beyond the paper (0: off, the paper's setting): keep the best policy by a VALIDATION "
+                          "evaluation. Before training and every this many iterations (and after the last one) the "
+                          "policy plays the validation instances sampling at its training temperature; the one with the "
+                          "highest validation success (ties: the earlier) is kept in <output_dir>/best/, and the "
+                          "evaluation after training, the report and `coach-rl eval --run` use it instead of the "
+                          "last policy (against the forgetting after the peak, coach-rl README). Validation episodes "
+                          "are counted apart (validation/env_steps), not in the env steps nor in max_env_steps' "
+                          "budget, and their time not in the training wall time."},
+    )
+    validation_instances_per_task: int = field(
+        default=2,
+        metadata={"help": "With validation_every > 0: validation instances per evaluation task, seeds "
+                          "validation_seed_offset + i (disjoint from the training, demonstration and held-out "
+                          "evaluation seeds; checked when the configuration loads)."},
+    )
+    validation_samples_per_instance: int = field(
+        default=4,
+        metadata={"help": "With validation_every > 0: episodes per validation instance, the policy sampling at its "
+                          "training temperature (the sampled success moves before the greedy one does). One "
+                          "validation costs tasks x validation_instances_per_task x this many episodes."},
+    )
+    validation_seed_offset: int = field(
+        default=2_000_000,
+        metadata={"help": "Validation instances use seeds validation_seed_offset + i: never trained on, never in "
+                          "the held-out evaluation (whose seeds start at eval_seed_offset)."},
+    )
+    early_stopping_patience: int = field(
+        default=0,
+        metadata={"help": "With validation_every > 0: stop training after this many validations in a row without a "
+                          "new best (the best policy is still the one kept). 0: never stop early, run the whole "
+                          "budget and keep the best."},
+    )
     oracle_diagnostics: bool = field(
         default=True,
         metadata={"help": "On the simulated phone, record the scripted expert's action at every step (no learner "
@@ -219,7 +257,8 @@ class LoopArguments:
         for name in ("max_history", "sft_instances_per_task", "sft_max_steps", "eval_instances_per_task", "sft_seed_offset",
                      "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples",
                      "critic_pretrain_contrast", "critic_pretrain_rollouts", "eval_samples_per_instance",
-                     "diagnostics_kl_states"):
+                     "diagnostics_kl_states", "validation_every", "validation_seed_offset",
+                     "validation_instances_per_task", "validation_samples_per_instance", "early_stopping_patience"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.tiny_hidden_size % self.tiny_num_heads:
@@ -241,6 +280,14 @@ class LoopArguments:
             raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
         if self.max_env_steps is not None and self.max_env_steps < 1:
             raise ValueError(f"max_env_steps must be >= 1 or null, got {self.max_env_steps!r}")
+        if self.validation_every:
+            for name in ("validation_instances_per_task", "validation_samples_per_instance"):
+                if getattr(self, name) < 1:
+                    raise ValueError(f"{name} must be >= 1 when validation_every > 0 (validation is on), got "
+                                     f"{getattr(self, name)!r}")
+        elif self.early_stopping_patience:
+            raise ValueError(f"early_stopping_patience={self.early_stopping_patience!r} counts validations without "
+                             "improvement, but validation_every is 0 (no validation): set validation_every too")
         if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
             raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 
@@ -413,6 +460,36 @@ class RunConfig:
                 if k not in ignore and a.get(k) != b.get(k)}
 
 
+def instance_seed_ranges(config: RunConfig) -> dict[str, range]:
+    """The env seeds each part of a run plays (per task): ``demonstration`` (SFT, critic pre-training),
+    ``training`` (RL rollouts: at most ``rollout_batch_size`` instances per iteration, so an upper bound),
+    ``evaluation`` (held out, before/after training) and ``validation`` (empty unless ``validation_every``)."""
+    loop, coach = config.loop, config.coach
+    demos = loop.sft_instances_per_task or 2  # coach_rl.loop._collect_demos: a tiny tokenizer needs some text
+    train_start = loop.train_seed_offset + TRAIN_SEED_STRIDE * int(coach.seed)
+    validation = loop.validation_instances_per_task if loop.validation_every else 0
+    return {
+        "demonstration": range(loop.sft_seed_offset, loop.sft_seed_offset + demos),
+        "training": range(train_start, train_start + int(coach.total_iterations) * int(coach.rollout_batch_size)),
+        "evaluation": range(loop.eval_seed_offset, loop.eval_seed_offset + loop.eval_instances_per_task),
+        "validation": range(loop.validation_seed_offset, loop.validation_seed_offset + validation),
+    }
+
+
+def _check_validation_seeds(config: RunConfig) -> None:
+    """The validation instances must be none of the ones trained on, demonstrated or held out for evaluation."""
+    ranges = instance_seed_ranges(config)
+    mine = ranges["validation"]
+    fields = {"demonstration": "sft_seed_offset", "training": "train_seed_offset and seed",
+              "evaluation": "eval_seed_offset"}
+    for part, other in ranges.items():
+        if part != "validation" and mine and other and mine.start < other.stop and other.start < mine.stop:
+            raise ValueError(
+                f"the validation seeds [{mine.start}, {mine.stop}) (validation_seed_offset, "
+                f"validation_instances_per_task) overlap the {part} seeds [{other.start}, {other.stop}) "
+                f"({fields[part]}): pick a validation_seed_offset outside them")
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -543,4 +620,6 @@ def load_config(
         raise ValueError(f"beta={coach.beta!r} is the KL weight of Android Coach's actor (algorithm=coach); "
                          f"algorithm={loop.algorithm} does not read it" + (" (DGRPO's is dgrpo_kl_beta)"
                                                                            if loop.algorithm == "dgrpo" else ""))
-    return RunConfig(loop=loop, coach=coach, explicit=values, source=source)
+    config = RunConfig(loop=loop, coach=coach, explicit=values, source=source)
+    _check_validation_seeds(config)
+    return config
