@@ -76,6 +76,8 @@ def test_arguments_validate_with_clear_errors() -> None:
         DistributedArguments(weight_transport="shared_dir").validate_distributed_arguments()
     with pytest.raises(ValueError, match="ray_node_wait_s must be a number of seconds >= 0"):
         DistributedArguments(ray_node_wait_s=-1).validate_distributed_arguments()
+    with pytest.raises(ValueError, match="ray_head_lost_s must be a number of seconds > 0"):
+        DistributedArguments(ray_head_lost_s=0).validate_distributed_arguments()
 
 
 def test_spool_is_atomic_and_survives_a_new_instance(tmp_path) -> None:
