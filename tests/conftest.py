@@ -25,12 +25,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.path.name in _ONE_WORKER:
             item.add_marker(pytest.mark.xdist_group("ports"))
-    # Tests marked slow (up to ~2.5 min each on CI's 2 cores) run first. --dist loadgroup hands out the "ports" group
-    # first (its largest unit) and every other test as its own unit in collection order: when a slow test came late
-    # (tests/e2e, the README examples) one worker ran it alone while the other had finished. Slow tests first leave
-    # only short ones for the end. Stable: within each part the collection order stays. Deterministic, as xdist
-    # requires every worker to collect the same order.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

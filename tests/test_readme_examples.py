@@ -18,7 +18,6 @@ def _examples(readme: Path) -> str:
     return "\n\n".join(block for block in _BLOCK.findall(readme.read_text()))
 
 
-@pytest.mark.slow  # up to a minute each (the coach-rl README trains): tests/conftest.py runs slow tests first
 @pytest.mark.parametrize("readme", READMES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_readme_python_examples_run(readme: Path, tmp_path: Path):
     code = _examples(readme)
