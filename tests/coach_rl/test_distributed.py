@@ -76,6 +76,8 @@ def test_arguments_validate_with_clear_errors() -> None:
         DistributedArguments(weight_transport="shared_dir").validate_distributed_arguments()
     with pytest.raises(ValueError, match="ray_node_wait_s must be a number of seconds >= 0"):
         DistributedArguments(ray_node_wait_s=-1).validate_distributed_arguments()
+    with pytest.raises(ValueError, match="ray_head_lost_s must be a number of seconds > 0"):
+        DistributedArguments(ray_head_lost_s=0).validate_distributed_arguments()
 
 
 def test_spool_is_atomic_and_survives_a_new_instance(tmp_path) -> None:
@@ -221,7 +223,12 @@ def test_driver_killed_with_sigkill_and_restarted_delivers_the_spool(ray_cluster
                 break
         assert line.startswith("UIDS"), "the driver did not collect"
         uids = line.split()[1:]
-        time.sleep(2.0)  # the workers go on; what they finish now is spooled by the driver without a collect() call
+        # the workers go on; what they finish now is spooled by the driver without a collect() call: kill the driver
+        # once one such episode is on disk (it was a fixed 2 s wait). Files are counted: a TrajectorySpool() here
+        # would delete the driver's temporary file
+        while len(list(spool.glob("*.pkl"))) <= len(uids) and time.monotonic() < deadline:
+            assert proc.poll() is None, "the driver ended before it was killed"
+            time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

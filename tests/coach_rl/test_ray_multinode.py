@@ -176,11 +176,13 @@ def test_head_loss_stops_the_driver_with_an_error_and_a_new_cluster_resumes_the_
         cluster: LocalCluster, tmp_path: Path) -> None:
     run = tmp_path / "run"
     cluster.start_head(fast_health_checks=True)
-    cluster.start_device_node("dev", 2)
+    cluster.start_device_node("dev", 2, wait=False)  # starts while the driver imports torch and warms up
     old_address = cluster.address
-    proc = _driver(cluster, run, "driver1", total_iterations="5")
+    # the collector reports the lost head after ray_head_lost_s (15 s by default) when Ray has not ended it first
+    proc = _driver(cluster, run, "driver1", total_iterations="5", ray_head_lost_s="4")
     err = tmp_path / "driver1.err"
     try:
+        cluster.wait_started("dev")
         _wait("two iterations", lambda: len(_records(run)) >= 2, proc, err, timeout=240)
         cluster.kill("head")
         rc = proc.wait(timeout=120)
@@ -189,8 +191,8 @@ def test_head_loss_stops_the_driver_with_an_error_and_a_new_cluster_resumes_the_
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
     # the driver was started outside the head's process tree, but on its machine Ray attaches it to the head's
-    # raylet and ends it itself at its next object store call (or the collector says so after 15 s): either way
-    # `coach-rl train` ends with one error line naming the lost head, the checkpoint and the spool
+    # raylet and ends it itself at its next object store call (or the collector says so after ray_head_lost_s):
+    # either way `coach-rl train` ends with one error line naming the lost head, the checkpoint and the spool
     log = err.read_text()
     assert rc == 3, log[-4000:]
     error = log.splitlines()[-1]
@@ -203,9 +205,10 @@ def test_head_loss_stops_the_driver_with_an_error_and_a_new_cluster_resumes_the_
     cluster.kill("dev")  # its raylet lost the cluster too
     # a new cluster (new head, new port, new node); the same command with its address resumes where the run stopped
     cluster.start_head(fast_health_checks=True)
-    cluster.start_device_node("dev2", 2)
+    cluster.start_device_node("dev2", 2, wait=False)
     assert cluster.address != old_address
-    again = _driver(cluster, run, "driver2", total_iterations="5")
+    again = _driver(cluster, run, "driver2", total_iterations="5", ray_head_lost_s="4")
+    cluster.wait_started("dev2")
     assert again.wait(timeout=300) == 0, (tmp_path / "driver2.err").read_text()[-4000:]
     out = (tmp_path / "driver2.out").read_text()
     summary = json.loads(out[out.index("{"):])

@@ -49,6 +49,24 @@ DATA_CLOSE = "⟧"
 """Closing bracket of data-block markers; it never survives inside sanitised data."""
 
 _CONTROL_KEEP = {"\n", "\t"}
+# The characters sanitize_untrusted drops: control (Cc), format (Cf) and surrogate (Cs) code points but newline and
+# tab. In ASCII those are exactly the C0 controls and DEL, so ASCII text (most UI XML) takes one regex pass.
+_UNSAFE_ASCII = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class _DropInvisible(dict):
+    """A ``str.translate`` table, filled on first sight of each code point: None (drop) for the characters above,
+    the code point itself (keep) for every other one. The per-character ``unicodedata`` loop it replaces took ~1 ms
+    per UI screen, about a quarter of the PRM demo's prompt building (profiled)."""
+
+    def __missing__(self, code: int) -> int | None:
+        ch = chr(code)
+        keep = ch in _CONTROL_KEEP or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
+        self[code] = value = code if keep else None
+        return value
+
+
+_DROP_INVISIBLE = _DropInvisible()
 _KEYWORD = re.compile(r"(judg)(e?)(ment)", re.IGNORECASE)
 _TAG = re.compile(r"<(\s*/?\s*(?:ans|think|analysis)\s*)>", re.IGNORECASE)
 # Chat-structure tokens written as text (ChatML/Qwen ``<|im_end|>``, Llama-3 ``<|eot_id|>``, ``</s>``): a text
@@ -69,12 +87,7 @@ def sanitize_untrusted(text: Any) -> str:
     if not isinstance(text, str):
         raise TypeError(f"untrusted text must be str, got {type(text).__name__}")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    kept = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if ch in _CONTROL_KEEP or cat not in ("Cc", "Cf", "Cs"):
-            kept.append(ch)
-    text = "".join(kept)
+    text = _UNSAFE_ASCII.sub("", text) if text.isascii() else text.translate(_DROP_INVISIBLE)
     text = text.replace(DATA_OPEN, "[").replace(DATA_CLOSE, "]")
     text = _KEYWORD.sub(r"\1\2-\3", text)
     text = _SPECIAL.sub(r"‹|\1|›", text)

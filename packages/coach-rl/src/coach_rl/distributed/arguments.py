@@ -36,6 +36,10 @@ class DistributedArguments:
         default=600.0, metadata={"help": "When no live Ray node declares a device_resource slot (every device node "
                                          "lost), how long collect() waits, saying so, for one to join before it "
                                          "raises an error naming the lost nodes; 0: give up at once."})
+    ray_head_lost_s: float = field(
+        default=15.0, metadata={"help": "How long the head node's GCS port may refuse connections before collect() "
+                                        "reports the head lost (RayHeadLost; `coach-rl train` exits 3 naming its "
+                                        "checkpoint). Ray itself ends a driver after 60 s without its GCS."})
     devices_per_worker: int = field(
         default=1, metadata={"help": "Devices one worker process (Ray actor) drives, each in its own thread: a host's "
                                      "emulators or simulated phones need num_workers / devices_per_worker processes "
@@ -107,6 +111,9 @@ class DistributedArguments:
         if isinstance(self.ray_node_wait_s, bool) or not isinstance(self.ray_node_wait_s, (int, float)) \
                 or not self.ray_node_wait_s >= 0:
             raise ValueError(f"ray_node_wait_s must be a number of seconds >= 0, got {self.ray_node_wait_s!r}")
+        if isinstance(self.ray_head_lost_s, bool) or not isinstance(self.ray_head_lost_s, (int, float)) \
+                or not self.ray_head_lost_s > 0:
+            raise ValueError(f"ray_head_lost_s must be a number of seconds > 0, got {self.ray_head_lost_s!r}")
         if self.worker_num_cpus < 0 or self.inference_num_gpus < 0 or self.inference_batch_wait_s < 0:
             raise ValueError("worker_num_cpus, inference_num_gpus and inference_batch_wait_s must be >= 0")
 

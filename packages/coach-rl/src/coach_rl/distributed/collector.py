@@ -23,7 +23,8 @@ as a trajectory without records, and its seed and options go back to the front o
 The collector watches the cluster's nodes: it logs a lost node (and the workers it held) and a node that joins;
 Ray places the workers again on free device slots; a worker Ray gave up on after its node was lost is started
 anew. With no ``device_resource`` slot left in the cluster it waits, saying so, and ``collect`` raises after
-``ray_node_wait_s`` seconds. A head node whose GCS refuses connections for 15 s is the cluster lost:
+``ray_node_wait_s`` seconds. A head node whose GCS refuses connections for ``ray_head_lost_s`` seconds (15) is
+the cluster lost:
 ``collect`` and ``publish_policy`` raise :class:`RayHeadLost` (see :mod:`coach_rl.distributed.supervise` for
 when Ray ends the driver first). Every trajectory (with its records) is written to the spool folder the moment it
 reaches the driver (see :class:`coach_rl.distributed.spool.TrajectorySpool`) and removed from it by
@@ -68,8 +69,9 @@ _RECOVERY_TIMEOUT_S = 300.0
 _NODE_CHECK_S = 1.0
 """How often the result thread compares the cluster's nodes with its last look."""
 _HEAD_LOST_S = 15.0
-"""How long the head's GCS port may refuse connections before collect() reports the head lost (Ray itself
-aborts the driver after 60 s without its GCS, with a message that names neither the run nor what to do)."""
+"""The default ``ray_head_lost_s``: how long the head's GCS port may refuse connections before collect() reports the
+head lost (Ray itself aborts the driver after 60 s without its GCS, with a message that names neither the run nor
+what to do)."""
 
 
 class RayHeadLost(RuntimeError):
@@ -223,6 +225,7 @@ class RayCollector:
         ray_address: str | None = None,
         ray_num_cpus: int | None = None,
         ray_node_wait_s: float = 600.0,
+        ray_head_lost_s: float = _HEAD_LOST_S,
         devices_per_worker: int = 1,
         device_resource: str = "android_device",
         worker_num_cpus: float = 0.0,
@@ -245,7 +248,8 @@ class RayCollector:
         """Start (or join) Ray, place the workers and, in actor mode, the inference server."""
         args = DistributedArguments(
             collector="ray", num_workers=num_workers, ray_address=ray_address, ray_num_cpus=ray_num_cpus,
-            ray_node_wait_s=ray_node_wait_s, devices_per_worker=devices_per_worker, device_resource=device_resource,
+            ray_node_wait_s=ray_node_wait_s, ray_head_lost_s=ray_head_lost_s, devices_per_worker=devices_per_worker,
+            device_resource=device_resource,
             worker_num_cpus=worker_num_cpus, worker_max_restarts=worker_max_restarts,
             max_env_replacements=max_env_replacements, async_collection=async_collection, spool_dir=spool_dir,
             inference=inference, inference_num_gpus=inference_num_gpus, inference_batch_wait_s=inference_batch_wait_s,
@@ -337,7 +341,7 @@ class RayCollector:
             raise ValueError(f"RayCollector.from_config needs collector='ray', got {config.collector!r}")
         kwargs: dict[str, Any] = {
             "num_workers": config.num_workers, "ray_address": config.ray_address, "ray_num_cpus": config.ray_num_cpus,
-            "ray_node_wait_s": config.ray_node_wait_s,
+            "ray_node_wait_s": config.ray_node_wait_s, "ray_head_lost_s": config.ray_head_lost_s,
             "device_resource": config.device_resource, "worker_num_cpus": config.worker_num_cpus,
             "worker_max_restarts": config.worker_max_restarts, "max_env_replacements": config.max_env_replacements,
             "devices_per_worker": config.devices_per_worker, "async_collection": config.async_collection,
@@ -430,10 +434,11 @@ class RayCollector:
         head's raylet), without a word on its stderr."""
         with self._cond:
             while self._head_lost_since is not None and self._pump_error is None:
-                left = _HEAD_LOST_S - (time.monotonic() - self._head_lost_since)
+                left = self.args.ray_head_lost_s - (time.monotonic() - self._head_lost_since)
                 if left <= 0:
                     self._head_lost = True
-                    raise RayHeadLost(self._gcs_address, f"has refused connections for {_HEAD_LOST_S:.0f} s")
+                    raise RayHeadLost(self._gcs_address,
+                                      f"has refused connections for {self.args.ray_head_lost_s:g} s")
                 self._cond.wait(timeout=min(1.0, left))
 
     def worker_info(self, timeout: float = _RECOVERY_TIMEOUT_S) -> list[dict[str, Any]]:
@@ -533,7 +538,8 @@ class RayCollector:
         device slot left for ``ray_node_wait_s``)."""
         if self._pump_error is not None:
             raise RuntimeError("the collector's result thread failed") from self._pump_error
-        if self._head_lost_since is not None and time.monotonic() - self._head_lost_since >= _HEAD_LOST_S:
+        if self._head_lost_since is not None and \
+                time.monotonic() - self._head_lost_since >= self.args.ray_head_lost_s:
             self._head_lost = True
             raise RayHeadLost(self._gcs_address, f"has refused connections for "
                                                  f"{time.monotonic() - self._head_lost_since:.0f} s")
@@ -756,7 +762,8 @@ class RayCollector:
                 if self._head_lost_since is None:
                     self._head_lost_since = time.monotonic()
                     logger.warning("[coach-rl] ray: the head node's GCS at %s refuses connections; collect() stops "
-                                   "with an error if it is not back within %g s", self._gcs_address, _HEAD_LOST_S)
+                                   "with an error if it is not back within %g s (ray_head_lost_s)", self._gcs_address,
+                                   self.args.ray_head_lost_s)
                 self._cond.notify_all()
             return False
         with self._cond:

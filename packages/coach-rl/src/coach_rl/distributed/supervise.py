@@ -4,10 +4,10 @@ When the head node dies, Ray may end the driver process itself, without a Python
 the head's raylet (any driver started on the head machine, where Ray picks the head's raylet) is ended the
 moment it next uses the object store (``The connection to the plasma store is failed. Terminate the process.``,
 in its Ray log only), and any driver after 60 s without the GCS. :class:`coach_rl.distributed.RayCollector`
-reports the loss after 15 s when it gets the chance (:class:`RayHeadLost`); when Ray ends the process first,
-the parent process started here sees the child end, finds the GCS gone and prints the same error. Either way
-``coach-rl train`` exits with :data:`EXIT_HEAD_LOST` and one error line, and the run folder keeps its checkpoint
-and spool for the next driver.
+reports the loss after ``ray_head_lost_s`` (15 s) when it gets the chance (:class:`RayHeadLost`); when Ray ends
+the process first, the parent process started here sees the child end, finds the GCS gone and prints the same
+error. Either way ``coach-rl train`` exits with :data:`EXIT_HEAD_LOST` and one error line, and the run folder keeps
+its checkpoint and spool for the next driver.
 
 The parent imports neither Ray nor torch; the child writes what the parent needs (GCS address, Ray log folder,
 run and spool folders) to the file named by ``COACH_RL_DRIVER_STATE`` once it is connected.
