@@ -63,7 +63,9 @@ def make_pool(host_adb, tmp_path, size=1, env=None, start=True, **kwargs) -> Emu
     fake_env = {"FAKE_EMULATOR_PYTHON": sys.executable, "HOME": str(host_adb.home),
                 "FAKE_EMULATOR_STATE_DIR": str(tmp_path / "fired"), "FAKE_EMULATOR_HOME": str(tmp_path / "avd"),
                 **(env or {})}
-    options = {"emulator_path": FAKE_EMULATOR, "adb_port": host_adb.server_port, "env": fake_env,
+    # console ports from 5620: the distributed tests' emulators (other pytest-xdist workers) start at 5554, and a port
+    # another worker's emulator holds makes the pool move on (what these checks would then see is that, not theirs)
+    options = {"emulator_path": FAKE_EMULATOR, "adb_port": host_adb.server_port, "env": fake_env, "base_port": 5620,
                "boot_timeout": 20.0, "grace_period": 2.0, "log_dir": tmp_path / "logs",
                "device_kwargs": {"timeout": 2.0, "console_token_path": token, "recover_timeout": 30.0}}
     options.update(kwargs)
