@@ -62,6 +62,17 @@ def test_captions_are_read_through_the_noise_in_order(tmp_path):
     assert read_captions(big) == names
 
 
+def test_a_vote_reads_rn_as_m_and_keeps_the_most_frequent_spelling():
+    from android_gym.tasks.sim.video_text import vote_reading
+
+    # the 12 crop readings of one run's "William" caption (MarkorTranscribeVideo seed 0; the expert typed "Williarn"
+    # and failed): noise filled the gap between the m's arches in most of them
+    william = ["Williarn"] * 6 + ["William"] * 2 + ["Wiltiarn", "Wilttiarn"] + ["Willtarn"] * 2
+    assert vote_reading(william) == "William"
+    assert vote_reading(["Isabella"] * 7 + ["isabella"] * 4 + ["bella."]) == "Isabella"  # case aside, then the majority
+    assert vote_reading(["", "...", "\n"]) == ""
+
+
 def test_the_names_are_only_pixels_of_the_players_frame():
     from android_gym.tasks.sim.video_text import caption_video
 

@@ -126,12 +126,26 @@ def read_caption(plane: Any) -> str:
             margin = 20
             crop = p[max(0, ys.min() - margin):ys.max() + margin, max(0, xs.min() - margin):xs.max() + margin]
             crops.append((255 - crop).astype(np.uint8))
-    readings = [cleaned for text in ocr_images(crops, psm=7) if (cleaned := re.sub(r"[^A-Za-z0-9]", "", text))]
+    return vote_reading(ocr_images(crops, psm=7))
+
+
+def vote_reading(texts: list[str]) -> str:
+    """The caption several Tesseract readings of it agree on: cleaned (:func:`_clean_reading`), grouped by shape
+    (:func:`_shape_key`), the largest group's most frequent spelling ("" when nothing was read)."""
+    readings = [cleaned for text in texts if (cleaned := _clean_reading(text))]
     if not readings:
         return ""
     votes = collections.Counter(_shape_key(r) for r in readings)
     best = max(votes, key=lambda key: (votes[key], -len(key)))
     return collections.Counter(r for r in readings if _shape_key(r) == best).most_common(1)[0][0]
+
+
+def _clean_reading(text: str) -> str:
+    """A Tesseract reading with letters and digits only, and "rn" read as the "m" it almost always is here: in
+    Hershey letters at caption size noise fills the gap of an m's arches (measured: of 40 runs of MarkorTranscribeVideo
+    seed 0, one read "William" as "Williarn" in 6 of its 12 crops), and none of the names AndroidWorld's captions are
+    drawn from (``COMMON_GIVEN_NAMES``) holds an "rn"."""
+    return re.sub(r"[^A-Za-z0-9]", "", text).replace("rn", "m")
 
 
 def _shape_key(reading: str) -> str:
