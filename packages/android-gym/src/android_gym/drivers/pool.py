@@ -281,6 +281,9 @@ class EmulatorPool:
                 raise EmulatorError(f"not in adb as 'device' after {self.boot_timeout:g} s (state {state!r}); "
                                     f"log {slot.log_path}:\n{self._log_tail(slot)}")
             state = self._adb_state(slot)
+            if state not in ("device", "absent"):  # adb knows it and it is booting: nothing to check yet
+                time.sleep(0.1)
+                continue
             owners = listening_sessions(slot.adb_port)
             ours = owners is None or (slot.process is not None and slot.process.pid in owners)
             if owners and not ours:
@@ -290,7 +293,7 @@ class EmulatorPool:
                                     f"so adb's {slot.serial} is not this pool's emulator")
             if state == "device" and ours:
                 break
-            if state == "absent" and ours:
+            if ours:  # absent: register it with adb, as adb's own port scan would
                 self._announce(slot)
             time.sleep(0.1)
         if slot.device is None:

@@ -302,16 +302,12 @@ class SettingsApp(App):
         wraps takes two lines (133 px) and the row grows, 16dp above and below (the real episodes' home page)."""
         scale = self.phone.scale
         wraps = text_width(title, 18 * scale) > self.phone.width - 104 * scale  # 16dp row padding, icon, 16dp text
-        texts = (Column(Text(title, resource_id="android:id/title", size=18, max_lines=2, padding=(16, 0),
-                             height=50.67),
-                        Text(summary, resource_id="android:id/summary", size=14, color="#444746", max_lines=1,
-                             padding=(16, 0)),
-                        cls="android.widget.RelativeLayout", weight=1, padding=(0, 16)) if wraps else
-                 Column(Text(title, resource_id="android:id/title", size=18, max_lines=1, padding=(16, 0),
-                             height=27.05),
-                        Text(summary, resource_id="android:id/summary", size=14, color="#444746", max_lines=1,
-                             padding=(16, 0), height=19.43),
-                        cls="android.widget.RelativeLayout", weight=1, padding=(0, 20.76)))
+        title_lines, title_height, summary_height, pad = (2, 50.67, None, 16) if wraps else (1, 27.05, 19.43, 20.76)
+        texts = Column(Text(title, resource_id="android:id/title", size=18, max_lines=title_lines, padding=(16, 0),
+                            height=title_height),
+                       Text(summary, resource_id="android:id/summary", size=14, color="#444746", max_lines=1,
+                            padding=(16, 0), height=summary_height),
+                       cls="android.widget.RelativeLayout", weight=1, padding=(0, pad))
         return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(16.0, 0.0), clickable=True,
                     focusable=True, on_click=on_click, min_height=88, children=[
                         View(cls="android.widget.ImageView", width=40, height=40, icon=title[:1], layout_only=True),
