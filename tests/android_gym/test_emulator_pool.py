@@ -17,6 +17,7 @@ import pytest
 from android_gym import AndroidEnv, Click
 from android_gym.device import DeviceCrashed, DeviceTimeout
 from android_gym.drivers import EmulatorError, EmulatorPool, emulator_command, find_port_pair
+from android_gym.drivers.pool import listening_sessions
 
 ADB = "/usr/bin/adb"
 FAKE_EMULATOR = Path(__file__).with_name("fake_emulator") / "emulator"
@@ -56,6 +57,25 @@ def test_pool_arguments_are_checked():
     with pytest.raises(EmulatorError, match="emulator binary not found"):
         EmulatorPool(AVD, emulator_path="/nonexistent/emulator")
 
+
+
+def test_listening_sessions_reads_past_a_file_that_closes_during_the_scan(tmp_path):
+    """A booting emulator opens and closes files while the pool reads its /proc fds: an fd gone before its readlink
+    must not hide the listening socket (that made the pool take its own emulator for another's, stop 33's CI)."""
+    proc = tmp_path / "proc"
+    (proc / "net").mkdir(parents=True)
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    listen = "   0: 0100007F:15F5 00000000:0000 0A 00000000:00000000 00:00000000 00000000  0  0 4242 1 0 100 0 0 10 0\n"
+    (proc / "net" / "tcp").write_text(header + listen)  # 127.0.0.1:5621 listening, socket inode 4242
+    fds = proc / "777" / "fd"
+    fds.mkdir(parents=True)
+    (proc / "777" / "stat").write_text("777 (python3) S 1 777 777 0 -1 4194560 0 0 0 0\n")
+    (fds / "3").write_text("")  # a plain file: its readlink fails, as for an fd closed after the listing
+    (fds / "4").symlink_to("socket:[4242]")
+    assert listening_sessions(5621, proc=str(proc)) == {777}
+    assert listening_sessions(5623, proc=str(proc)) == set()
+    (fds / "4").unlink()  # the listener's process is not visible: unknown (None), not "nobody"
+    assert listening_sessions(5621, proc=str(proc)) == {None}
 
 
 def make_pool(host_adb, tmp_path, size=1, env=None, start=True, **kwargs) -> EmulatorPool:

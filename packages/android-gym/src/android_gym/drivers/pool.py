@@ -89,11 +89,15 @@ def listening_sessions(port: int, proc: str = "/proc") -> set[int | None] | None
     found: set[str] = set()
     for pid in (name for name in os.listdir(proc) if name.isdigit()):
         try:
-            links = {os.readlink(f"{proc}/{pid}/fd/{fd}") for fd in os.listdir(f"{proc}/{pid}/fd")}
+            fds = os.listdir(f"{proc}/{pid}/fd")
             with open(f"{proc}/{pid}/stat") as stat:
                 session = int(stat.read().rpartition(")")[2].split()[3])
         except (OSError, ValueError, IndexError):
             continue
+        links = set()
+        for fd in fds:  # one by one: a booting emulator closes files between the listing and the readlink
+            with contextlib.suppress(OSError):
+                links.add(os.readlink(f"{proc}/{pid}/fd/{fd}"))
         mine = {inode for inode in inodes if f"socket:[{inode}]" in links}
         if mine:
             found |= mine
@@ -272,6 +276,7 @@ class EmulatorPool:
     def _wait_booted(self, slot: EmulatorSlot) -> None:
         deadline = time.monotonic() + self.boot_timeout
         state = "absent"
+        strangers = 0
         while True:
             if not slot.alive():
                 code = slot.process.returncode if slot.process is not None else None
@@ -286,7 +291,8 @@ class EmulatorPool:
                 continue
             owners = listening_sessions(slot.adb_port)
             ours = owners is None or (slot.process is not None and slot.process.pid in owners)
-            if owners and not ours:
+            strangers = strangers + 1 if owners and not ours else 0
+            if strangers >= 3:  # seen on three polls in a row, not one /proc read that raced a closing file
                 # another emulator took the port between the free-port check and this one's start: this one
                 # cannot bind it, and the 'device' adb lists there is not this pool's (_boot relaunches elsewhere)
                 raise EmulatorError(f"port {slot.adb_port} is held by another process (another emulator or pool?), "
