@@ -53,6 +53,7 @@ def test_advantage_agreement_by_hand():
     m = advantage_agreement(a, y)
     # judged (known label, A != 0): 0.5/1 ok, -0.2/0 ok, 0.1/0 wrong, -0.3/1 wrong -> 2 of 4
     assert m["sign_agreement"] == pytest.approx(0.5)
+    assert m["weighted_agreement"] == pytest.approx((0.5 + 0.2) / (0.5 + 0.2 + 0.1 + 0.3))
     assert m["abs_mean"] == pytest.approx(1.5 / 6)
     assert m["expert_mean"] == pytest.approx((0.5 + 0.0 - 0.3) / 3)
     assert m["other_mean"] == pytest.approx((-0.2 + 0.1) / 2)

@@ -157,7 +157,7 @@ def advantage_agreement(advantages: Sequence[float] | torch.Tensor, labels: Sequ
     if a.numel() != y.numel():
         raise ValueError(f"{a.numel()} advantages for {y.numel()} labels")
     if not a.numel():
-        return {"sign_agreement": math.nan, "abs_mean": math.nan, "expert_mean": math.nan, "other_mean": math.nan,
+        return {"sign_agreement": math.nan, "weighted_agreement": math.nan, "abs_mean": math.nan, "expert_mean": math.nan, "other_mean": math.nan,
                 "zero_share": math.nan}
     known = ~torch.isnan(y)
     moving = a.abs() > eps
@@ -166,6 +166,7 @@ def advantage_agreement(advantages: Sequence[float] | torch.Tensor, labels: Sequ
     pos, neg = known & (y > 0.5), known & (y <= 0.5)
     return {
         "sign_agreement": float(agree.sum() / judged.sum()) if bool(judged.any()) else math.nan,
+        "weighted_agreement": float(a.abs()[agree].sum() / a.abs()[judged].sum()) if bool(judged.any()) else math.nan,
         "abs_mean": float(a.abs().mean()),
         "expert_mean": float(a[pos].mean()) if bool(pos.any()) else math.nan,
         "other_mean": float(a[neg].mean()) if bool(neg.any()) else math.nan,

@@ -32,7 +32,7 @@ PLOTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "critic_ranking": ("Critic vs the sim oracle on the K sampled actions", "AUC / share", (
         "diag/critic_auc_within", "diag/critic_auc", "diag/critic_top1", "diag/critic_expert_share")),
     "advantage_agreement": ("Advantages vs the sim oracle", "share", (
-        "diag/adv_sign_agreement", "diag/adv_zero_share", "diag/rollout_expert_match")),
+        "diag/adv_sign_agreement", "diag/adv_weighted_agreement", "diag/adv_zero_share", "diag/rollout_expert_match")),
     "advantage_scale": ("Advantage magnitude", "mean", (
         "diag/adv_abs_mean", "diag/adv_expert_mean", "diag/adv_other_mean")),
     "actor_step": ("Actor gradient norm", "norm", ("actor/grad_norm",)),
