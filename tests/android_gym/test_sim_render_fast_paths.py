@@ -65,11 +65,11 @@ def test_reused_system_windows_give_the_same_dump():
 
 def test_status_bar_follows_settings_and_clock():
     phone = SimPhone()
-    assert "Bluetooth on." not in phone.dump()
-    phone.settings_put("global", "bluetooth_on", "1")
-    assert "Bluetooth on." in phone.dump()
+    assert "Airplane mode." not in phone.dump()
+    phone.settings_put("global", "airplane_mode_on", "1")
+    assert "Airplane mode." in phone.dump()
     clock = next(e.text for e in phone.frame.entries if e.resource_id.endswith(":id/clock"))
     phone.advance_clock(60_000)
     assert next(e.text for e in phone.frame.entries if e.resource_id.endswith(":id/clock")) != clock
-    phone.settings_put("global", "bluetooth_on", "0")
-    assert "Bluetooth on." not in phone.dump() and phone.dump() == to_xml(phone.frame.entries)
+    phone.settings_put("global", "airplane_mode_on", "0")
+    assert "Airplane mode." not in phone.dump() and phone.dump() == to_xml(phone.frame.entries)

@@ -551,6 +551,44 @@ def follow_real_clock(step: RealStep, device: Any) -> int:
     return minutes
 
 
+def follow_real_device(step: RealStep, device: Any, *, wifi: bool = False) -> dict[str, Any] | None:
+    """Give the sim the emulator state a real step's status bar shows and no task sets.
+
+    Which standing notifications the emulator shows (the Android System group, "Serial console enabled" alone, the
+    virtual SD card; in either order) and its mobile signal ("Phone signal full.", "Phone two bars." ...) differ
+    from one emulator run to the next and change during one (12 of the 21 real episodes show the sim's default);
+    with ``wifi`` (the first step) also whether Wi-Fi was left on by the runs before. Returns what changed (for
+    ``summary.json``), or None when nothing did, the step shows no status bar, or the device is not the sim.
+    """
+    phone = getattr(device, "phone", None)
+    if phone is None:
+        return None
+    bar = [e for e in step.elements if e.get("package_name") == STATUS_BAR_PACKAGE]
+    ids = {str(e.get("resource_name") or e.get("resource_id") or "").rpartition("/")[2]: e for e in bar}
+    if "clock" not in ids:  # no status bar
+        return None
+    shade = "header_label" in ids or "slider" in ids  # the shade's header: its signal, no notification icons
+    notifications = tuple(str(e.get("content_description")) for e in bar
+                          if "notification:" in str(e.get("content_description") or "")
+                          and not (e.get("resource_name") or e.get("resource_id")))
+    signal = str(ids["mobile_combo"].get("content_description") or "") if "mobile_combo" in ids else ""
+    done: dict[str, Any] = {}
+    if not shade and notifications != phone.standing_notifications:
+        phone.standing_notifications = notifications
+        done["notifications"] = list(notifications)
+    if signal and signal != phone.mobile_signal:
+        phone.mobile_signal = done["mobile_signal"] = signal
+    if wifi and not shade and phone.settings_get("global", "airplane_mode_on") != "1":
+        on = "1" if "wifi_combo" in ids else "0"
+        if phone.settings_get("global", "wifi_on") != on:
+            phone.settings_put("global", "wifi_on", on)
+            done["wifi_on"] = on == "1"
+    if not done:
+        return None
+    phone.invalidate()
+    return {"what": "the emulator's standing notifications, mobile signal or Wi-Fi", "real_step": step.index, **done}
+
+
 PREDICTED_PREFIX = "Predicted app: "
 
 
@@ -709,7 +747,8 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
         obs, info = env.reset(seed=0, options={"task": episode.task, "params": params})
         goal_matches = info.get("goal") == episode.goal
         device = env.unwrapped.device
-        recovered = [r for r in (recover_predicted_app(episode, device),
+        first = follow_real_device(episode.steps[0], device, wifi=True) if episode.steps else None
+        recovered = [r for r in (first, recover_predicted_app(episode, device),
                                  recover_noise_files(episode, params, device)) if r is not None]
         if recovered:  # the phone changed after the first observation: look again
             screen = device.observe(screenshot=True)
@@ -723,8 +762,12 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
         clock_moved: list[tuple[int, int]] = []
         for real in episode.steps:
             moved = 0 if done else follow_real_clock(real, device)
-            if moved:  # look again: the status bar's clock changed
-                clock_moved.append((real.index, moved))
+            followed = None if done or real.index == 0 else follow_real_device(real, device)
+            if followed:
+                recovered.append(followed)
+            if moved or followed:  # look again: the status bar changed
+                if moved:
+                    clock_moved.append((real.index, moved))
                 screen = device.observe(screenshot=True)
                 info = {**info, "xml": screen.xml}
                 obs = {**obs, "screenshot": screen.screenshot}

@@ -47,6 +47,9 @@ SYSTEM_NOTIFICATIONS = ("Android System notification: ", "Settings notification:
 the 21 real episodes in tests/android_gym/data/real_episodes (101 of their 179 app screens) show exactly these
 two; 3 show the Android System icon alone, 3 the SD card then "Android System notification: Serial console
 enabled" (the ungrouped notification), 2 that pair the other way round, 1 the SD card then the group."""
+MOBILE_SIGNAL_DESC = "Phone signal full."
+"""The mobile signal icon's description on the AndroidWorld emulator in 12 of the 21 real episodes (the others:
+"Phone two bars.", "one bar", "three bars": the emulated signal strength varies from run to run)."""
 TICK_MS = 2000  # simulated time per input event
 TOAST_TICKS = 2  # a toast stays for this many input events
 LONG_PRESS_MS = 500
@@ -198,6 +201,11 @@ class SimPhone:
         self._serve_databases()
         self.apps[LAUNCHER_PACKAGE].open()
         self._frame: RenderedFrame | None = None
+        # What this emulator image shows whatever the task: its standing notifications' status bar icons (in order)
+        # and its mobile signal. Emulator runs differ in both; the replay of a real episode copies its first
+        # screen's (android_gym.replay.follow_real_device), a task never changes them.
+        self.standing_notifications: tuple[str, ...] = SYSTEM_NOTIFICATIONS
+        self.mobile_signal = MOBILE_SIGNAL_DESC
         # Status bar, navigation bar and keyboard, keyed on everything they are built from (frames share them:
         # nothing changes a view or entry of a built frame).
         self._system_windows: dict[tuple, _ReusedWindow] = {}
@@ -1017,33 +1025,32 @@ class SimPhone:
         clock, said = self.status_clock()
         g = self.settings["global"]
         airplane = g.get("airplane_mode_on") == "1"
-        bluetooth = g.get("bluetooth_on") == "1"
         wifi = g.get("wifi_on") == "1" and not airplane
-        return self._system_window(("status", clock, said, airplane, bluetooth, wifi),
-                                   lambda: self._build_status_bar(clock, said, airplane, bluetooth, wifi))
+        return self._system_window(("status", clock, said, airplane, wifi, self.standing_notifications,
+                                    self.mobile_signal),
+                                   lambda: self._build_status_bar(clock, said, airplane, wifi))
 
-    def _build_status_bar(self, clock: str, said: str, airplane: bool, bluetooth: bool, wifi: bool) -> Window:
+    def _build_status_bar(self, clock: str, said: str, airplane: bool, wifi: bool) -> Window:
         """The status bar as the emulator's accessibility tree lists it: the clock, the notification icons, the
         Wi-Fi signal (when on), the mobile signal, the battery; without Wi-Fi the mobile signal holds a "No
-        internet" data-type icon (nested one level deeper, so listed last)."""
+        internet" data-type icon (nested one level deeper, so listed last). No Bluetooth icon: Android 13 shows it
+        only while a device is connected, and the emulator has none (the real SystemBrightnessMin run of o4-mini
+        starts with Bluetooth on and no icon)."""
         s, W, h = self.scale, self.width, self.status_bar_height
         left: list[View] = [Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
                                  content_desc=said, padding=(0, 0), width=40)]
-        left += [Image(desc, width=22, height=22, icon="!") for desc in SYSTEM_NOTIFICATIONS]
+        left += [Image(desc, width=22, height=22, icon="!") for desc in self.standing_notifications]
         icons: list[View] = []
         if airplane:
             icons.append(Image("Airplane mode.", resource_id="com.android.systemui:id/airplane", width=20,
                                height=20, icon="A"))
-        if bluetooth:
-            icons.append(Image("Bluetooth on.", resource_id="com.android.systemui:id/bluetooth", width=20,
-                               height=20, icon="B"))
         if wifi:
             icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                               resource_id="com.android.systemui:id/wifi_combo", width=22, height=22,
                               drawing=(("#1f1f1f", 2.0, ((0.05, 0.3), (0.95, 0.3), (0.5, 0.8), (0.05, 0.3))),)))
         if not airplane:  # the signal's triangle at the right of its box (its type icon, if any, on the left)
             tri = 0.0 if wifi else 0.7
-            icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+            icons.append(View(cls="android.widget.FrameLayout", content_desc=self.mobile_signal,
                               resource_id="com.android.systemui:id/mobile_combo", width=44, height=22,
                               drawing=(("#1f1f1f", 2.0, ((tri + 0.05 * (1 - tri), 0.8), (0.95, 0.2), (0.95, 0.8),
                                                          (tri + 0.05 * (1 - tri), 0.8))),),

@@ -88,7 +88,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
         icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
-        icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+        icons.append(View(cls="android.widget.FrameLayout", content_desc=phone.mobile_signal,
                           resource_id=_UI + "mobile_combo", width=15, height=22, icon="4G"))
     icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
                       resource_id=_UI + "batteryRemainingIcon", width=47, height=24, icon="100%"))
@@ -99,23 +99,35 @@ def build_shade(phone: SimPhone, level: int) -> View:
                       Text(f"{now:%a}, {now:%b} {now.day}", resource_id=_UI + "date", size=16, max_lines=1,
                            padding=(8, 0), weight=1),
                       *icons])
+    # the emulator's standing notifications, as its status bar shows them; only the SD card's can be dismissed, so
+    # without it the shade has no "Clear all" buttons (the real SystemBrightnessMin run with the group alone)
+    posted = phone.standing_notifications
+    system_posted = any(d.startswith("Android System notification") for d in posted)
+    sd_posted = "Settings notification: Virtual SD card" in posted
+    clear_silent = [View(cls="android.widget.ImageView", content_desc="Clear all silent notifications",
+                         resource_id=_UI + "btn_clear_all", clickable=True, focusable=True, width=48, height=48,
+                         icon="x", on_click=phone.close_shade)] if sd_posted else []
     silent = _row(View(cls="android.widget.TextView", text="Silent", resource_id=_UI + "header_label",
                        clickable=True, focusable=True, weight=1, height=48, padding=(4.0, 12.0), size=16,
                        on_click=lambda: phone.open_from_shade("com.android.settings", NOTIFICATION_SETTINGS)),
-                  View(cls="android.widget.ImageView", content_desc="Clear all silent notifications",
-                       resource_id=_UI + "btn_clear_all", clickable=True, focusable=True, width=48, height=48,
-                       icon="x", on_click=phone.close_shade), height=56, rank=1)
+                  *clear_silent, height=56, rank=1)
     collapsed = phone.shade_collapsed
+    # the Android System group: "Serial console enabled" and, while Wi-Fi is on, the emulator's network without
+    # internet ("AndroidWifi has limited connectivity"; every real shade with Wi-Fi on shows it, and the count 2)
+    grouped = [("Serial console enabled", "Performance is impacted. To disable, check bootloader.")]
+    if wifi:
+        grouped.append(("AndroidWifi has limited connectivity", "Tap to connect anyway"))
     group_rows = [] if "android_system" in collapsed else [
-        _row(Text("Serial console enabled", resource_id=_UI + "notification_title", size=15, max_lines=1,
-                  padding=(0, 2)),
-             Text("Performance is impacted. To disable, check bootloader.", resource_id=_UI + "notification_text",
-                  size=13, max_lines=1, padding=(8, 2), color="#444746", weight=1), padding=(52.0, 2.0))]
+        _row(Text(title, resource_id=_UI + "notification_title", size=15, max_lines=1, padding=(0, 2)),
+             Text(text, resource_id=_UI + "notification_text", size=13, max_lines=1, padding=(8, 2),
+                  color="#444746", weight=1), padding=(52.0, 2.0)) for title, text in grouped]
+    count = [Text(str(len(grouped)), resource_id=_ANDROID + "expand_button_number", size=13, max_lines=1,
+                  padding=(4, 4))] if len(grouped) > 1 else []
     android_system = View(cls="android.widget.FrameLayout", background="#ffffff", orientation=HORIZONTAL,
                           padding=(16.0, 8.0), children=[
                               View(cls="android.widget.LinearLayout", weight=1, children=[
                                   _row(Text("Android System", resource_id=_ANDROID + "app_name_text", size=13,
-                                            max_lines=1, padding=(0, 4), weight=1), padding=(52.0, 0.0)),
+                                            max_lines=1, padding=(0, 4), weight=1), *count, padding=(52.0, 0.0)),
                                   *group_rows]),
                               View(cls="android.widget.Button", content_desc="Expand",
                                    resource_id=_ANDROID + "expand_button", clickable=True, focusable=True, width=70,
@@ -133,14 +145,14 @@ def build_shade(phone: SimPhone, level: int) -> View:
                             clickable=True, focusable=True, width=56, height=88, icon="v",
                             on_click=lambda: phone.toggle_shade_group("sd_card"))])
     notifications = View(cls="android.widget.LinearLayout", dump_rank=3, padding=(0.0, 4.0),
-                         children=[android_system, sd_card])
+                         children=[*([android_system] if system_posted else []), *([sd_card] if sd_posted else [])])
     footer = _row(View(cls="android.widget.Button", text="Manage", content_desc="Manage",
                        resource_id=_UI + "manage_text", clickable=True, focusable=True, width=90, height=48,
                        on_click=lambda: phone.open_from_shade("com.android.settings", NOTIFICATION_SETTINGS)),
                   View(cls="android.view.View", weight=1, height=1, layout_only=True),
-                  View(cls="android.widget.Button", text="Clear all", content_desc="Clear all notifications.",
-                       resource_id=_UI + "dismiss_text", clickable=True, focusable=True, width=90, height=48,
-                       on_click=phone.close_shade), height=56, rank=1, padding=(24.0, 4.0))
+                  *([View(cls="android.widget.Button", text="Clear all", content_desc="Clear all notifications.",
+                          resource_id=_UI + "dismiss_text", clickable=True, focusable=True, width=90, height=48,
+                          on_click=phone.close_shade)] if sd_posted else []), height=56, rank=1, padding=(24.0, 4.0))
     panel = View(cls="android.widget.LinearLayout", background="#f3f6fc", on_click=_stay, children=[
         header, View(cls="android.widget.LinearLayout", layout_only=True, padding=(16.0, 0.0), children=tiles),
         silent, notifications, footer])
@@ -185,7 +197,7 @@ def _quick_settings(phone: SimPhone, slider: View, wifi: bool, toggle: Callable[
         icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
-        icons.append(View(cls="android.widget.FrameLayout", content_desc="Phone signal full.",
+        icons.append(View(cls="android.widget.FrameLayout", content_desc=phone.mobile_signal,
                           resource_id=_UI + "mobile_combo", width=44, height=22, icon="4G", children=[] if wifi else [
                               View(cls="android.widget.ImageView", content_desc="No internet",
                                    resource_id=_UI + "mobile_type", width=30, height=16)]))
