@@ -6,9 +6,11 @@
 #    run's own tasks (candidates labelled by action match, balanced), a tiny PRM trained with coach-reward, its
 #    accuracy and AUC on held-out instances of those tasks printed (`coach-reward demo --held-out instances`).
 # 1. Warm-up (`coach-rl warmup`, shared by all seeds): build a tiny Qwen2 policy locally (tokenizer trained
-#    on the sim's expert demonstrations), a short SFT on those demonstrations, pre-train the critic on the
-#    PRM's labels of sampled actions (paper Appendix B), evaluate on held-out task instances (greedy, and sampled
-#    at the training temperature, 8 episodes per instance).
+#    on the sim's expert demonstrations), a short SFT on those demonstrations, pre-train the critic on sampled
+#    actions labelled by the demonstrations' action match (the paper uses its PRM's labels, Appendix B; the
+#    learned PRM passes 407 of 965 such actions where the match passes 188, and a critic trained on its labels ranks
+#    the K actions at chance: packages/coach-rl/README.md; EXTRA="critic_pretrain_labels=prm" gives the paper's),
+#    evaluate on held-out task instances (greedy, and sampled at the training temperature, 8 episodes per instance).
 # 2. For each of 3 seeds, in parallel (one torch thread each): Android Coach from the warm-up checkpoint
 #    (rollouts -> the PRM's step rewards (w_p = 0.2) and the task's rule check (w_o = 1) -> returns -> critic
 #    update -> K actions per stored state scored by the critic, ACLOO, PPO clip), then the same evaluations.
@@ -52,10 +54,10 @@ elif [ "$PRM" != "none" ]; then
       echo "training the PRM failed; the end of its log:" >&2; tail -n 30 "$OUT/prm.log" >&2; exit 1; }
   fi
   grep -m1 "held-out accuracy" "$OUT/prm.log" 2>/dev/null | sed 's/^/PRM: /' || true
-  REWARDS="use_prm=true prm_model=$PRM prm_max_new_tokens=20 critic_pretrain_labels=prm"
+  REWARDS="use_prm=true prm_model=$PRM prm_max_new_tokens=20"
 fi
 # 1. the warm-up, shared by every seed: tiny policy, SFT, critic pre-training, evaluation before
-labels=$(case "$REWARDS" in *critic_pretrain_labels=prm*) echo "the PRM's labels";; *) echo "action-match labels";; esac)
+labels=$(case "$REWARDS $EXTRA" in *critic_pretrain_labels=prm*) echo "the PRM's labels";; *) echo "action-match labels";; esac)
 echo "warm-up: policy, SFT, critic pre-training on $labels, evaluation before (log: $OUT/warmup.log)"
 # shellcheck disable=SC2086
 OMP_NUM_THREADS=$WARM_THREADS .venv/bin/coach-rl warmup --config "$CONFIG" "seed=0" "output_dir=$OUT/warmup" $REWARDS $EXTRA > "$OUT/warmup.log" 2>&1 || {
