@@ -765,9 +765,9 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
             followed = None if done or real.index == 0 else follow_real_device(real, device)
             if followed:
                 recovered.append(followed)
+            if moved:
+                clock_moved.append((real.index, moved))
             if moved or followed:  # look again: the status bar changed
-                if moved:
-                    clock_moved.append((real.index, moved))
                 screen = device.observe(screenshot=True)
                 info = {**info, "xml": screen.xml}
                 obs = {**obs, "screenshot": screen.screenshot}

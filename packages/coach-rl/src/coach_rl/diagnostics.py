@@ -148,7 +148,9 @@ def advantage_agreement(advantages: Sequence[float] | torch.Tensor, labels: Sequ
     """Whether advantages point where the oracle does: ``labels`` 1 (expert's action), 0 (not), NaN (unknown).
 
     ``sign_agreement``: share of steps with a known label and ``|A| > eps`` whose sign matches (A > 0 for the
-    expert's action, A < 0 otherwise); ``abs_mean``: mean ``|A|`` over all steps; ``expert_mean`` / ``other_mean``:
+    expert's action, A < 0 otherwise); ``weighted_agreement``: the same share weighted by ``|A|`` (how much of the
+    update's push points the oracle's way: a critic's small differences among K wrong actions count little);
+    ``abs_mean``: mean ``|A|`` over all steps; ``expert_mean`` / ``other_mean``:
     mean A of expert and non-expert actions (their gap is what the actor climbs); ``zero_share``: share of steps
     with ``|A| <= eps`` (no signal at all).
     """
@@ -157,8 +159,8 @@ def advantage_agreement(advantages: Sequence[float] | torch.Tensor, labels: Sequ
     if a.numel() != y.numel():
         raise ValueError(f"{a.numel()} advantages for {y.numel()} labels")
     if not a.numel():
-        return {"sign_agreement": math.nan, "weighted_agreement": math.nan, "abs_mean": math.nan, "expert_mean": math.nan, "other_mean": math.nan,
-                "zero_share": math.nan}
+        return dict.fromkeys(("sign_agreement", "weighted_agreement", "abs_mean", "expert_mean", "other_mean",
+                              "zero_share"), math.nan)
     known = ~torch.isnan(y)
     moving = a.abs() > eps
     judged = known & moving
@@ -166,7 +168,8 @@ def advantage_agreement(advantages: Sequence[float] | torch.Tensor, labels: Sequ
     pos, neg = known & (y > 0.5), known & (y <= 0.5)
     return {
         "sign_agreement": float(agree.sum() / judged.sum()) if bool(judged.any()) else math.nan,
-        "weighted_agreement": float(a.abs()[agree].sum() / a.abs()[judged].sum()) if bool(judged.any()) else math.nan,
+        "weighted_agreement": (float(a.abs()[agree].sum() / a.abs()[judged].sum()) if bool(judged.any())
+                               else math.nan),
         "abs_mean": float(a.abs().mean()),
         "expert_mean": float(a[pos].mean()) if bool(pos.any()) else math.nan,
         "other_mean": float(a[neg].mean()) if bool(neg.any()) else math.nan,
