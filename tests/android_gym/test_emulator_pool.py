@@ -182,7 +182,9 @@ def test_another_emulator_that_takes_the_pools_port_is_not_lent_as_its_own(host_
     from android_gym.adbd import SimAdbd
     from android_gym.sim import SimPhone
 
-    pool = make_pool(host_adb, tmp_path, start=False)
+    # three launches: the racer costs one; a clean-clone CI try once found the next pair's adb port (5623) taken
+    # as well, by something outside this test, between the pool's free-port check and the relaunch's bind
+    pool = make_pool(host_adb, tmp_path, start=False, launch_attempts=3)
     racers = []
     launch = pool._launch
 
