@@ -82,7 +82,9 @@ def make_pool(host_adb, tmp_path, size=1, env=None, start=True, **kwargs) -> Emu
     token = str(host_adb.home / ".emulator_console_auth_token")
     fake_env = {"FAKE_EMULATOR_PYTHON": sys.executable, "HOME": str(host_adb.home),
                 "FAKE_EMULATOR_STATE_DIR": str(tmp_path / "fired"), "FAKE_EMULATOR_HOME": str(tmp_path / "avd"),
-                **(env or {})}
+                # a fault fires once per test: when a relaunch finds its ports taken (by another worker's process) the
+                # pool moves to the next pair, as designed, and that emulator must not crash or hang again
+                "FAKE_EMULATOR_FAULT_ONCE": "dir", **(env or {})}
     # console ports from 5620: the distributed tests' emulators (other pytest-xdist workers) start at 5554, and a port
     # another worker's emulator holds makes the pool move on (what these checks would then see is that, not theirs)
     options = {"emulator_path": FAKE_EMULATOR, "adb_port": host_adb.server_port, "env": fake_env, "base_port": 5620,
