@@ -20,7 +20,9 @@ has them (its ``seed``, when AndroidWorld's ``generate_random_params`` under tha
 else with the parameters read back from the goal through the task's own ``template`` (parameters the goal does
 not show are drawn; the result says which). Random state of the real run that neither the parameters nor the
 file keep is read back from the real screens that show it, before the first step, and reported under
-``recovered_from_screen``: the launcher's predicted app (:func:`recover_predicted_app`) and the noise files
+``recovered_from_screen``: the launcher's predicted app (:func:`recover_predicted_app`), whether its page is
+described "Home" (:func:`recover_home_page`), whether Bluetooth was left on (:func:`recover_bluetooth`) and the
+noise files
 AndroidWorld's file tasks draw (:func:`recover_noise_files`). Then every real step's action is performed on the
 sim; before each step the sim's clock is moved on to the minute the real status bar shows
 (:func:`follow_real_clock`: the real run's minutes pass while its agent thinks, the sim's only per input), and per
@@ -64,6 +66,8 @@ __all__ = [
     "load_real_episodes",
     "real_folder_listing",
     "recover_noise_files",
+    "recover_bluetooth",
+    "recover_home_page",
     "recover_predicted_app",
     "follow_real_clock",
     "recover_params",
@@ -622,6 +626,55 @@ def recover_predicted_app(episode: RealEpisode, device: Any) -> dict[str, Any] |
             "applied": True}
 
 
+def recover_home_page(episode: RealEpisode, device: Any) -> dict[str, Any] | None:
+    """Leave out the home screen's "Home" page description when the run's first home screen lists none.
+
+    The Pixel launcher's workspace page is listed as a View described "Home" in 19 of the 21 real runs and not at
+    all in the other two, on every home screen of the run: a state the runs before left, which no task sets.
+    Returns what was done (for ``summary.json``), or None when the run shows the page or no home screen.
+    """
+    from android_gym.sim.apps.launcher import LauncherApp
+
+    phone = getattr(device, "phone", None)
+    launcher = next((a for a in phone.apps.values() if isinstance(a, LauncherApp)), None) if phone else None
+    home = next((s for s in episode.steps if any(str(e.get("resource_name") or e.get("resource_id") or "")
+                                                 .endswith("workspace") for e in s.elements)), None)
+    if launcher is None or home is None or any(e.get("content_description") == "Home" for e in home.elements):
+        return None
+    launcher.page_described = False
+    phone.invalidate()
+    return {"what": "the home screen's page without its \"Home\" description", "real_step": home.index}
+
+
+def recover_bluetooth(episode: RealEpisode, device: Any) -> dict[str, Any] | None:
+    """Give the sim the Bluetooth state the run's first Quick Settings tiles show, when no action before could
+    have changed it.
+
+    Android 13's status bar shows no Bluetooth icon without a connected device, so only the shade tells whether
+    the runs before left Bluetooth on (one real run did). The first real screen with the "Bluetooth." tile counts
+    if every action before it was a swipe, scroll, navigation or app opening (no tap could have toggled it).
+    Returns what was done (for ``summary.json``), or None when the state agrees or no screen shows it.
+    """
+    phone = getattr(device, "phone", None)
+    if phone is None:
+        return None
+    for step in episode.steps:
+        tile = next((e for e in step.elements if e.get("content_description") == "Bluetooth."
+                     and str(e.get("class_name") or "").endswith("Switch")), None)
+        if tile is not None:
+            on = "1" if tile.get("is_checked") or tile.get("text") == "On" else "0"
+            if phone.settings_get("global", "bluetooth_on") == on:
+                return None
+            phone.settings_put("global", "bluetooth_on", on)
+            phone.invalidate()
+            return {"what": "Bluetooth left on or off by the runs before", "bluetooth_on": on == "1",
+                    "real_step": step.index}
+        kind = (step.action or {}).get("action_type")
+        if kind not in ("swipe", "scroll", "navigate_home", "navigate_back", "open_app", "wait"):
+            return None
+    return None
+
+
 # -- comparing --------------------------------------------------------------------------------------------
 
 
@@ -748,7 +801,8 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
         goal_matches = info.get("goal") == episode.goal
         device = env.unwrapped.device
         first = follow_real_device(episode.steps[0], device, wifi=True) if episode.steps else None
-        recovered = [r for r in (first, recover_predicted_app(episode, device),
+        recovered = [r for r in (first, recover_predicted_app(episode, device), recover_home_page(episode, device),
+                                 recover_bluetooth(episode, device),
                                  recover_noise_files(episode, params, device)) if r is not None]
         if recovered:  # the phone changed after the first observation: look again
             screen = device.observe(screenshot=True)

@@ -62,7 +62,7 @@ DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
                "window_animation_scale": "0.0", "transition_animation_scale": "0.0",
                "animator_duration_scale": "0.0", "zen_mode": "0"},
     "system": {"screen_brightness": "102", "screen_brightness_mode": "0", "screen_off_timeout": "2147483647",
-               "font_scale": "1.0", "time_12_24": "12", "accelerometer_rotation": "0", "volume_ring": "5",
+               "font_scale": "1.0", "time_12_24": "12", "accelerometer_rotation": "1", "volume_ring": "5",
                "volume_music": "7", "volume_alarm": "6", "haptic_feedback_enabled": "1"},
     "secure": {"ui_night_mode": "1", "location_mode": "3", "android_id": "9774d56d682e549c",
                "default_input_method": "com.google.android.inputmethod.latin/"
@@ -234,7 +234,8 @@ class SimPhone:
         self.timezone = "UTC"
         self.toasts: list[tuple[str, int]] = []
         self.shade = 0  # the notification shade: 0 closed, 1 open, 2 with Quick Settings expanded
-        self.shade_collapsed: set[str] = set()
+        self.shade_toggled: set[str] = set()
+        """Notifications whose Expand/Collapse was tapped: shown the other way from their default."""
         self.ticks = 0
         self.version = 0
 
@@ -428,8 +429,8 @@ class SimPhone:
         self.invalidate()
 
     def toggle_shade_group(self, name: str) -> None:
-        """A notification's Expand button: show or hide what it holds."""
-        self.shade_collapsed ^= {name}
+        """A notification's Expand or Collapse button: show it the other way."""
+        self.shade_toggled ^= {name}
         self.invalidate()
 
     def status_clock(self) -> tuple[str, str]:
@@ -739,6 +740,7 @@ class SimPhone:
         if direction == "down" and frame.dialog_area is None and (y1 < self.status_bar_height or launcher_home):
             self._drop_focus()
             self.shade = 1  # from the status bar, or anywhere on the home screen (the Pixel launcher's gesture)
+            self.shade_toggled.clear()  # System UI forgets what was expanded by hand when the panel closed
             self.invalidate()
             return
         if frame.dialog_area is None and y1 >= self.status_bar_height:
@@ -1147,7 +1149,7 @@ class SimPhone:
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
                       "keyboard_shift", "keyboard_symbols", "ime_detached", "selection", "text_toolbar", "clipboard", "toasts",
-                      "ticks", "rng", "timezone", "shade", "shade_collapsed")
+                      "ticks", "rng", "timezone", "shade", "shade_toggled")
 
     def state_bytes(self) -> bytes:
         """The whole device state (system and every app's data and pages) pickled."""

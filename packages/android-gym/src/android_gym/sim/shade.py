@@ -39,6 +39,105 @@ def _row(*children: View, height: float | None = None, rank: int = 0, padding: t
                 padding=padding, dump_rank=rank, children=list(children))
 
 
+def _internet(phone: SimPhone, wifi: bool) -> bool:
+    """The Internet tile is on while Wi-Fi or mobile data carries the phone (the real run with Wi-Fi off shows it
+    on: the emulator's mobile network)."""
+    g = phone.settings["global"]
+    return wifi or (g.get("mobile_data", "1") == "1" and g.get("airplane_mode_on") != "1")
+
+
+def _mobile_icon(phone: SimPhone, wifi: bool) -> View:
+    """The header's mobile signal; without Wi-Fi it holds the data type icon described "No internet"."""
+    return View(cls="android.widget.FrameLayout", content_desc=phone.mobile_signal, resource_id=_UI + "mobile_combo",
+                width=44, height=22, icon="4G", children=[] if wifi else [
+                    View(cls="android.widget.ImageView", content_desc="No internet", resource_id=_UI + "mobile_type",
+                         width=30, height=16)])
+
+
+def _wrap(*children: View, **kw: Any) -> View:
+    """A plain container: not listed itself (no text, not a leaf), it puts its children one level deeper in the
+    breadth-first listing, where the emulator's notification templates have them."""
+    return View(cls="android.widget.FrameLayout", children=list(children), **kw)
+
+
+def _notifications(phone: SimPhone, posted: tuple[str, ...], wifi: bool) -> list[View]:
+    """The standing notifications in the status bar's order, each as Android 13's templates list them breadth first
+    (one level below the header's icons: the first level, then the second):
+
+    - a single notification collapsed: its text and Expand button, then its title;
+    - a single notification expanded: Collapse, title, text (the SD card's big text and its Explore and Eject
+      buttons), then its app's name. The top notification is expanded unless it is a group (the real runs with the
+      SD card on top show it so, and the ungrouped "Serial console enabled" below it collapsed);
+    - the Android System group ("Serial console enabled" and, with Wi-Fi on, "AndroidWifi has limited
+      connectivity"): its Expand button, then its name, count and children, whose rows span the width under the
+      button. Without Wi-Fi "Serial console enabled" is alone, so it is a single notification.
+    The Expand buttons toggle what the template shows (``SimPhone.toggle_shade_group``)."""
+    views: list[View] = []
+    for desc in posted:
+        if desc.startswith("Android System notification"):
+            name, app = "android_system", "Android System"
+            title, text = "Serial console enabled", "Performance is impacted. To disable, check bootloader."
+            grouped = [(title, text)] + ([("AndroidWifi has limited connectivity", "Tap to connect anyway")]
+                                         if wifi else [])
+        elif desc == "Settings notification: Virtual SD card":
+            name, app, grouped = "sd_card", "Settings", []
+            title, text = "Virtual SD card", "For storing photos, videos, music and more"
+        else:
+            continue
+        toggled = name in phone.shade_toggled
+
+        def expand(name: str = name) -> None:
+            phone.toggle_shade_group(name)
+
+        if len(grouped) > 1:
+            views.append(_group(app, grouped, shown=not toggled, on_expand=expand))
+            continue
+        expanded = (not views) != toggled  # the top one opens expanded
+        button = View(cls="android.widget.Button", content_desc="Collapse" if expanded else "Expand",
+                      resource_id=_ANDROID + "expand_button", clickable=True, focusable=True, width=56,
+                      height=56 if expanded else 88, icon="^" if expanded else "v", on_click=expand)
+        if not expanded:
+            views.append(View(cls="android.widget.FrameLayout", layout_only=True, background="#ffffff",
+                              orientation=HORIZONTAL, padding=(16.0, 8.0), children=[
+                                  View(cls="android.widget.LinearLayout", weight=1, layout_only=True, children=[
+                                      _wrap(Text(title, resource_id=_ANDROID + "title", size=15, max_lines=1,
+                                                 padding=(0, 2)), padding=(52.0, 0.0)),
+                                      Text(text, resource_id=_ANDROID + "text", size=13, max_lines=1,
+                                           color="#444746", padding=(52, 2))]),
+                                  button]))
+            continue
+        actions = [View(cls="android.widget.Button", text=label, content_desc=label, resource_id=_ANDROID + "action0",
+                        clickable=True, focusable=True, height=48, padding=(16.0, 8.0), size=14, color="#0b57d0",
+                        on_click=_stay) for label in (("Explore", "Eject") if name == "sd_card" else ())]
+        views.append(View(cls="android.widget.LinearLayout", layout_only=True, background="#ffffff",
+                          padding=(16.0, 8.0), children=[
+                              _row(_wrap(Text(app, resource_id=_ANDROID + "app_name_text", size=13, max_lines=1,
+                                              padding=(0, 4)), weight=1), button, padding=(52.0, 0.0)),
+                              Text(title, resource_id=_ANDROID + "title", size=15, max_lines=1, padding=(52, 2)),
+                              Text(text, resource_id=_ANDROID + ("big_text" if actions else "text"), size=13,
+                                   color="#444746", padding=(52, 2)),
+                              *([_row(*actions, padding=(36.0, 4.0))] if actions else [])]))
+    return views
+
+
+def _group(app: str, children: list[tuple[str, str]], shown: bool, on_expand: Callable[[], None]) -> View:
+    """A notification group: the header row (name, count, Expand) and one row per child (title and text)."""
+    # a child's title is as wide as the emulator draws it (Roboto: ~0.43 em per glyph where the sim's estimate is
+    # 0.52), so that its text keeps the rest of the row, as there ("Tap to connect anyway" after the long title)
+    rows = [_row(Text(title, resource_id=_UI + "notification_title", size=15, max_lines=1, padding=(0, 2),
+                      width=round(len(title) * 15 * 0.43)),
+                 Text(text, resource_id=_UI + "notification_text", size=13, max_lines=1, padding=(8, 2),
+                      color="#444746", weight=1), padding=(52.0, 2.0)) for title, text in children]
+    name = _wrap(Text(app, resource_id=_ANDROID + "app_name_text", size=13, max_lines=1, padding=(0, 4)),
+                 Text(str(len(children)), resource_id=_ANDROID + "expand_button_number", size=13, max_lines=1,
+                      padding=(4, 4)), orientation=HORIZONTAL, weight=1, padding=(52.0, 0.0))
+    button = View(cls="android.widget.Button", content_desc="Expand", resource_id=_ANDROID + "expand_button",
+                  clickable=True, focusable=True, width=70, height=56, icon="v", on_click=on_expand)
+    return View(cls="android.widget.LinearLayout", layout_only=True, background="#ffffff", padding=(16.0, 8.0),
+                children=[_row(name, button, padding=(0.0, 0.0)),
+                          *([_wrap(*rows, padding=(0.0, 0.0))] if shown else [])])
+
+
 def _stay() -> None:
     """A touch on the panel outside its buttons and tiles: the shade stays open (only the dim area closes it)."""
 
@@ -56,7 +155,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
         return flip
 
     tiles = [
-        _row(_tile("Internet,AndroidWifi" if wifi else "Internet", wifi, toggle("global", "wifi_on")),
+        _row(_tile("Internet,AndroidWifi" if wifi else "Internet", _internet(phone, wifi), toggle("global", "wifi_on")),
              _tile("Bluetooth.", g.get("bluetooth_on") == "1", toggle("global", "bluetooth_on"))),
         _row(View(cls="android.widget.LinearLayout", weight=1, height=60, background="#e9eef6"),
              _tile("Do Not Disturb.", g.get("zen_mode", "0") != "0", toggle("global", "zen_mode"))),
@@ -88,8 +187,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
         icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
-        icons.append(View(cls="android.widget.FrameLayout", content_desc=phone.mobile_signal,
-                          resource_id=_UI + "mobile_combo", width=15, height=22, icon="4G"))
+        icons.append(_mobile_icon(phone, wifi))
     icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
                       resource_id=_UI + "batteryRemainingIcon", width=47, height=24, icon="100%"))
     header = View(cls="android.widget.FrameLayout", resource_id=_UI + "header", orientation=HORIZONTAL, height=48,
@@ -102,7 +200,6 @@ def build_shade(phone: SimPhone, level: int) -> View:
     # the emulator's standing notifications, as its status bar shows them; only the SD card's can be dismissed, so
     # without it the shade has no "Clear all" buttons (the real SystemBrightnessMin run with the group alone)
     posted = phone.standing_notifications
-    system_posted = any(d.startswith("Android System notification") for d in posted)
     sd_posted = "Settings notification: Virtual SD card" in posted
     clear_silent = [View(cls="android.widget.ImageView", content_desc="Clear all silent notifications",
                          resource_id=_UI + "btn_clear_all", clickable=True, focusable=True, width=48, height=48,
@@ -111,41 +208,8 @@ def build_shade(phone: SimPhone, level: int) -> View:
                        clickable=True, focusable=True, weight=1, height=48, padding=(4.0, 12.0), size=16,
                        on_click=lambda: phone.open_from_shade("com.android.settings", NOTIFICATION_SETTINGS)),
                   *clear_silent, height=56, rank=1)
-    collapsed = phone.shade_collapsed
-    # the Android System group: "Serial console enabled" and, while Wi-Fi is on, the emulator's network without
-    # internet ("AndroidWifi has limited connectivity"; every real shade with Wi-Fi on shows it, and the count 2)
-    grouped = [("Serial console enabled", "Performance is impacted. To disable, check bootloader.")]
-    if wifi:
-        grouped.append(("AndroidWifi has limited connectivity", "Tap to connect anyway"))
-    group_rows = [] if "android_system" in collapsed else [
-        _row(Text(title, resource_id=_UI + "notification_title", size=15, max_lines=1, padding=(0, 2)),
-             Text(text, resource_id=_UI + "notification_text", size=13, max_lines=1, padding=(8, 2),
-                  color="#444746", weight=1), padding=(52.0, 2.0)) for title, text in grouped]
-    count = [Text(str(len(grouped)), resource_id=_ANDROID + "expand_button_number", size=13, max_lines=1,
-                  padding=(4, 4))] if len(grouped) > 1 else []
-    android_system = View(cls="android.widget.FrameLayout", background="#ffffff", orientation=HORIZONTAL,
-                          padding=(16.0, 8.0), children=[
-                              View(cls="android.widget.LinearLayout", weight=1, children=[
-                                  _row(Text("Android System", resource_id=_ANDROID + "app_name_text", size=13,
-                                            max_lines=1, padding=(0, 4), weight=1), *count, padding=(52.0, 0.0)),
-                                  *group_rows]),
-                              View(cls="android.widget.Button", content_desc="Expand",
-                                   resource_id=_ANDROID + "expand_button", clickable=True, focusable=True, width=70,
-                                   height=56, icon="v", on_click=lambda: phone.toggle_shade_group("android_system"))])
-    sd_card = View(cls="android.widget.FrameLayout", background="#ffffff", orientation=HORIZONTAL,
-                   padding=(16.0, 8.0), children=[
-                       View(cls="android.widget.LinearLayout", weight=1, layout_only=True, children=[
-                           View(cls="android.widget.FrameLayout", padding=(52.0, 0.0), children=[
-                               View(cls="android.widget.LinearLayout", children=[
-                                   Text("Virtual SD card", resource_id=_ANDROID + "title", size=15, max_lines=1,
-                                        padding=(0, 2))])]),
-                           Text("For storing photos, videos, music and more", resource_id=_ANDROID + "text",
-                                size=13, max_lines=1, color="#444746", padding=(52, 2))]),
-                       View(cls="android.widget.Button", content_desc="Expand", resource_id=_ANDROID + "expand_button",
-                            clickable=True, focusable=True, width=56, height=88, icon="v",
-                            on_click=lambda: phone.toggle_shade_group("sd_card"))])
     notifications = View(cls="android.widget.LinearLayout", dump_rank=3, padding=(0.0, 4.0),
-                         children=[*([android_system] if system_posted else []), *([sd_card] if sd_posted else [])])
+                         children=_notifications(phone, posted, wifi))
     footer = _row(View(cls="android.widget.Button", text="Manage", content_desc="Manage",
                        resource_id=_UI + "manage_text", clickable=True, focusable=True, width=90, height=48,
                        on_click=lambda: phone.open_from_shade("com.android.settings", NOTIFICATION_SETTINGS)),
@@ -181,7 +245,8 @@ def _quick_settings(phone: SimPhone, slider: View, wifi: bool, toggle: Callable[
         phone.open_from_shade("com.google.android.deskclock")
 
     page = View(cls="android.widget.LinearLayout", children=[
-        tile_row(_tile("Internet,AndroidWifi" if wifi else "Internet", wifi, toggle("global", "wifi_on")),
+        tile_row(_tile("Internet,AndroidWifi" if wifi else "Internet", _internet(phone, wifi),
+                       toggle("global", "wifi_on")),
                  _tile("Bluetooth.", g.get("bluetooth_on") == "1", toggle("global", "bluetooth_on"))),
         tile_row(View(cls="android.widget.LinearLayout", focusable=True, weight=1, height=72, background="#e9eef6"),
                  _tile("Do Not Disturb.", g.get("zen_mode", "0") != "0", toggle("global", "zen_mode"))),
@@ -197,10 +262,7 @@ def _quick_settings(phone: SimPhone, slider: View, wifi: bool, toggle: Callable[
         icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
-        icons.append(View(cls="android.widget.FrameLayout", content_desc=phone.mobile_signal,
-                          resource_id=_UI + "mobile_combo", width=44, height=22, icon="4G", children=[] if wifi else [
-                              View(cls="android.widget.ImageView", content_desc="No internet",
-                                   resource_id=_UI + "mobile_type", width=30, height=16)]))
+        icons.append(_mobile_icon(phone, wifi))
     icons.append(View(cls="android.widget.LinearLayout", content_desc="Battery 100 percent.",
                       resource_id=_UI + "batteryRemainingIcon", width=47, height=24, icon="100%"))
     carrier = View(cls="android.widget.LinearLayout", width=60, children=[
