@@ -27,6 +27,8 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1].parent / "shared"  # ../shared from the repository root
 
 JUDGE_PASSES = frozenset({
+    "bluecoins_6", "bluecoins_7", "bluecoins_8", "bluecoins_9", "bluecoins_10", "bluecoins_11", "bluecoins_12",
+    "bluecoins_13", "bluecoins_14", "bluecoins_15",
     "calendar_1", "calendar_2", "calendar_3", "calendar_4", "calendar_5", "calendar_6", "calendar_8", "calendar_9",
     "calendar_11", "calendar_12", "calendar_13",
     "clock_1", "clock_2", "clock_3", "clock_4", "clock_5", "clock_6", "clock_7", "clock_8", "clock_15",

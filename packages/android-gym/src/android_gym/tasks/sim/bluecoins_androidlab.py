@@ -107,6 +107,9 @@ def _key(t: dict[str, str]) -> tuple[str, ...]:
 
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_DATE = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?"
+                   r"(?:,?\s*\d{4})?|\b\d{4}-\d{2}-\d{2}\b|\b(?:19|20)\d{2}\b")
+"""Dates an answer may repeat ("May 6, 2024", "2024-05-06", "2024"), left out when counting."""
 
 
 def numbers_in(answer: str | None) -> list[float]:
@@ -144,8 +147,8 @@ class _LabBluecoins(Task):
 
     def book_unchanged_but(self, device: Any, changed: dict[str, str] | None) -> list[dict[str, str]] | None:
         """The rows that are not in the starting book, when every starting row but ``changed`` is still there."""
-        remaining = [_key(r) for r in read_transactions(device)]
         rows = read_transactions(device)
+        remaining = [_key(r) for r in rows]
         for t in LAB_TRANSACTIONS:
             if t is changed:
                 continue
@@ -188,12 +191,14 @@ class _Question(_LabBluecoins):
 
 
 class _Amount(_Question):
-    """The answer states ``TOTAL`` (other numbers, a date or a count, may come with it)."""
+    """The answer states ``TOTAL`` and no other amount (a date or a count may come with it)."""
 
     TOTAL: ClassVar[float] = 0.0
 
     def answered(self, answer: str | None) -> bool:
-        return any(abs(n - self.TOTAL) < 0.005 for n in numbers_in(answer))
+        numbers = numbers_in(_DATE.sub(" ", answer or ""))
+        others = [n for n in numbers if abs(n - self.TOTAL) >= 0.005]
+        return len(others) < len(numbers) and not [n for n in others if n != int(n) or n >= 10]
 
 
 @register_task
@@ -242,9 +247,8 @@ class BluecoinsLab4(_Question):
 
     def answered(self, answer: str | None) -> bool:
         words = normalize_answer(answer or "").split()
-        counts = [n for n in numbers_in(answer) if n != 2024 and not (answer and "may 6" in answer.lower()
-                                                                         and n == 6)]
-        return ("three" in words or counts == [3.0]) and not {"two", "four"} & set(words)
+        counts = numbers_in(_DATE.sub(" ", answer or ""))
+        return ("three" in words or counts == [3.0]) and not {"one", "two", "four", "five"} & set(words)
 
 
 @register_task
@@ -389,7 +393,8 @@ def _find(kind: str, day: str, amount: str | None = None) -> dict[str, str]:
 
 
 class _Edit(_LabBluecoins):
-    """Change the transaction ``TARGET`` into ``CHANGES``; every other one must stay as it was."""
+    """Change the transaction ``TARGET`` by ``CHANGES`` (its other fields but the category stay as they were); every
+    other transaction must stay as it was."""
 
     TARGET: ClassVar[dict[str, str]] = {}
     CHANGES: ClassVar[dict[str, str]] = {}
@@ -400,15 +405,14 @@ class _Edit(_LabBluecoins):
         changed = self.book_unchanged_but(device, self.TARGET)
         if changed is None or len(changed) != 1:
             return 0.0
-        row = changed[0]
-        for key, value in self.CHANGES.items():
+        row, wanted = changed[0], {**self.TARGET, **self.CHANGES}
+        for key in KEY_FIELDS:
+            if key == "category":
+                continue  # a new type resets it to the type's first category
             if key == "amount":
-                if abs(_amount(row[key]) - float(value)) > 0.005:
+                if abs(_amount(row[key]) - float(wanted[key])) > 0.005:
                     return 0.0
-            elif key == "notes":
-                if normalize_answer(row[key]) != normalize_answer(value):
-                    return 0.0
-            elif row[key] != value:
+            elif normalize_answer(row[key]) != normalize_answer(wanted[key]):
                 return 0.0
         return 1.0
 
@@ -478,7 +482,7 @@ class BluecoinsLab13(_Edit):
     template = "Switch the May 13, 2024, transaction from 'expense' to 'income' and add 'Gift' as the note."
     complexity = 2.5
     TARGET = _find("expense", "2024-05-13")
-    CHANGES = {"type": "income", "notes": "Gift", "date": "2024-05-13"}
+    CHANGES = {"type": "income", "notes": "Gift"}
     NEW_KIND = "Income"
 
 
@@ -491,7 +495,7 @@ class BluecoinsLab14(_Edit):
                 "to 520 CNY, and change the note to 'Wrong Operation'.")
     complexity = 3.0
     TARGET = _find("income", "2024-05-02")
-    CHANGES = {"type": "expense", "amount": "520", "notes": "Wrong Operation", "date": "2024-05-02"}
+    CHANGES = {"type": "expense", "amount": "520", "notes": "Wrong Operation"}
     NEW_KIND = "Expense"
 
 
