@@ -25,7 +25,8 @@ Descending choice, kept per list (the TRACKS tab, every artist page, every album
 title ascending until changed; durations shown as m:ss, or h:mm:ss from an hour; a tap on a song playing
 its list from that song and showing the mini player (title and artist, a play/pause button; a tap on it
 opens the player); the player's text "Swipe left for the Now Playing list, swipe right for the
-Equalizer" (the swipes do that); seeking to whole seconds; a song that reaches its end staying there,
+Equalizer" (the swipes do that); seeking to whole seconds; playback going on while the app's screens are
+closed (``am force-stop`` drops the pages, not the player); a song that reaches its end staying there,
 paused; the playlist dialog ("Create Playlist", "Playlist name", Cancel/Create) and its toasts.
 
 State served to task checks (a sim convenience: the real app exports no provider), authority
