@@ -32,7 +32,7 @@ SETTINGS_PKG = "com.android.settings"
 
 def test_names_texts_and_budgets_match_androidlab(realdata):
     lab_dir = realdata / "tasks" / "androidlab"
-    lab = androidlab_tasks(realdata, "setting", "calendar", "clock", "contacts", "zoom", "bluecoins")
+    lab = androidlab_tasks(realdata, "setting", "calendar", "clock", "contacts", "zoom", "bluecoins", "pimusic")
     human_steps = json.loads((lab_dir / "ground_truth_length.json").read_text())
     names = list_tasks("androidlab")
     assert len(names) >= 30 and len(NAMES) >= 20

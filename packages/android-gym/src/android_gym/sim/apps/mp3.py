@@ -114,9 +114,9 @@ def _id3_frame(fid: str, text: str) -> bytes:
         b"\x00\x00" + body
 
 
-def silent_mp3(title: str, artist: str, duration_ms: int) -> bytes:
-    """An MPEG-2.5 Layer III file of ``duration_ms`` of silence (8 kHz, 8 kbit/s) with ID3v2.4 title and artist."""
-    frames = b"".join(_id3_frame(f, t) for f, t in (("TIT2", title), ("TPE1", artist)) if t)
+def silent_mp3(title: str, artist: str, duration_ms: int, album: str = "") -> bytes:
+    """An MPEG-2.5 Layer III file of ``duration_ms`` of silence (8 kHz, 8 kbit/s) with ID3v2.4 title, artist, album."""
+    frames = b"".join(_id3_frame(f, t) for f, t in (("TIT2", title), ("TPE1", artist), ("TALB", album)) if t)
     size = len(frames)
     tag = b"ID3\x04\x00\x00" + bytes([(size >> 21) & 0x7F, (size >> 14) & 0x7F, (size >> 7) & 0x7F, size & 0x7F])
     # header: sync, MPEG-2.5, Layer III, no CRC | 8 kbit/s, 8000 Hz, no padding | mono
