@@ -129,14 +129,14 @@ def test_route_planning_modes_transit_lines_and_navigation():
     phone.type_text("route 51")
     tap_on(phone, text="Route 51", rid="title")
     assert {"8 min", "7.0 km"} <= set(texts(phone))
-    tap_on(phone, text="Public transport")
+    tap_on(phone, text="Transit")
     legs = [(e.content_desc, e.text) for e in ui_of(phone).elements if e.resource_id.endswith(":id/line_number")]
     assert legs == [("Subway", "824"), ("Subway", "EB")] and "21 min" in texts(phone)
     tap_on(phone, text="Swap start and destination")
     assert read_route_rows(phone)[0]["start"] == "Route 51"
     tap_on(phone, rid="start_point")
     tap_on(phone, text=MY_LOCATION_NAME, rid="title")
-    tap_on(phone, text="Public transport")
+    tap_on(phone, text="Transit")
     assert "Public transport is not available for this route" in texts(phone)
     tap_on(phone, text="Walking")
     tap_on(phone, text="Start")

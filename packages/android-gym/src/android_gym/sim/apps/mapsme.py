@@ -24,7 +24,7 @@ This model's choices: the user's fixed position (:data:`MY_LOCATION`, in Mountai
 the launcher label "MAPS.ME"; the layout: a map (a plain canvas: no tiles) with a search bar and a bottom bar
 (Route, My places, Menu); the search (a place's name, kind or address, accents ignored, nearest first, each result
 with its distance); a place page (name, kind, address, distance; "Route from", "Route to", "Add to Home", "Add to
-Work"); route planning (four modes: Driving, Walking, Bike, Public transport, as radio buttons known by those
+Work"); route planning (four modes: Driving, Walking, Bike, Transit, as radio buttons labelled with those
 names; "From" and "To" rows that open the search to choose a point; the route's time and distance, or its lines
 for public transport; "Start"); navigation on the map (the destination, time and distance left, "Stop"); the
 "My places" screen (an unset row reads "Add address" and opens the search). Routes between the two AndroidLab bus
@@ -96,7 +96,7 @@ PLACES: dict[str, Place] = {
 }
 """Every place the search finds (this model's choice of coordinates, kinds and addresses)."""
 
-MODES: dict[str, str] = {"vehicle": "Driving", "pedestrian": "Walking", "bicycle": "Bike", "transit": "Public transport"}
+MODES: dict[str, str] = {"vehicle": "Driving", "pedestrian": "Walking", "bicycle": "Bike", "transit": "Transit"}
 """Stored route mode -> its radio button's name on the route planning screen."""
 MODE_MODEL: dict[str, tuple[float, float]] = {"vehicle": (1.25, 80.0), "pedestrian": (1.2, 5.0),
                                               "bicycle": (1.25, 18.0)}
@@ -222,13 +222,13 @@ class MapsMeApp(App):
     # --- the map ---------------------------------------------------------------------------------------
     def _canvas(self, points: tuple[str, ...] = ()) -> View:
         """The map: a plain surface (no tiles) with the user (blue) and the given places (red) as dots."""
-        shown = [MY_LOCATION, *(point_of(n) for n in points if n)]
+        shown = [MY_LOCATION, *(point_of(n) for n in points if n and n != MY_LOCATION_NAME)]
         lat0 = sum(p[0] for p in shown) / len(shown)
         lon0 = sum(p[1] for p in shown) / len(shown)
         span = max(0.02, *(abs(p[0] - lat0) * 2.4 for p in shown), *(abs(p[1] - lon0) * 2.4 for p in shown))
         drawing: list[tuple[str, float, tuple[tuple[float, float], ...]]] = []
         screen = [(0.5 + (p[1] - lon0) / span, 0.5 - (p[0] - lat0) / span) for p in shown]
-        if len(screen) >= 3 or (self.route and len(screen) == 2):
+        if len(points) == 2 and len(screen) >= 2:  # a route: a straight line from its start to its finish
             drawing.append(("#1a73e8", 4, tuple(screen[-2:])))
         for i, (x, y) in enumerate(screen):
             drawing.append(("#1a73e8" if i == 0 else "#d93025", 14, ((x - 0.012, y), (x + 0.012, y))))
@@ -411,15 +411,16 @@ class MapsMeApp(App):
 
     def build_route(self) -> View:
         route = self.route or {"start": "", "finish": "", "mode": "vehicle"}
-        tabs = [View(cls="android.widget.RadioButton", content_desc=label, resource_id=f"{mode}_mode",
-                     clickable=True, focusable=True, checkable=True, checked=route["mode"] == mode, height=48,
-                     weight=1, icon=label[:1], on_click=lambda m=mode: self._set_mode(m))
+        tabs = [View(cls="android.widget.RadioButton", text=label, resource_id=f"{mode}_mode", clickable=True,
+                     focusable=True, checkable=True, checked=route["mode"] == mode, height=48, weight=1, size=12,
+                     max_lines=1, align="center", on_click=lambda m=mode: self._set_mode(m))
                 for mode, label in MODES.items()]
         header = Column(
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, padding=(4.0, 4.0),
                  children=[ImageButton("Navigate up", self.pop, icon="<"),
-                           View(cls="android.widget.RadioGroup", resource_id="route_type", orientation=HORIZONTAL,
-                                weight=1, children=tabs)]),
+                           Text("Route", size=20, weight=1, max_lines=1, padding=(8, 12))]),
+            View(cls="android.widget.RadioGroup", resource_id="route_type", orientation=HORIZONTAL, height=48,
+                 padding=(4.0, 0.0), children=tabs),
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, children=[
                 Column(self._point_row("start", "From"), self._point_row("finish", "To"), weight=1),
                 ImageButton("Swap start and destination", self._swap, resource_id="btn_swap", icon="S")]),
@@ -443,14 +444,15 @@ class MapsMeApp(App):
         else:
             parts.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(8.0, 4.0),
                               children=[Text(format_duration(info.minutes), resource_id="time", size=20, bold=True,
-                                             padding=(8, 6)),
+                                             max_lines=1, padding=(8, 6)),
                                         Text(format_route_distance(info.metres), resource_id="distance", size=16,
-                                             padding=(8, 8))]))
+                                             max_lines=1, weight=1, padding=(8, 8))]))
             if info.legs:
                 parts.append(View(cls="android.widget.LinearLayout", resource_id="transit_legs",
                                   orientation=HORIZONTAL, padding=(8.0, 4.0), children=[
                                       View(cls="android.widget.TextView", text=leg.line, content_desc=leg.kind,
-                                           resource_id="line_number", padding=(8.0, 6.0), size=15, bold=True)
+                                           resource_id="line_number", width=88, max_lines=1, padding=(8.0, 6.0), size=15, bold=True,
+                                           background="#e8f0fe", align="center")
                                       for leg in info.legs]))
         parts.append(Button("Start", self.start_navigation, resource_id="start", enabled=info is not None,
                             background="#1a9f4b" if info else "#e3e3e3", color="#ffffff" if info else "#8e918f"))
