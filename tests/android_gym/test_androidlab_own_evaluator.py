@@ -35,6 +35,7 @@ JUDGE_PASSES = frozenset({
     "clock_17", "clock_18", "clock_22", "clock_23", "clock_24", "clock_25", "clock_26", "clock_27",
     "contacts_1", "contacts_3", "contacts_4", "contacts_6", "contacts_8", "contacts_10", "contacts_11",
     "pimusic_7", "pimusic_8", "pimusic_9", "pimusic_10", "pimusic_11", "pimusic_12",
+    "map_11", "map_12", "map_13", "map_14", "map_15",
     "setting_1", "setting_2", "setting_3", "setting_4", "setting_5", "setting_7", "setting_8", "setting_13",
     "setting_15", "setting_21",
     "zoom_1", "zoom_2", "zoom_3", "zoom_4", "zoom_5",
