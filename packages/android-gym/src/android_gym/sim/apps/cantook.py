@@ -28,7 +28,7 @@ Books are EPUB files (a zip with ``META-INF/container.xml`` and an OPF package w
 are the text) kept under :data:`BOOKS_DIR`. The library is served to task checks through
 ``content://com.aldiko.android/books`` and ``content://com.aldiko.android/collections`` (a sim convenience:
 the real app keeps them in its own SQLite file and exports no provider). Book columns: ``_id, title, author,
-file, categories`` ("; "-separated), ``added, last_read`` (ISO "2024-05-16T10:00", last_read "" for never),
+file, categories`` ("; "-separated), ``added, last_read`` (ISO "2024-05-16T10:00:00", last_read "" for never),
 ``progress`` ("37.8", percent with one decimal) and ``read`` (1 or 0). Insert needs ``file``, an EPUB on the
 phone; title, author and categories default to its metadata. Collection columns: ``_id, name, books`` (book
 ids, comma-separated); insert needs a ``name`` no other collection has.
@@ -172,9 +172,9 @@ def parse_progress(text: str) -> int | None:
 
 def _iso(text: str, column: str) -> str:
     try:
-        return dt.datetime.fromisoformat(text).strftime("%Y-%m-%dT%H:%M")
+        return dt.datetime.fromisoformat(text).strftime("%Y-%m-%dT%H:%M:%S")
     except ValueError:
-        raise ValueError(f"Cantook {column} must be an ISO date and time (2024-05-16T10:00), got {text!r}") from None
+        raise ValueError(f"Cantook {column} must be an ISO date and time (2024-05-16T10:00:00), got {text!r}") from None
 
 
 def _split_categories(text: str) -> list[str]:
@@ -232,7 +232,7 @@ class CantookApp(App):
         return next((c for c in self.collections if c["_id"] == collection_id), None)
 
     def _now(self) -> str:
-        return self.phone.now().strftime("%Y-%m-%dT%H:%M")
+        return self.phone.now().strftime("%Y-%m-%dT%H:%M:%S")
 
     def _add_book(self, meta: dict[str, Any], path: str, added: str) -> int:
         bid = self.next_book

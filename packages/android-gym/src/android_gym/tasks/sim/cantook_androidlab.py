@@ -57,7 +57,7 @@ LIBRARY_ACTIVITY = "com.aldiko.android.view.library.LibraryActivity"
 READER_ACTIVITY = "com.aldiko.android.reader.ReaderActivity"
 PHONE_DATE = "051610002024.00"
 """``date`` argument setting the phone's clock to May 16 2024, 10:00 (a Thursday)."""
-STARTED = "2024-05-16T10:00"
+STARTED = "2024-05-16T10:00:00"
 
 
 def _book(title: str, author: str, categories: str, added: str, last_read: str, progress: str, read: str,
@@ -91,35 +91,35 @@ ROMEO_TEXT = (
 ROMEO_LINE = "Mer. Thou desir'st me to stop in my tale against the haire"
 
 LAB_BOOKS: tuple[dict[str, Any], ...] = (
-    _book("The Scarlet Letter", "Nathaniel Hawthorne", "Fiction; Classics", "2024-04-02T20:10", "2024-05-15T21:30",
-          "12.4", "0", "the-scarlet-letter.epub",
+    _book("The Scarlet Letter", "Nathaniel Hawthorne", "Fiction; Classics", "2024-04-02T20:10:00",
+          "2024-05-15T21:30:00", "12.4", "0", "the-scarlet-letter.epub",
           ("The Scarlet Letter", "I. The Prison-Door",
            "A throng of bearded men, in sad-coloured garments and grey steeple-crowned hats, intermixed with women, "
            "some wearing hoods, and others bareheaded, was assembled in front of a wooden edifice, the door of "
            "which was heavily timbered with oak, and studded with iron spikes.")),
-    _book("Oliver Twist", "Charles Dickens", "Fiction; Classics", "2024-03-18T19:00", "2024-05-12T22:05", "100.0",
+    _book("Oliver Twist", "Charles Dickens", "Fiction; Classics", "2024-03-18T19:00:00", "2024-05-12T22:05:00", "100.0",
           "1", "oliver-twist.epub",
           ("Oliver Twist", "Chapter I",
            "Among other public buildings in a certain town, which for many reasons it will be prudent to refrain "
            "from mentioning, there is one anciently common to most towns, great or small: to wit, a workhouse.")),
-    _book("Romeo and Juliet", "William Shakespeare", "Tragedies; Drama", "2024-04-20T18:45", "2024-05-09T20:40",
+    _book("Romeo and Juliet", "William Shakespeare", "Tragedies; Drama", "2024-04-20T18:45:00", "2024-05-09T20:40:00",
           "37.8", "0", "romeo-and-juliet.epub", ROMEO_TEXT),
-    _book("A Tale of Two Cities", "Charles Dickens", "Fiction; Historical fiction", "2024-03-10T09:30",
-          "2024-04-28T21:15", "54.0", "0", "a-tale-of-two-cities.epub",
+    _book("A Tale of Two Cities", "Charles Dickens", "Fiction; Historical fiction", "2024-03-10T09:30:00",
+          "2024-04-28T21:15:00", "54.0", "0", "a-tale-of-two-cities.epub",
           ("A Tale of Two Cities", "Book the First: Recalled to Life",
            "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of "
            "foolishness.")),
-    _book("Don Quixote", "Miguel de Cervantes", "Fiction; Adventure", "2024-05-06T12:00", "", "0.0", "0",
+    _book("Don Quixote", "Miguel de Cervantes", "Fiction; Adventure", "2024-05-06T12:00:00", "", "0.0", "0",
           "don-quixote.epub",
           ("Don Quixote", "Chapter I",
            "In a village of La Mancha, the name of which I have no desire to call to mind, there lived not long "
            "since one of those gentlemen that keep a lance in the lance-rack, an old buckler, a lean hack, and a "
            "greyhound for coursing.")),
-    _book("Hamlet", "William Shakespeare", "Tragedies; Drama", "2024-05-10T08:20", "", "0.0", "0", "hamlet.epub",
+    _book("Hamlet", "William Shakespeare", "Tragedies; Drama", "2024-05-10T08:20:00", "", "0.0", "0", "hamlet.epub",
           ("The Tragedie of Hamlet", "Actus Primus. Scoena Prima.",
            "Enter Barnardo and Francisco two Centinels.", "Barnardo. Who's there?",
            "Fran. Nay answer me: Stand & vnfold your selfe.", "Bar. Long liue the King.")),
-    _book("Moby Dick", "Herman Melville", "Fiction; Adventure", "2024-05-14T19:40", "", "0.0", "0",
+    _book("Moby Dick", "Herman Melville", "Fiction; Adventure", "2024-05-14T19:40:00", "", "0.0", "0",
           "moby-dick.epub",
           ("Moby Dick", "Chapter 1. Loomings.",
            "Call me Ishmael. Some years ago, never mind how long precisely, having little or no money in my purse, "
@@ -486,6 +486,8 @@ class CantookLab10(_LabCantook):
         read = sorted((b for b in read_books(device) if b["last_read"]), key=lambda b: b["last_read"])
         if not read or read[-1]["title"] != "Romeo and Juliet" or read[-1]["last_read"] < STARTED:
             return 0.0
+        if len(read) > 1 and read[-2]["last_read"] == read[-1]["last_read"]:
+            return 0.0  # another book opened at the same moment: not the last read alone
         return 1.0 if foreground_activity(device) == (CANTOOK_PACKAGE, READER_ACTIVITY) else 0.0
 
     def expert(self, ui: Any) -> ExpertGenerator:
