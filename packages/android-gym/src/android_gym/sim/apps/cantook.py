@@ -666,7 +666,7 @@ class CantookApp(App):
                           Text(f"Page {page + 1} of {self._pages()}", resource_id="reader_page", size=13,
                                align="center", weight=1, padding=(8, 14), color="#5f6368"),
                           Text(format_progress(b["progress"]), resource_id="reader_progress", size=13,
-                               padding=(8, 14), color="#5f6368"),
+                               padding=(4, 14), color="#5f6368", width=64, max_lines=1, align="center"),
                           ImageButton("Next page", lambda: self.turn(1), resource_id="reader_next", icon=">",
                                       enabled=page < self._pages() - 1),
                       ])
