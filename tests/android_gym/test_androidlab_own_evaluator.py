@@ -31,6 +31,7 @@ JUDGE_PASSES = frozenset({
     "bluecoins_13", "bluecoins_14", "bluecoins_15",
     "calendar_1", "calendar_2", "calendar_3", "calendar_4", "calendar_5", "calendar_6", "calendar_8", "calendar_9",
     "calendar_11", "calendar_12", "calendar_13",
+    "cantook_6", "cantook_7", "cantook_10", "cantook_11", "cantook_12",
     "clock_1", "clock_2", "clock_3", "clock_4", "clock_5", "clock_6", "clock_7", "clock_8", "clock_15",
     "clock_17", "clock_18", "clock_22", "clock_23", "clock_24", "clock_25", "clock_26", "clock_27",
     "contacts_1", "contacts_3", "contacts_4", "contacts_6", "contacts_8", "contacts_10", "contacts_11",

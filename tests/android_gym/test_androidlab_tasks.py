@@ -15,6 +15,7 @@ from android_gym.tasks.runner import run_expert
 from android_gym.tasks.sim import (
     bluecoins_androidlab,
     calendar_androidlab,
+    cantook_androidlab,
     mapsme_androidlab,
     settings_androidlab,
     zoom_androidlab,
@@ -26,14 +27,15 @@ from .sim_ui import scroll_to_text, tap_on, ui_of
 from .task_checks import androidlab_tasks, check_random_agent_rarely_succeeds
 
 MODULES = (settings_androidlab.__name__, calendar_androidlab.__name__, zoom_androidlab.__name__,
-           bluecoins_androidlab.__name__, mapsme_androidlab.__name__)
+           bluecoins_androidlab.__name__, mapsme_androidlab.__name__,
+           cantook_androidlab.__name__)
 NAMES = sorted(n for n in list_tasks("androidlab") if get_task_class(n).__module__ in MODULES)
 SETTINGS_PKG = "com.android.settings"
 
 
 def test_names_texts_and_budgets_match_androidlab(realdata):
     lab_dir = realdata / "tasks" / "androidlab"
-    lab = androidlab_tasks(realdata, "setting", "calendar", "clock", "contacts", "zoom", "bluecoins", "pimusic", "map")
+    lab = androidlab_tasks(realdata, "setting", "calendar", "clock", "contacts", "zoom", "bluecoins", "pimusic", "map", "cantook")
     human_steps = json.loads((lab_dir / "ground_truth_length.json").read_text())
     names = list_tasks("androidlab")
     assert len(names) >= 30 and len(NAMES) >= 20

@@ -224,18 +224,20 @@ def test_yaml_tasks_on_a_device_are_scored_by_the_verifier_or_not_at_all(lab_dir
         AndroidEnv(suite="sim", tasks_path=lab_dir)
 
 
-def test_sim_maps_yaml_ids_to_the_recreations_and_skips_the_rest(lab_dir):
-    with pytest.warns(RuntimeWarning, match=r"30 of 138 AndroidLab tasks have no simulated re-creation.*cantook_1"):
+def test_sim_maps_yaml_ids_to_the_recreations_and_skips_the_rest(lab_dir, tmp_path):
+    with pytest.warns(RuntimeWarning, match=r"18 of 138 AndroidLab tasks have no simulated re-creation.*clock_16"):
         env = AndroidEnv(suite="androidlab", tasks_path=lab_dir)
-    assert "clock_1" in env.task_names and "setting_0" in env.task_names and "cantook_1" not in env.task_names
-    assert "bluecoins_1" in env.task_names and "pimusic_1" in env.task_names
-    assert "map_1" in env.task_names
+    assert "clock_1" in env.task_names and "setting_0" in env.task_names and "clock_16" not in env.task_names
+    assert {"bluecoins_1", "pimusic_1", "map_1", "cantook_1"} <= set(env.task_names)
     assert set(env.task_names) <= set(AndroidEnv(suite="androidlab").task_names)
     with pytest.warns(RuntimeWarning):
         only_clock = AndroidEnv(suite="androidlab", tasks_path=[lab_dir / "clock.yaml"])
     assert only_clock.task_names and all(n.startswith("clock_") for n in only_clock.task_names)
-    with pytest.raises(ValueError, match="none of the 12 AndroidLab tasks"):
-        AndroidEnv(suite="androidlab", tasks_path=lab_dir / "cantook.yaml")
+    unknown = tmp_path / "other.yaml"  # every one of AndroidLab's apps has re-creations now: an app of our own
+    unknown.write_text("APP: other\npackage: com.example.other\ntasks:\n" + "".join(
+        f"  - task_id: other_{i}\n    task: Do thing {i}.\n    metric_type: operation\n" for i in (1, 2)))
+    with pytest.raises(ValueError, match="none of the 2 AndroidLab tasks"):
+        AndroidEnv(suite="androidlab", tasks_path=unknown)
     env.close()
     only_clock.close()
 

@@ -93,6 +93,13 @@ JUDGE_GAPS: dict[str, str] = {
                   "MobileRL's copy, looks for '10 minutes before')",
     "calendar_10": "its judge looks for 'this_day' (an underscore) while the task asks for an event \"this day\"",
     "calendar_14": "its judge looks for 'Yearly' beside 'exam' while the task asks to make the event all-day",
+    "cantook_8": "its judge_page takes a screen only when every TextView's text holds 'Info' or 'Read', while its "
+                 "check wants a TextView reading exactly 'Hamlet', which holds neither, so no screen passes both (the "
+                 "status bar's clock fails judge_page too); the sim's info page lists 'Info', 'Read', 'Hamlet', "
+                 "'100.0%' and 'Mark as unread', what the check wants",
+    "cantook_9": "the same judge_page as cantook_8's (every TextView holding 'Info' or 'Read') while its check wants "
+                 "a TextView reading exactly 'Oliver Twist' and one reading 'Mark as read', neither of which holds "
+                 "them; the sim's info page lists 'Info', 'Read', 'Oliver Twist' and 'Mark as read'",
 }
 """Re-created AndroidLab tasks with a rule judge that does not pass the expert's episode on the sim, and why.
 
