@@ -8,7 +8,9 @@ encoders put first is not counted as audio.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 _BITRATES_V1 = (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320)
 _BITRATES_V2 = (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160)
@@ -105,6 +107,25 @@ def read_mp3(data: bytes) -> Mp3Info | None:
         pos += length
     return Mp3Info(tags.get("TIT2", ""), tags.get("TPE1", ""), tags.get("TALB", ""),
                    int(round(samples_total * 1000 / rate)))
+
+
+def media_fields(files: Any, path: str, cache: dict[str, list[Any]]) -> list[Any]:
+    """What a media store keeps of the audio file ``path`` on the sim's ``files``: [size, mtime, title, artist,
+    album, duration in ms], read from its ID3 tags (the file name, "<unknown>" and "Music" where it has none) and
+    cached in ``cache`` until the file changes. The music apps share it, as Android's MediaStore is shared."""
+    data = files.files.get(path, b"")
+    stamp = [len(data), files.mtimes.get(path, 0)]
+    cached = cache.get(path)
+    if cached is None or cached[:2] != stamp:
+        parsed = read_mp3(data)
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        if parsed is None:
+            cached = [*stamp, stem, "<unknown>", "Music", 0]
+        else:
+            cached = [*stamp, parsed.title or stem, parsed.artist or "<unknown>",
+                      parsed.album or posixpath.basename(posixpath.dirname(path)), parsed.duration_ms]
+        cache[path] = cached
+    return cached
 
 
 def _id3_frame(fid: str, text: str) -> bytes:

@@ -43,7 +43,7 @@ import posixpath
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
-from android_gym.sim.apps.mp3 import read_mp3
+from android_gym.sim.apps.mp3 import media_fields
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
@@ -125,19 +125,7 @@ class PiMusicApp(App):
 
     # --- the library (the media store) -----------------------------------------------------------------
     def _info(self, path: str) -> list[Any]:
-        fs = self.phone.files
-        data = fs.files.get(path, b"")
-        stamp = [len(data), fs.mtimes.get(path, 0)]
-        cached = self.meta.get(path)
-        if cached is None or cached[:2] != stamp:
-            parsed = read_mp3(data)
-            stem = posixpath.splitext(posixpath.basename(path))[0]
-            if parsed is None:
-                cached = [*stamp, stem, "<unknown>", "Music", 0]
-            else:
-                cached = [*stamp, parsed.title or stem, parsed.artist or "<unknown>",
-                          parsed.album or posixpath.basename(posixpath.dirname(path)), parsed.duration_ms]
-            self.meta[path] = cached
+        cached = media_fields(self.phone.files, path, self.meta)
         if path not in self.media_ids:
             self.media_ids[path] = len(self.media_ids) + 1
         return cached
