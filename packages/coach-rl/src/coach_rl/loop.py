@@ -256,10 +256,25 @@ def steps_per_success(episodes: Sequence[Any]) -> float:
     return sum(lengths) / len(lengths) if lengths else math.nan
 
 
-def _rollout_oracle_metrics(records: Sequence[Any]) -> dict[str, float]:
-    """``diag/rollout_expert_match``: share of the actions taken in this rollout that were the sim expert's."""
-    known = [float(r.expert_match) for r in records if r.expert_match is not None]
-    return {"diag/rollout_expert_match": sum(known) / len(known)} if known else {}
+def _rollout_oracle_metrics(records: Sequence[Any], prm: bool = False) -> dict[str, float]:
+    """``diag/rollout_expert_match``: share of the actions taken in this rollout that were the sim expert's. With a
+    PRM, how its ``r_p`` on these steps (the policy's own states, not the demonstrations it was trained on) agrees with
+    "this is the expert's action": ``diag/prm_expert_agreement`` (r_p > 0.5 on the same side), the majority class's
+    share to read it against (``diag/prm_expert_majority``) and ``diag/prm_expert_auc``."""
+    known = [r for r in records if r.expert_match is not None]
+    if not known:
+        return {}
+    match = [float(r.expert_match) for r in known]
+    out = {"diag/rollout_expert_match": sum(match) / len(match)}
+    scored = [(float(r.process_reward), m >= 0.5) for r, m in zip(known, match) if not r.process_reward_missing]
+    if prm and scored:
+        from coach_rl.diagnostics import binary_auc
+
+        share = sum(y for _, y in scored) / len(scored)
+        out["diag/prm_expert_agreement"] = sum((v > 0.5) == y for v, y in scored) / len(scored)
+        out["diag/prm_expert_majority"] = max(share, 1.0 - share)
+        out["diag/prm_expert_auc"] = binary_auc([v for v, _ in scored], [y for _, y in scored])
+    return out
 
 
 # -- the loop ---------------------------------------------------------------------------------------------
@@ -868,7 +883,8 @@ class TrainingLoop:
         record.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
         record.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
 
-        record.update(_rollout_oracle_metrics(batch.records))
+        uses_prm = self.rewards is not None and self.rewards.prm is not None
+        record.update(_rollout_oracle_metrics(batch.records, prm=uses_prm))
         drift = self._policy_drift(batch.records)
 
         t0 = time.perf_counter()

@@ -33,6 +33,8 @@ PLOTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "diag/critic_auc_within", "diag/critic_auc", "diag/critic_top1", "diag/critic_expert_share")),
     "advantage_agreement": ("Advantages vs the sim oracle", "share", (
         "diag/adv_sign_agreement", "diag/adv_weighted_agreement", "diag/adv_zero_share", "diag/rollout_expert_match")),
+    "prm_on_rollouts": ("The PRM's r_p on the rollouts' own steps vs the sim oracle", "share / AUC", (
+        "diag/prm_expert_agreement", "diag/prm_expert_majority", "diag/prm_expert_auc")),
     "advantage_scale": ("Advantage magnitude", "mean", (
         "diag/adv_abs_mean", "diag/adv_expert_mean", "diag/adv_other_mean")),
     "actor_step": ("Actor gradient norm", "norm", ("actor/grad_norm",)),
