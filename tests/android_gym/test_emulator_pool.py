@@ -17,7 +17,7 @@ import pytest
 from android_gym import AndroidEnv, Click
 from android_gym.device import DeviceCrashed, DeviceTimeout
 from android_gym.drivers import EmulatorError, EmulatorPool, emulator_command, find_port_pair
-from android_gym.drivers.pool import listening_sessions
+from android_gym.drivers.pool import listening_sessions, port_holders
 
 ADB = "/usr/bin/adb"
 FAKE_EMULATOR = Path(__file__).with_name("fake_emulator") / "emulator"
@@ -74,8 +74,12 @@ def test_listening_sessions_reads_past_a_file_that_closes_during_the_scan(tmp_pa
     (fds / "4").symlink_to("socket:[4242]")
     assert listening_sessions(5621, proc=str(proc)) == {777}
     assert listening_sessions(5623, proc=str(proc)) == set()
+    (proc / "777" / "cmdline").write_bytes(b"emulator\0-avd\0Pixel\0-ports\x005620,5621\0")
+    assert port_holders(5621, proc=str(proc)) == "pid 777 (emulator -avd Pixel -ports 5620,5621)"  # the pool's errors
+    assert port_holders(5623, proc=str(proc)) == "nothing listening now"
     (fds / "4").unlink()  # the listener's process is not visible: unknown (None), not "nobody"
     assert listening_sessions(5621, proc=str(proc)) == {None}
+    assert port_holders(5621, proc=str(proc)) == "a process this user cannot see"
 
 
 def make_pool(host_adb, tmp_path, size=1, env=None, start=True, **kwargs) -> EmulatorPool:
@@ -167,8 +171,10 @@ def test_env_on_a_pool_device_recovers_from_an_emulator_crash_mid_episode(host_a
 def test_boot_failures_are_reported_with_the_emulator_log(host_adb, tmp_path):
     with pytest.raises(EmulatorError, match="(?s)exited with status 1.*fake boot failure"):
         make_pool(host_adb, tmp_path, env={"FAKE_EMULATOR_FAIL_BOOT": "exit"})
+    # two launches: a CI run once found the adb port taken by a process outside the test while the hung emulator
+    # booted (the pool then says so and relaunches on the next pair); the second launch hangs the same way
     pool = make_pool(host_adb, tmp_path / "hang", env={"FAKE_EMULATOR_FAIL_BOOT": "hang"}, start=False,
-                     boot_timeout=1.5, launch_attempts=1)
+                     boot_timeout=1.5, launch_attempts=2)
     try:
         with pytest.raises(EmulatorError, match="not in adb as 'device' after 1.5 s"):
             pool.start()

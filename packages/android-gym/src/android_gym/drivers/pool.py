@@ -65,9 +65,11 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-def listening_sessions(port: int, proc: str = "/proc") -> set[int | None] | None:
+def listening_sessions(port: int, proc: str = "/proc", holders: list[str] | None = None
+                       ) -> set[int | None] | None:
     """The session ids of the processes listening on local TCP ``port``, read from Linux's /proc (None for a
-    listener whose process this user cannot see); None where /proc cannot tell.
+    listener whose process this user cannot see); None where /proc cannot tell. ``holders``, when given, gets each
+    listening process as "pid N (command line)".
 
     adb's server connects to every emulator it finds on ports 5555-5585, whoever started it, so ``emulator-5554``
     in adb may be another pool's emulator (another adb server, test worker or user) that bound the port between
@@ -102,9 +104,31 @@ def listening_sessions(port: int, proc: str = "/proc") -> set[int | None] | None
         if mine:
             found |= mine
             sessions.add(session)
+            if holders is not None:
+                holders.append(_command_line(proc, pid))
     if found != inodes:
         sessions.add(None)
     return sessions
+
+
+def _command_line(proc: str, pid: str) -> str:
+    """``pid (its command line)``, shortened, for messages that say who holds a port."""
+    try:
+        with open(f"{proc}/{pid}/cmdline", "rb") as f:
+            args = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        args = ""
+    return f"pid {pid} ({args[:160]})" if args else f"pid {pid}"
+
+
+def port_holders(port: int, proc: str = "/proc") -> str:
+    """Who listens on local TCP ``port``, for an error message: the processes' pids and command lines, or that
+    this user cannot see them."""
+    holders: list[str] = []
+    sessions = listening_sessions(port, proc, holders)
+    if not sessions:
+        return "nothing listening now" if sessions is not None else "unknown (no /proc)"
+    return ", ".join(holders + (["a process this user cannot see"] if None in sessions else []))
 
 
 def find_port_pair(start: int = FIRST_CONSOLE_PORT, stop: int = LAST_CONSOLE_PORT,
@@ -295,8 +319,9 @@ class EmulatorPool:
             if strangers >= 3:  # seen on three polls in a row, not one /proc read that raced a closing file
                 # another emulator took the port between the free-port check and this one's start: this one
                 # cannot bind it, and the 'device' adb lists there is not this pool's (_boot relaunches elsewhere)
-                raise EmulatorError(f"port {slot.adb_port} is held by another process (another emulator or pool?), "
-                                    f"so adb's {slot.serial} is not this pool's emulator")
+                raise EmulatorError(f"port {slot.adb_port} is held by another process (another emulator or pool?): "
+                                    f"{port_holders(slot.adb_port)}; so adb's {slot.serial} is not this pool's "
+                                    f"emulator")
             if state == "device" and ours:
                 break
             if ours:  # absent: register it with adb, as adb's own port scan would
