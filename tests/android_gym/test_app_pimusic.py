@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from android_gym.sim.apps.pi_music import NOW_PLAYING_HINT, clock_text
+from android_gym.sim.apps.mp3 import clock_text
+from android_gym.sim.apps.pi_music import NOW_PLAYING_HINT
 from android_gym.sim.device import SimDevice
 from android_gym.tasks.base import get_task_class
 from android_gym.tasks.device_state import parse_rows

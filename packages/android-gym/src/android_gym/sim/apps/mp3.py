@@ -109,6 +109,14 @@ def read_mp3(data: bytes) -> Mp3Info | None:
                    int(round(samples_total * 1000 / rate)))
 
 
+def clock_text(ms: int) -> str:
+    """A duration as the music apps show it: 252000 -> "4:12", 4863000 -> "1:21:03" (whole seconds, rounded down)."""
+    seconds = max(0, int(ms)) // 1000
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 def media_fields(files: Any, path: str, cache: dict[str, list[Any]]) -> list[Any]:
     """What a media store keeps of the audio file ``path`` on the sim's ``files``: [size, mtime, title, artist,
     album, duration in ms], read from its ID3 tags (the file name, "<unknown>" and "Music" where it has none) and

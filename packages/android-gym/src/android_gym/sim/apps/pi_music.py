@@ -43,7 +43,7 @@ import posixpath
 from typing import Any
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
-from android_gym.sim.apps.mp3 import media_fields
+from android_gym.sim.apps.mp3 import clock_text, media_fields
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
@@ -70,14 +70,6 @@ DEFAULT_SORT = ("title", "asc")
 TABS = (("tracks", "TRACKS"), ("albums", "ALBUMS"), ("artists", "ARTISTS"), ("playlists", "PLAYLISTS"))
 NOW_PLAYING_HINT = "Swipe left for the Now Playing list, swipe right for the Equalizer"
 EQUALIZER_PRESETS = ("Normal", "Classical", "Dance", "Jazz", "Pop", "Rock")
-
-
-def clock_text(ms: int) -> str:
-    """A duration as the lists show it: 252000 -> "4:12", 4863000 -> "1:21:03" (whole seconds, rounded down)."""
-    seconds = max(0, int(ms)) // 1000
-    if seconds >= 3600:
-        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 def _count(n: int) -> str:

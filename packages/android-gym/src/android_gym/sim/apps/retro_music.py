@@ -22,7 +22,7 @@ import zlib
 from typing import Any
 
 from android_gym.sim.app import App, register_app
-from android_gym.sim.apps.mp3 import media_fields
+from android_gym.sim.apps.mp3 import clock_text, media_fields
 from android_gym.sim.databases import build_database, read_table
 from android_gym.sim.view import (
     Button,
@@ -73,13 +73,6 @@ PLAYBACK_SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS original_playing_queue {_QUEUE_COLUMNS}",
 )
 """The playback service's queue store (``music_playback_state.db``)."""
-
-
-def _clock(ms: int) -> str:
-    seconds = max(0, int(ms)) // 1000
-    if seconds >= 3600:
-        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 @register_app
@@ -281,7 +274,7 @@ class RetroMusicApp(MultiSelect, App):
         path = s["path"]
         if self.selection and selectable:
             on_click = lambda p=path: self._toggle(p)  # noqa: E731
-        row = ListItem(s["title"], f"{s['artist']} \u2022 {_clock(s['duration'])}", on_click,
+        row = ListItem(s["title"], f"{s['artist']} \u2022 {clock_text(s['duration'])}", on_click,
                        resource_id="songItem", title_id="title", subtitle_id="text", icon="M",
                        on_long_click=(lambda p=path: self._toggle(p)) if selectable else None,
                        trailing=ImageButton("More options", menu, resource_id="menu", icon=":"))
@@ -368,7 +361,7 @@ class RetroMusicApp(MultiSelect, App):
                           weight=1)
         present = [path for path in p["songs"] if self._exists(path)]
         total = sum(self.song(path)["duration"] for path in present)
-        items: list[View] = [Text(f"{len(present)} song{'s' if len(present) != 1 else ''} \u2022 {_clock(total)}",
+        items: list[View] = [Text(f"{len(present)} song{'s' if len(present) != 1 else ''} \u2022 {clock_text(total)}",
                                   resource_id="playlistInfo", color="#5f6368", padding=(16, 8))]
         for i, path in enumerate(present):
             items.append(self._song_item(self.song(path), (lambda i=i: self._play_from(present, i)),
@@ -397,7 +390,7 @@ class RetroMusicApp(MultiSelect, App):
                  background="#ffccbc"),
             Text(s["title"], resource_id="title", size=22, align="center", bold=True),
             Text(s["artist"], resource_id="text", align="center", color="#5f6368"),
-            Text(f"0:00 / {_clock(s['duration'])}", resource_id="songTotalTime", align="center", color="#5f6368"),
+            Text(f"0:00 / {clock_text(s['duration'])}", resource_id="songTotalTime", align="center", color="#5f6368"),
             Row(ImageButton("Previous", lambda: self._skip(-1), resource_id="previousButton", icon="<"),
                 ImageButton("Pause" if self.playing else "Play", self._toggle_play, resource_id="playPauseButton",
                             icon="=" if self.playing else ">", width=72, height=72),
@@ -465,7 +458,7 @@ class RetroMusicApp(MultiSelect, App):
     def dialog_details(self, path: str) -> View:
         s = self.song(path)
         lines = [f"File name: {posixpath.basename(path)}", f"Title: {s['title']}", f"Artist: {s['artist']}",
-                 f"Album: {s['album']}", f"Length: {_clock(s['duration'])}"]
+                 f"Album: {s['album']}", f"Length: {clock_text(s['duration'])}"]
         return Dialog("Details", Column(*[Text(line, padding=(24, 4)) for line in lines]),
                       [("OK", self.close_dialog)], button_ids=["android:id/button1"])
 

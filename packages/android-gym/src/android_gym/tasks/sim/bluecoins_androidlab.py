@@ -43,6 +43,7 @@ from android_gym.tasks.expert import (
     tap_text,
     text_is,
     type_into,
+    within,
 )
 from android_gym.tasks.sim.calendar import pick_date
 from android_gym.tasks.suites import SUITES_LAB
@@ -439,16 +440,10 @@ def open_transaction(ui: Any, target: dict[str, str]):
     ui, _ = yield from scroll_to(ui, text_is(f"{day.strftime('%A')}, {day.strftime('%B')} {day.day}, {day.year}"))
     ui, _ = yield from scroll_to(ui, text_is(shown))
     for row in find_all(ui, id_is("transaction_row")):
-        inside = [e for e in ui.elements if _inside(e, row)]
+        inside = [e for e in ui.elements if within(e.bounds, row.bounds)]
         if any(e.text == shown for e in inside) and any(e.text == target["item"] for e in inside):
             return (yield tap(row))
     raise ExpertStuck(f"no row for {target['item']} {shown} on screen")
-
-
-def _inside(element: Any, row: Any) -> bool:
-    x1, y1, x2, y2 = row.bounds
-    cx, cy = element.center
-    return x1 <= cx < x2 and y1 <= cy < y2
 
 
 @register_task

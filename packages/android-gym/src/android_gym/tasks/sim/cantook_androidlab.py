@@ -40,7 +40,17 @@ from android_gym.tasks.device_state import (
     normalize_answer,
     screen_nodes,
 )
-from android_gym.tasks.expert import ExpertStuck, find_all, id_is, scroll_to, tap, tap_id, tap_text, type_into
+from android_gym.tasks.expert import (
+    ExpertStuck,
+    find_all,
+    id_is,
+    scroll_to,
+    tap,
+    tap_id,
+    tap_text,
+    type_into,
+    within,
+)
 from android_gym.tasks.sim.vlc import push_bytes
 from android_gym.tasks.suites import SUITES_LAB
 
@@ -254,22 +264,16 @@ class _LabCantook(Task):
 def book_row(ui: Any, title: str) -> Any:
     """The first book row on screen whose title is ``title``."""
     for row in find_all(ui, id_is("book_row")):
-        if any(e.text == title and _inside(e, row) for e in find_all(ui, id_is("book_title"))):
+        if any(e.text == title and within(e.bounds, row.bounds) for e in find_all(ui, id_is("book_title"))):
             return row
     raise ExpertStuck(f"no row for {title!r} on screen")
-
-
-def _inside(element: Any, row: Any) -> bool:
-    x1, y1, x2, y2 = row.bounds
-    cx, cy = element.center
-    return x1 <= cx < x2 and y1 <= cy < y2
 
 
 def book_menu(ui: Any, title: str):
     """On a list of books, scroll to ``title`` and open its "More options" menu; returns the ui."""
     ui, _ = yield from scroll_to(ui, lambda e: e.text == title and (e.resource_id or "").endswith(":id/book_title"))
     row = book_row(ui, title)
-    more = next((e for e in find_all(ui, id_is("book_more")) if _inside(e, row)), None)
+    more = next((e for e in find_all(ui, id_is("book_more")) if within(e.bounds, row.bounds)), None)
     if more is None:
         raise ExpertStuck(f"no More options for {title!r}")
     return (yield tap(more))
