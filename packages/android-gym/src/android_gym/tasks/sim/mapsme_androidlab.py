@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 import re
-import unicodedata
 from typing import Any, ClassVar
 
 from android_gym.actions import Finished, OpenApp
@@ -25,6 +24,7 @@ from android_gym.sim.apps.mapsme import (
     MODES,
     MY_LOCATION_NAME,
     PLACES,
+    fold,
     format_duration,
     format_route_distance,
     route_info,
@@ -73,8 +73,7 @@ def nearest(query: str) -> str:
 
 def fold_answer(text: str | None) -> str:
     """An answer without accents, normalised ("Teléferic" -> "teleferic")."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", text or "") if not unicodedata.combining(c))
-    return normalize_answer(plain)
+    return normalize_answer(fold(text or ""))
 
 
 _DURATION = re.compile(r"(?i)\b(?:(\d+)\s*(?:hours?|hrs?|h)\b\s*(?:and\s*)?)?(?:(\d+)\s*(?:minutes?|mins?)\b)?")
