@@ -231,20 +231,60 @@ def test_run_report_links_the_evaluation_episodes_page(recorded, browser, tmp_pa
     page.close()
 
 
-def test_android_gym_needs_coach_rl_only_to_read_its_replay_buffers(recorded, tmp_path):
-    run, _ = _coach_run(tmp_path, recorded)
+def test_android_gym_reads_replay_buffers_without_coach_rl(recorded, tmp_path):
+    """The viewer reads a run's replay shards with android-gym's own reader: coach-rl blocked, same episodes."""
+    run, traj = _coach_run(tmp_path, recorded)
     script = f"""
-import sys
-import android_gym
-assert "coach_rl" not in sys.modules, "importing android_gym imported coach_rl"
+import json, math, sys
 sys.modules["coach_rl"] = None  # as if coach-rl were not installed
+sys.modules["coach_reward"] = None
 from android_gym.viewer import load_episodes
-assert len(load_episodes({str(run / "episodes" / "eval_after")!r})) == 1  # trajectory files need no coach-rl
-try:
-    load_episodes({str(run / "replay")!r})
-except ValueError as exc:
-    print(exc)
+assert len(load_episodes({str(run / "episodes" / "eval_after")!r})) == 1
+(episode,) = load_episodes({str(run / "replay")!r})
+print(json.dumps({{"title": episode.title, "r_p": [s.values.get("r_p") for s in episode.steps],
+                  "R_t": [s.values.get("R_t") for s in episode.steps], "actions": [s.action for s in episode.steps],
+                  "images": sum(s.image is not None for s in episode.steps)}}))
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "holds coach-rl replay shards; reading them needs coach-rl" in result.stdout
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["title"].startswith("replay ") and seen["title"].endswith(traj.task)
+    assert seen["r_p"][0] == 0.0 and seen["r_p"][1] is None and seen["r_p"][2] == 0.5
+    assert seen["R_t"] == pytest.approx([1.0 + i / 10 for i in range(len(traj.steps))])
+    assert seen["actions"] == [json.dumps(s.action.to_dict()) for s in traj.steps]
+    assert seen["images"] == len(traj.steps)
+
+
+def test_replay_shard_reader_agrees_with_coach_rl_replay_buffer(recorded, tmp_path):
+    """android_gym.replay_shards reads back what coach-rl's own ReplayBuffer reads from the same shard."""
+    from android_gym.replay_shards import read_shard, shard_files
+    from coach_rl.replay import ReplayBuffer
+
+    run, _ = _coach_run(tmp_path, recorded)
+    (shard,) = shard_files(run / "replay")
+    ours, records = read_shard(shard)
+    buffer = ReplayBuffer(run / "replay", capacity=1000)
+    (trajectory_id,) = buffer.trajectory_ids()
+    theirs = buffer.load_trajectory(trajectory_id)
+    assert (ours.task, ours.instruction, ours.success, ours.seed, ours.answer, ours.truncated) == (
+        theirs.task, theirs.instruction, theirs.success, theirs.seed, theirs.answer, theirs.truncated)
+    assert len(ours.steps) == len(theirs.steps) > 1
+    for a, b in zip(ours.steps, theirs.steps):
+        assert (a.ui, a.action, a.response, a.reward, a.xml, a.parse_error, a.info) == (
+            b.ui, b.action, b.response, b.reward, b.xml, b.parse_error, b.info)
+        assert np.array_equal(a.screenshot, b.screenshot)
+    for mine, record in zip(records, buffer.load_records(trajectory_id)):
+        for key in ("process_reward", "outcome_reward", "return_t"):
+            want = getattr(record, key)
+            assert (math.isnan(mine[key]) and math.isnan(want)) or mine[key] == want
+
+
+def test_replay_shard_reader_names_a_file_that_is_not_a_shard(tmp_path):
+    from android_gym.replay_shards import read_shard
+
+    bad = tmp_path / "0000000000-0123456789ab.parquet"
+    bad.write_bytes(b"not parquet at all")
+    with pytest.raises(ValueError, match="0000000000-0123456789ab.parquet: not a readable Parquet file"):
+        read_shard(bad)
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        load_episodes(tmp_path)

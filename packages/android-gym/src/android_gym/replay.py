@@ -38,7 +38,7 @@ index, and the step records whether that is the element the real episode acted o
 :func:`replay_episodes` writes ``summary.json`` (per episode, per task and overall: element agreement,
 action agreement, outcome agreement, the first step where the two diverge) and one side-by-side HTML page
 per episode (the real element list drawn as a wireframe beside the sim's screenshot, see
-:mod:`android_gym.viewer`).
+:mod:`android_gym.episode_page`).
 """
 
 from __future__ import annotations
@@ -769,15 +769,15 @@ def _empty_result(episode: RealEpisode, reason: str, **extra: Any) -> dict[str, 
 def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tuple[dict[str, Any], Any]:
     """Replay one real episode on the sim; returns its result (JSON-friendly) and its side-by-side page episode.
 
-    The page episode is a :class:`android_gym.viewer.ViewEpisode` (None when nothing was replayed).
+    The page episode is a :class:`android_gym.episode_page.ViewEpisode` (None when nothing was replayed).
     """
     import gymnasium as gym
 
     import android_gym  # noqa: F401  (registers the env ids)
     from android_gym.actions import ActionParseError, parse_action
+    from android_gym.episode_page import ViewEpisode, ViewStep, encode_image
     from android_gym.suites.android_world import AndroidWorldSuite, android_world_available
     from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim
-    from android_gym.viewer import ViewEpisode, ViewStep, _encode_image
 
     if not android_world_available():
         return _empty_result(episode, "android_world is not installed: AndroidWorld's task classes are needed"), None
@@ -863,8 +863,8 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
             real_box = real_target.get("bbox_pixels") if real_target else None
             sim_box = sim_target.get("bbox_pixels") if sim_target else None
             real_size = episode.screen_size or size
-            real_image = _encode_image(_wireframe(real.elements, real_size), image_width)
-            sim_image = _encode_image(shot, image_width)
+            real_image = encode_image(_wireframe(real.elements, real_size), image_width)
+            sim_image = encode_image(shot, image_width)
             notes = [f"elements: {row['real_elements']} real, {row['sim_elements']} sim; position-by-position "
                      f"agreement {row['positional_agreement']:.2f}, as a multiset {row['multiset_agreement']:.2f}, "
                      f"labels (text, description) alone {row['label_agreement']:.2f}"]
@@ -975,7 +975,7 @@ def replay_episodes(
     Returns the summary: per episode (with its page), per task and overall, and the episodes that could not be
     replayed with the reason.
     """
-    from android_gym.viewer import render_html
+    from android_gym.episode_page import render_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
