@@ -11,6 +11,8 @@ import gzip
 import json
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -219,6 +221,53 @@ def test_replay_command_on_the_real_episodes(tmp_path, capsys, browser):
     assert page.inner_text("#counter") == "step 2 / 9"
     assert errors == []
     page.close()
+
+
+def _bad_files(tmp_path: Path) -> list[Path]:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not an episode")
+    listing = tmp_path / "list.json"
+    listing.write_text("[1, 2]")
+    return [notes, listing, tmp_path / "missing.json.gz"]
+
+
+def test_files_that_are_not_episodes_are_reported_and_the_rest_still_read(tmp_path):
+    """replay_episodes goes on past a file that is not an episode file, naming it and why (no android_world needed)."""
+    notes, listing, missing = _bad_files(tmp_path)
+    summary = replay_episodes([notes, WIFI_PICKLE, listing, missing], tmp_path / "out")
+    bad = {Path(b["source"]).name: b["reason"] for b in summary["unreadable_files"]}
+    assert set(bad) == {"notes.txt", "list.json", "missing.json.gz"}
+    assert "neither an AndroidWorld episode pickle nor a JSON episode log" in bad["notes.txt"]
+    assert "the JSON is a list" in bad["list.json"] and "cannot be read" in bad["missing.json.gz"]
+    assert [Path(r["source"]).name for r in summary["episodes"]] == ["SystemWifiTurnOff_0.pkl.gz#0"]
+    assert summary["overall"]["episodes"] == 1
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["unreadable_files"] == summary["unreadable_files"]
+
+
+@needs_android_world
+def test_replay_command_skips_bad_files_and_exits_nonzero_only_when_nothing_replayed(tmp_path, capsys):
+    notes, listing, missing = _bad_files(tmp_path)
+    log = _sim_log(tmp_path / "sim_wifi.json")
+    assert main(["replay", str(notes), str(log), str(listing), str(missing), "-o", str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    for path in (notes, listing, missing):
+        assert f"skipped {path}: " in captured.err
+    assert "overall: 1 of 1 episode(s) replayed" in captured.out and "3 file(s) skipped" in captured.out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["overall"]["replayed"] == 1 and len(summary["unreadable_files"]) == 3
+
+    assert main(["replay", str(notes), str(WIFI_PICKLE), "-o", str(tmp_path / "none")]) == 1
+    assert "no episode could be replayed" in capsys.readouterr().err
+
+
+def test_replay_command_without_android_world_says_how_to_get_it(tmp_path):
+    script = ("import sys\nsys.modules['android_world'] = None  # as if it were not installed\n"
+              "from android_gym.cli import main\n"
+              f"sys.exit(main(['replay', {str(WIFI_PICKLE)!r}, '-o', {str(tmp_path / 'out')!r}]))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "AndroidWorld's own task classes" in result.stderr
+    assert "pip install git+https://github.com/google-research/android_world" in result.stderr
 
 
 @needs_android_world

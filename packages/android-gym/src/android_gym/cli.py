@@ -76,9 +76,21 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from android_gym.replay import replay_episodes
+    """Replay each file's episodes; a file that is not an episode file is reported (name and why) and skipped.
 
+    Exit 0 when at least one episode was replayed, 1 when none was (android_world missing, no file readable, or
+    no episode replayable), 2 for a bad command line.
+    """
+    from android_gym.replay import replay_episodes
+    from android_gym.suites.android_world import ANDROID_WORLD_INSTALL_HINT, android_world_available
+
+    if not android_world_available():
+        print("android-gym replay: sets each task up with AndroidWorld's own task classes; "
+              + ANDROID_WORLD_INSTALL_HINT.split(" Then start an emulator")[0], file=sys.stderr)
+        return 1
     summary = replay_episodes(args.episodes, args.out, image_width=args.image_width or None)
+    for bad in summary["unreadable_files"]:
+        print(f"skipped {bad['source']}: {bad['reason']}", file=sys.stderr)
 
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.0f}%"
@@ -96,7 +108,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     print(f"overall: {overall['replayed']} of {overall['episodes']} episode(s) replayed; elements "
           f"{pct(overall['element_agreement'])} (multiset {pct(overall['element_multiset_agreement'])}, without "
           f"the status bar {pct(overall['screen_agreement'])}), actions {pct(overall['action_agreement'])}, outcomes "
-          f"{pct(overall['outcome_agreement'])}; summary in {Path(args.out) / 'summary.json'}")
+          f"{pct(overall['outcome_agreement'])}; summary in {Path(args.out) / 'summary.json'}"
+          + (f"; {len(summary['unreadable_files'])} file(s) skipped as not episode files"
+             if summary["unreadable_files"] else ""))
+    if overall["replayed"] == 0:
+        print("android-gym replay: no episode could be replayed", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -189,7 +206,11 @@ def build_parser() -> argparse.ArgumentParser:
     view.set_defaults(func=_cmd_view)
 
     replay = sub.add_parser("replay", help="replay real AndroidWorld episodes on the simulated phone and compare "
-                                           "them step by step")
+                                           "them step by step (needs android_world)",
+                            description="Replay real AndroidWorld episodes on the simulated phone and compare them "
+                                        "step by step. Needs the android_world package (not on PyPI; see the README's "
+                                        "replay section). A file that is not an episode file is reported and skipped; "
+                                        "the exit status is 0 when at least one episode was replayed, else 1.")
     replay.add_argument("episodes", nargs="+", help="AndroidWorld episode pickles (.pkl.gz) or agent JSON logs "
                                                     "with step_records")
     replay.add_argument("-o", "--out", default="replay_out", help="folder for summary.json and the pages "

@@ -972,16 +972,26 @@ def replay_episodes(
 ) -> dict[str, Any]:
     """Replay every episode in ``paths``; writes ``summary.json`` and one HTML page per replayed episode.
 
-    Returns the summary: per episode (with its page), per task and overall, and the episodes that could not be
-    replayed with the reason.
+    Returns the summary: per episode (with its page), per task and overall, the episodes that could not be
+    replayed with the reason (``not_replayed``), and the files that are not episode files at all
+    (``unreadable_files``: each with its path and why; the other files are still replayed).
     """
     from android_gym.episode_page import render_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
+    unreadable: list[dict[str, str]] = []
     for path in paths:
-        for episode in load_real_episodes(path):
+        try:
+            episodes = load_real_episodes(path)
+        except ValueError as exc:
+            unreadable.append({"source": str(path), "reason": str(exc)})
+            continue
+        except OSError as exc:
+            unreadable.append({"source": str(path), "reason": f"{path}: cannot be read: {exc.strerror or exc}"})
+            continue
+        for episode in episodes:
             result, page = replay_episode(episode, image_width=image_width)
             if page is not None:
                 stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(episode.source).name.replace("#", "_"))
@@ -997,6 +1007,7 @@ def replay_episodes(
         "per_task": {task: _aggregate(rs) for task, rs in sorted(by_task.items())},
         "not_replayed": [{"source": r["source"], "task": r["task"], "reason": r["reason"]}
                          for r in results if not r.get("replayed")],
+        "unreadable_files": unreadable,
         "episodes": results,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
