@@ -379,6 +379,17 @@ class CriticArguments:
             "(vLLM shares prefixes itself through its prefix cache)."
         },
     )
+    share_prompt_update: bool = field(
+        default=True,
+        metadata={
+            "help": "In the actor update's forward and backward, run each state's prompt once and let its K replies "
+            "attend to it (one packed sequence per state with a block attention mask, coach_rl.prefix_update) instead "
+            "of K rows that each repeat the prompt. The same per-token log-probs, loss and gradients up to float "
+            "rounding; the cost of the prompt no longer grows with K. Applies to text policies with 'sdpa' or 'eager' "
+            "attention (others keep the unshared rows); a micro-batch shares what it holds, so make "
+            "`per_device_train_batch_size` a multiple of K."
+        },
+    )
 
     coach_q_source: str = field(
         default="critic",
@@ -455,6 +466,8 @@ class CriticArguments:
             raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
         if not isinstance(self.share_prompt_prefix, bool):
             raise ValueError(f"share_prompt_prefix must be true or false, got {self.share_prompt_prefix!r}")
+        if not isinstance(self.share_prompt_update, bool):
+            raise ValueError(f"share_prompt_update must be true or false, got {self.share_prompt_update!r}")
         _positive_int(self.critic_prm_candidates, "critic_prm_candidates", minimum=0)
         if self.critic_prm_candidates and not getattr(self, "use_prm", True):
             raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "

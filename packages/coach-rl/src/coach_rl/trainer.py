@@ -64,11 +64,19 @@ from trl import GRPOConfig, GRPOTrainer
 from trl.data_utils import apply_chat_template
 from trl.extras.profiling import profiling_context
 from trl.models import prepare_deepspeed, prepare_fsdp, unwrap_model_for_generation
-from trl.trainer.utils import add_fused_lm_head, disable_dropout_in_model, pad
+from trl.trainer.utils import (
+    add_fused_lm_head,
+    disable_dropout_in_model,
+    pad,
+    split_pixel_values_by_grid,
+    split_tensor_dict,
+    unsplit_pixel_values_by_grid,
+)
 
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
 from coach_rl.losses import kl_to_reference, ppo_clip_loss
+from coach_rl.prefix_update import SHARED_ATTENTION, group_rows, shared_prefix_logps
 from coach_rl.replay import ReplayStep
 from coach_rl.sampling import generate_shared_prefix
 
@@ -308,6 +316,10 @@ class CoachTrainer(GRPOTrainer):
         self._row_queue: list[int] = []
         self._loop_ready = False
         self._warned_schedule_end = False
+        self.shared_update_rows = 0
+        """Rows whose log-probs came from a shared prompt pass (``share_prompt_update``), over the trainer's life."""
+        self.shared_update_prompts = 0
+        """Prompt passes those rows took (one per distinct prompt of a forward)."""
 
     def _prepare_reference(self, reference: torch.nn.Module) -> torch.nn.Module:
         """A frozen copy of the starting policy, set up as TRL sets up its ``ref_model`` (TRL then computes
@@ -489,6 +501,73 @@ class CoachTrainer(GRPOTrainer):
         if layout is None or not layout.groups_equal(fields, k):
             return None
         return [prompt_ids[i] for i in range(0, n, k)], layout.take(fields, list(range(0, n, k)))
+
+    # -- the K replies of a state share one prompt pass in the update (share_prompt_update) ---------------
+
+    def _shared_update_attention(self, model: Any, multimodal: Mapping[str, Any], compute_aux_loss: bool) -> str | None:
+        """The attention the packed update runs with, or None when this forward keeps TRL's unshared rows."""
+        if not getattr(self.args, "share_prompt_update", False) or compute_aux_loss:
+            return None
+        if any(value is not None for value in multimodal.values()):
+            return None  # VLM rows (screenshot tokens, multimodal RoPE): the unshared path
+        unwrapped = self.accelerator.unwrap_model(model)
+        config = getattr(unwrapped, "config", None)
+        if config is None or getattr(config, "vision_config", None) is not None:
+            return None
+        attention = getattr(config, "_attn_implementation", None)
+        if attention not in SHARED_ATTENTION:
+            if not getattr(self, "_warned_shared_attention", False):
+                self._warned_shared_attention = True
+                warnings.warn(f"share_prompt_update: the policy's {attention!r} attention takes no block mask; the "
+                              "actor update runs the unshared rows (use attn_implementation='sdpa' to share)",
+                              RuntimeWarning, stacklevel=3)
+            return None
+        return attention
+
+    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                                           logits_to_keep: int, batch_size: int | None = None,
+                                           compute_entropy: bool = False, compute_aux_loss: bool = False,
+                                           **multimodal: Any) -> tuple[torch.Tensor, torch.Tensor | None, Any]:
+        """TRL's per-token log-probs, or with ``share_prompt_update`` one packed pass per distinct prompt.
+
+        Rows with the same prompt (the K replies of a state) become one sequence, prompt once, replies as blocks
+        that see the prompt and themselves (:mod:`coach_rl.prefix_update`): the same log-probs and entropies, the
+        prompt's cost paid once. Every caller goes through here: the loss forward, and the no-grad passes for the
+        sampling policy's (``old``) and the KL reference's log-probs.
+        """
+        attention = self._shared_update_attention(model, multimodal, compute_aux_loss)
+        groups = group_rows(input_ids, attention_mask, logits_to_keep) if attention else None
+        if groups is None or max(len(g) for g in groups) < 2:
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **multimodal)
+        pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        logps, entropies = shared_prefix_logps(
+            model, input_ids, attention_mask, logits_to_keep, groups, attention=attention,
+            compute_entropy=compute_entropy, rows_per_chunk=batch_size, autocast=self.accelerator.autocast,
+            pad_id=pad)
+        self.shared_update_rows += input_ids.shape[0]
+        self.shared_update_prompts += len(groups)
+        return logps, entropies, None
+
+    def _prepare_inputs(self, generation_batch: Any) -> Any:
+        """TRL's buffering of a generated batch, shuffling whole groups of K (not rows) under ``share_prompt_update``.
+
+        TRL shuffles the rows of a generation batch before splitting it into micro-batches, which scatters a state's
+        K replies over several of them; shuffling the groups keeps them together, so each micro-batch shares its
+        prompts. (With one micro-batch per generation the order does not matter: TRL's shuffle is kept.)
+        """
+        k = int(self.num_generations or 1)
+        if (not self.model.training or not getattr(self.args, "share_prompt_update", False) or k < 2
+                or self.args.steps_per_generation == 1):
+            return super()._prepare_inputs(generation_batch)
+        generate_every = self.args.steps_per_generation * self.num_iterations
+        if self._step % generate_every == 0 or self._buffered_inputs is None:
+            batch = split_pixel_values_by_grid(self._generate_and_score_completions(generation_batch))
+            batch = _shuffle_groups(batch, k)
+            parts = split_tensor_dict(batch, self.args.steps_per_generation)
+            self._buffered_inputs = [unsplit_pixel_values_by_grid(part) for part in parts]
+        return self._buffered_inputs[self._step % self.args.steps_per_generation]
 
     # -- advantages -----------------------------------------------------------------------------------
 
@@ -985,6 +1064,24 @@ def _field_layout(fields: dict[str, Any], image_counts: list[int]) -> _FieldLayo
         else:
             return None
     return _FieldLayout(kinds, image_counts, patches)
+
+
+def _shuffle_groups(batch: dict[str, Any], k: int) -> dict[str, Any]:
+    """The rows of a generation batch with its groups of ``k`` consecutive rows in a random order (global torch RNG,
+    as TRL's row shuffle); each group's rows stay together and in order."""
+    rows = len(next(v for v in batch.values() if v is not None and not (isinstance(v, torch.Tensor) and v.ndim == 0)))
+    if rows % k:
+        raise RuntimeError(f"{rows} rows do not form whole groups of K={k}")
+    order = (torch.randperm(rows // k)[:, None] * k + torch.arange(k)[None]).reshape(-1)
+
+    def take(value: Any) -> Any:
+        if value is None or (isinstance(value, torch.Tensor) and value.ndim == 0):
+            return value
+        if isinstance(value, torch.Tensor):
+            return value[order]
+        return [value[i] for i in order.tolist()]
+
+    return {key: take(value) for key, value in batch.items()}
 
 
 def _nanmean(values: Iterable[float]) -> float:

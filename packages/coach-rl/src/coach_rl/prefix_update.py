@@ -1,0 +1,178 @@
+r"""The actor update with the K replies of a state sharing one pass over its prompt (``share_prompt_update``).
+
+TRL's loss forward runs every row as ``prompt + completion``: the K replies of a state each carry the whole prompt
+(~2,300 tokens at real size, for replies of a few dozen), so the forward and backward of an actor update grow
+linearly with K. Here the rows whose prompts are identical are **packed** into one sequence::
+
+    prompt[:-1] | prompt[-1] c_1[:-1] | prompt[-1] c_2[:-1] | ... | prompt[-1] c_K[:-1]
+
+with a block attention mask: the prompt is causal, and segment ``i`` sees the whole prompt and (causally) itself,
+never another segment. Segment ``i`` repeats the prompt's last token so that its positions ``0..C-1`` predict
+``c_i[0..C-1]`` exactly as the unshared row's last prompt token and completion do, with the same position ids (the
+prompt's last position, then onward). Every completion token thus attends to the same keys and values at the same
+relative positions as in its own row: the per-token log-probs (and entropies) are those of the unshared path up to
+floating-point reassociation, and so are the loss and the gradients (the prompt's activations get the sum of the K
+replies' gradients, which the unshared path sums over K copies). The prompt runs once per state, forward and
+backward.
+
+Limits: the mask is an explicit 4D mask, which the "sdpa" and "eager" attention implementations take (flash
+attention does not: those models keep the unshared path). Text policies only; a vision-language policy (its
+screenshot tokens, multimodal RoPE positions) keeps the unshared path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+
+__all__ = ["SHARED_ATTENTION", "group_rows", "pack_groups", "shared_prefix_logps"]
+
+SHARED_ATTENTION: tuple[str, ...] = ("sdpa", "eager")
+"""Attention implementations that take the explicit 4D block mask of the packed sequence."""
+
+
+def group_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_length: int) -> list[list[int]]:
+    """The rows of a ``(B, P + C)`` batch grouped by identical prompt (its real tokens), in order of first appearance.
+
+    The prompt part is ``input_ids[:, :-completion_length]`` (left padded: the mask marks its real tokens).
+    """
+    prompt_ids = input_ids[:, :-completion_length].cpu()
+    prompt_mask = attention_mask[:, :-completion_length].cpu().bool()
+    index: dict[tuple[int, ...], int] = {}
+    groups: list[list[int]] = []
+    for row in range(prompt_ids.shape[0]):
+        key = tuple(prompt_ids[row][prompt_mask[row]].tolist())
+        if key not in index:
+            index[key] = len(groups)
+            groups.append([])
+        groups[index[key]].append(row)
+    return groups
+
+
+def pack_groups(
+    input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_length: int, groups: list[list[int]],
+    *, attention: str = "sdpa", pad_id: int = 0,
+) -> dict[str, Any]:
+    """The packed sequences of ``groups`` (one per group): ``input_ids``, 4D ``attention_mask``, ``position_ids``,
+    ``shift_labels`` (each position's next-token label, -100 where nothing is scored) and ``where``: for each
+    original row, ``(packed row, first position)`` of its C predicting positions.
+
+    ``attention`` "sdpa" gives a boolean mask (True: may attend), "eager" an additive float one.
+    """
+    c = int(completion_length)
+    if c < 1:
+        raise ValueError(f"completion_length must be >= 1, got {completion_length!r}")
+    completion = input_ids[:, -c:].cpu()
+    completion_mask = attention_mask[:, -c:].cpu().bool()
+    prompt_ids = input_ids[:, :-c].cpu()
+    prompt_mask = attention_mask[:, :-c].cpu().bool()
+    packed: list[torch.Tensor] = []
+    labels: list[torch.Tensor] = []
+    positions: list[torch.Tensor] = []
+    segments: list[torch.Tensor] = []  # per position: -1 the shared prompt, i >= 0 the i-th reply's segment
+    where: dict[int, tuple[int, int]] = {}
+    for g, rows in enumerate(groups):
+        prompt = prompt_ids[rows[0]][prompt_mask[rows[0]]]
+        p = prompt.numel()
+        if p < 1:
+            raise ValueError(f"row {rows[0]} has an empty prompt: its first completion token has no context")
+        ids = [prompt[:-1]]
+        lab = [torch.full((p - 1,), -100, dtype=torch.long)]
+        pos = [torch.arange(p - 1)]
+        seg = [torch.full((p - 1,), -1, dtype=torch.long)]
+        start = p - 1
+        for i, row in enumerate(rows):
+            ids.append(torch.cat([prompt[-1:], completion[row, :-1]]))
+            lab.append(torch.where(completion_mask[row], completion[row], torch.full_like(completion[row], -100)))
+            pos.append(torch.arange(p - 1, p - 1 + c))
+            seg.append(torch.full((c,), i, dtype=torch.long))
+            where[row] = (g, start)
+            start += c
+        packed.append(torch.cat(ids))
+        labels.append(torch.cat(lab))
+        positions.append(torch.cat(pos))
+        segments.append(torch.cat(seg))
+    width = max(t.numel() for t in packed)
+    n = len(groups)
+    out_ids = torch.full((n, width), pad_id, dtype=torch.long)
+    out_labels = torch.full((n, width), -100, dtype=torch.long)
+    out_pos = torch.zeros((n, width), dtype=torch.long)
+    out_seg = torch.full((n, width), -2, dtype=torch.long)  # -2: padding of the packed batch
+    for g in range(n):
+        length = packed[g].numel()
+        out_ids[g, :length], out_labels[g, :length] = packed[g], labels[g]
+        out_pos[g, :length], out_seg[g, :length] = positions[g], segments[g]
+    q_seg, k_seg = out_seg[:, :, None], out_seg[:, None, :]
+    idx = torch.arange(width)
+    causal = idx[None, :, None] >= idx[None, None, :]
+    allowed = causal & (k_seg != -2) & (q_seg != -2) & ((k_seg == -1) | (k_seg == q_seg))
+    allowed |= torch.eye(width, dtype=torch.bool)[None]  # padding attends to itself: no empty row, no NaN
+    mask = allowed[:, None]
+    if attention == "eager":
+        mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill(~mask, torch.finfo(torch.float32).min)
+    elif attention != "sdpa":
+        raise ValueError(f"the packed block mask needs the 'sdpa' or 'eager' attention, not {attention!r}")
+    return {"input_ids": out_ids, "attention_mask": mask, "position_ids": out_pos, "shift_labels": out_labels,
+            "where": where}
+
+
+def shared_prefix_logps(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    completion_length: int,
+    groups: list[list[int]],
+    *,
+    attention: str = "sdpa",
+    compute_entropy: bool = False,
+    rows_per_chunk: int | None = None,
+    autocast: Callable[[], Any] | None = None,
+    pad_id: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probs (and entropies) of the completions, ``(B, C)`` like TRL's, from one prompt pass per group.
+
+    ``model`` must take ``fused_lm_head=True`` with ``shift_labels`` (TRL's ``add_fused_lm_head``, which every
+    GRPO-family trainer adds). Positions that score nothing (completion padding) give 0, as in TRL's path.
+    ``rows_per_chunk`` caps the original rows per forward (whole groups; at least one group per forward).
+    """
+    c = int(completion_length)
+    device = input_ids.device
+    b = input_ids.shape[0]
+    logps = torch.zeros((b, c), device=device)
+    entropies = torch.zeros((b, c), device=device) if compute_entropy else None
+    chunks: list[list[list[int]]] = []
+    current: list[list[int]] = []
+    size = 0
+    cap = rows_per_chunk or b
+    for rows in groups:
+        if current and size + len(rows) > cap:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(rows)
+        size += len(rows)
+    if current:
+        chunks.append(current)
+    logp_parts: list[tuple[list[int], torch.Tensor]] = []
+    entropy_parts: list[tuple[list[int], torch.Tensor]] = []
+    for chunk in chunks:
+        batch = pack_groups(input_ids, attention_mask, c, chunk, attention=attention, pad_id=pad_id)
+        where = batch.pop("where")
+        inputs = {k: v.to(device) for k, v in batch.items()}
+        with (autocast() if autocast is not None else nullcontext()):
+            out = model(**inputs, fused_lm_head=True)
+        rows = [r for group in chunk for r in group]
+        g_idx = torch.tensor([where[r][0] for r in rows], device=device)
+        pos = torch.tensor([where[r][1] for r in rows], device=device)[:, None] + torch.arange(c, device=device)
+        logp_parts.append((rows, out.log_probs[g_idx[:, None], pos]))
+        if compute_entropy:
+            entropy_parts.append((rows, out.entropy[g_idx[:, None], pos]))
+    order = [r for rows, _ in logp_parts for r in rows]
+    inverse = torch.empty(b, dtype=torch.long, device=device)
+    inverse[torch.tensor(order, device=device)] = torch.arange(b, device=device)
+    logps = torch.cat([t for _, t in logp_parts])[inverse]
+    if compute_entropy:
+        entropies = torch.cat([t for _, t in entropy_parts])[inverse]
+    return logps, entropies
