@@ -21,10 +21,38 @@ REALDATA = Path(os.environ.get("ANDROID_COACH_REALDATA", REPO_ROOT.parent / "sha
 _ONE_WORKER = {"test_emulator_pool.py", "test_adb_device.py", "test_distributed.py", "test_ray_multinode.py"}
 
 
+ONE_WORKER_GROUP = "ports"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in _ONE_WORKER:
-            item.add_marker(pytest.mark.xdist_group("ports"))
+            item.add_marker(pytest.mark.xdist_group(ONE_WORKER_GROUP))
+
+
+def one_worker_scope(nodeid: str) -> str | None:
+    """The group a test's node id belongs to when its module is one of ``_ONE_WORKER`` (else None)."""
+    return ONE_WORKER_GROUP if nodeid.split("::", 1)[0].rsplit("/", 1)[-1] in _ONE_WORKER else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """--dist loadgroup's scheduler, grouping ``_ONE_WORKER``'s modules by their node ids.
+
+    pytest-xdist (3.8) groups a test by an "@group" suffix its workers append to the item's ``_nodeid``; pytest 9
+    keeps node ids elsewhere (``_id``), so the suffix never reached the scheduler and every "ports" module ran on
+    every worker at once: two workers' emulator pools booted on the same ports (test_emulator_pool's boot failure
+    met the other worker's emulator on 5621). The controller decides the groups here from the plain node ids.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class OneWorkerGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return one_worker_scope(nodeid) or super()._split_scope(nodeid)
+
+    return OneWorkerGroups(config, log)
 
 
 @pytest.fixture(scope="session")

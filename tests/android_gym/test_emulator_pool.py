@@ -171,8 +171,9 @@ def test_env_on_a_pool_device_recovers_from_an_emulator_crash_mid_episode(host_a
 def test_boot_failures_are_reported_with_the_emulator_log(host_adb, tmp_path):
     with pytest.raises(EmulatorError, match="(?s)exited with status 1.*fake boot failure"):
         make_pool(host_adb, tmp_path, env={"FAKE_EMULATOR_FAIL_BOOT": "exit"})
-    # two launches: a CI run once found the adb port taken by a process outside the test while the hung emulator
-    # booted (the pool then says so and relaunches on the next pair); the second launch hangs the same way
+    # two launches: a port another process takes while the hung emulator (which never binds) boots makes the pool
+    # relaunch on the next pair, which hangs the same way. (The CI runs that met one were another xdist worker's
+    # emulator pool from this module: the "ports" group did not hold under pytest 9, tests/test_xdist_groups.py)
     pool = make_pool(host_adb, tmp_path / "hang", env={"FAKE_EMULATOR_FAIL_BOOT": "hang"}, start=False,
                      boot_timeout=1.5, launch_attempts=2)
     try:
