@@ -24,7 +24,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   pip_quiet --upgrade pip
   pip_quiet "${PIN[@]}" "torch==2.13.0"
   pip_quiet "${PIN[@]}" -r tools/requirements-dev.txt \
-    -e "packages/android-gym[adb,androidlab]" -e packages/coach-reward -e "packages/coach-rl[tensorboard]"
+    -e "packages/android-gym[adb,androidlab,video,parquet]" -e packages/coach-reward -e "packages/coach-rl[tensorboard]"
   .venv/bin/python -c "import android_gym, coach_reward, coach_rl, torch; assert torch.__version__.startswith('2.13')"
   echo "$want" > "$stamp"
 fi

@@ -43,7 +43,7 @@ from android_gym.suites import (
     export_androidlab_traces,
     load_androidlab_tasks,
 )
-from android_gym.tasks import Task, list_tasks
+from android_gym.tasks import Task, list_tasks, unavailable_tasks
 from android_gym.trajectory import Step, Trajectory
 from android_gym.viewer import (
     ViewEpisode,
@@ -128,6 +128,7 @@ __all__ = [
     "parse_actions",
     "smart_resize",
     "list_tasks",
+    "unavailable_tasks",
     "load_real_episodes",
     "recover_params",
     "replay_episode",

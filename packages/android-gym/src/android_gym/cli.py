@@ -11,21 +11,25 @@ from pathlib import Path
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
-    from android_gym.tasks import get_task_class, list_tasks
+    from android_gym.tasks import get_task_class, list_tasks, unavailable_tasks
 
-    names = list_tasks(args.suite)
+    names = list_tasks(args.suite, include_unavailable=True)
+    cannot = unavailable_tasks(args.suite)  # listed too, each with why it cannot be set up here
     if args.json:
         rows = []
         for name in names:
             cls = get_task_class(name)
             rows.append({"name": name, "difficulty": cls.difficulty, "apps": list(cls.app_names),
-                         "answer_task": cls.answer_task, "template": cls.template})
+                         "answer_task": cls.answer_task, "template": cls.template,
+                         "unavailable": cannot.get(name)})
         print(json.dumps(rows, indent=1))
     else:
         for name in names:
             cls = get_task_class(name)
-            print(f"{name:45s} {cls.difficulty:7s} {', '.join(cls.app_names)}")
-        print(f"{len(names)} tasks in suite {args.suite!r}", file=sys.stderr)
+            note = f"  (unavailable here: {cannot[name]})" if name in cannot else ""
+            print(f"{name:45s} {cls.difficulty:7s} {', '.join(cls.app_names)}{note}")
+        extra = f"; {len(cannot)} cannot be set up on this machine (said beside each)" if cannot else ""
+        print(f"{len(names)} tasks in suite {args.suite!r}{extra}", file=sys.stderr)
     return 0
 
 

@@ -360,10 +360,16 @@ def cmd_convert_gguf(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``demo``: the end-to-end tiny PRM demo; prints held-out accuracy next to the majority baseline."""
+    from android_gym.tasks import list_tasks, unavailable_tasks
     from coach_reward.prm_training import run_prm_demo
 
     train_tasks = [t for t in (args.train_tasks or "").split(",") if t]
-    tasks = [t for t in (args.tasks or "").split(",") if t] or None
+    tasks = [t for t in (args.tasks or "").split(",") if t] or list_tasks("sim", include_unavailable=True)
+    cannot = unavailable_tasks("sim")  # a missing android-gym extra (e.g. video) or program (chromium)
+    for name in [t for t in tasks if t in cannot]:
+        print(f"demo: skipping {name}: it {cannot[name]}", file=sys.stderr, flush=True)
+    tasks = [t for t in tasks if t not in cannot]
+    train_tasks = [t for t in train_tasks if t not in cannot]
     overrides = {k: v for k, v in (("instances", args.instances), ("max_steps", args.max_steps)) if v is not None}
     result = run_prm_demo(args.size, seed=args.seed, output_dir=args.output, progress=not args.quiet,
                           train_tasks=train_tasks, tasks=tasks, held_out=args.held_out, overrides=overrides)

@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from android_gym.tasks.base import Task, get_task_class, list_tasks
+from android_gym.tasks.base import Task, get_task_class, list_tasks, unavailable_tasks
 
 __all__ = ["TASK_SOURCES", "RegisteredTasks", "TaskSource", "androidlab_recreations", "is_sim_device",
            "resolve_task_source"]
@@ -67,15 +67,21 @@ class RegisteredTasks:
     """Tasks of our registry in ``suite`` (``list_tasks(suite)``), optionally only ``names``."""
 
     def __init__(self, suite: str, names: Sequence[str] | None = None, adb_queries: dict[str, str] | None = None):
-        available = list_tasks(suite)  # ValueError for an unknown suite
+        every = list_tasks(suite, include_unavailable=True)  # ValueError for an unknown suite
         self.suite = suite
         self.adb_queries = dict(adb_queries or {})
         if names is None:
-            self._names = available
+            cannot = unavailable_tasks(suite)  # left out: this machine cannot set them up (reset says why if asked)
+            self._names = [n for n in every if n not in cannot]
         else:
-            missing = [n for n in names if n not in available]
+            missing = [n for n in names if n not in every]
             if missing:
                 raise ValueError(f"task(s) {missing} are not in suite {suite!r}")
+            cannot = {n: get_task_class(n).unavailable_reason() for n in names}
+            cannot = {n: reason for n, reason in cannot.items() if reason is not None}
+            if cannot:  # said now, not in the middle of a run when the task's turn comes
+                raise ValueError("task(s) this machine cannot set up: "
+                                 + "; ".join(f"{n} {reason}" for n, reason in cannot.items()))
             self._names = list(names)
 
     def names(self) -> list[str]:
@@ -86,6 +92,9 @@ class RegisteredTasks:
         """The registered class; KeyError for unknown names, ValueError for names outside this list."""
         cls = get_task_class(name)
         if name not in self._names:
+            reason = cls.unavailable_reason() if self.suite in cls.suites else None
+            if reason is not None:
+                raise ValueError(f"task {name!r} cannot be set up on this machine: it {reason}")
             raise ValueError(f"task {name!r} is not in suite {self.suite!r}")
         return cls
 

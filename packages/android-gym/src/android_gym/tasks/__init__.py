@@ -9,6 +9,7 @@ from android_gym.tasks.base import (
     instance_seed,
     list_tasks,
     register_task,
+    unavailable_tasks,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "instance_seed",
     "list_tasks",
     "register_task",
+    "unavailable_tasks",
 ]

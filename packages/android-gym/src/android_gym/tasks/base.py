@@ -60,6 +60,19 @@ class Task:
     answer_task: ClassVar[bool] = False
     reads_pixels: ClassVar[bool] = False
     """Its expert reads the screenshot too (its observations are :class:`~android_gym.tasks.ocr.ScreenUI`)."""
+    requires: ClassVar[tuple[str, ...]] = ()
+    """Optional Python modules its set-up imports (keys of :data:`android_gym.extras.OPTIONAL_MODULES`)."""
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why this task cannot be set up on this machine (a missing extra or program); None when it can."""
+        from android_gym.extras import missing_module_reason
+
+        for module in cls.requires:
+            reason = missing_module_reason(module)
+            if reason is not None:
+                return reason
+        return None
 
     def __init__(self, params: dict[str, Any] | None = None, *, seed: int | None = None):
         if params is None:
@@ -133,13 +146,46 @@ def get_task_class(name: str) -> type[Task]:
         raise KeyError(f"unknown task {name!r}{hint}") from None
 
 
-def list_tasks(suite: str = "sim") -> list[str]:
-    """Names of the tasks in ``suite`` ("sim", "android_world" or "androidlab"), sorted."""
+def list_tasks(suite: str = "sim", *, include_unavailable: bool = False) -> list[str]:
+    """Names of the tasks in ``suite`` ("sim", "android_world" or "androidlab"), sorted.
+
+    Tasks this machine cannot set up (a missing android-gym extra such as ``video``, or a missing program such
+    as chromium: :func:`unavailable_tasks` says which and why) are left out, with one warning per process naming
+    them, so that running every listed task never stops in the middle; ``include_unavailable=True`` lists them.
+    """
     _load_builtin_tasks()
     known = {s for cls in TASK_REGISTRY.values() for s in cls.suites}
     if suite not in known:
         raise ValueError(f"unknown suite {suite!r}; known suites: {sorted(known)}")
-    return sorted(name for name, cls in TASK_REGISTRY.items() if suite in cls.suites)
+    names = sorted(name for name, cls in TASK_REGISTRY.items() if suite in cls.suites)
+    if include_unavailable:
+        return names
+    missing = unavailable_tasks(suite)
+    if missing:
+        _warn_left_out(suite, missing)
+    return [name for name in names if name not in missing]
+
+
+def unavailable_tasks(suite: str = "sim") -> dict[str, str]:
+    """The tasks of ``suite`` this machine cannot set up, each with why (and the command that fixes it)."""
+    names = list_tasks(suite, include_unavailable=True)
+    reasons = {name: TASK_REGISTRY[name].unavailable_reason() for name in names}
+    return {name: reason for name, reason in reasons.items() if reason is not None}
+
+
+_WARNED: set[tuple[str, ...]] = set()
+
+
+def _warn_left_out(suite: str, missing: dict[str, str]) -> None:
+    key = (suite, *sorted(missing))
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    import warnings
+
+    listed = "; ".join(f"{name} {reason}" for name, reason in sorted(missing.items()))
+    warnings.warn(f"list_tasks({suite!r}) leaves out {len(missing)} task(s) this machine cannot set up: {listed} "
+                  "(list_tasks(..., include_unavailable=True) lists them)", RuntimeWarning, stacklevel=3)
 
 
 def _load_builtin_tasks() -> None:

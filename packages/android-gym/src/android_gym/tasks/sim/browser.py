@@ -374,6 +374,13 @@ class _BrowserTask(Task):
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
         return {"browser_task_seed": rng.randint(0, 2**32 - 1)}
 
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Chromium missing: the simulated Chrome has no engine to run the task's page in."""
+        from android_gym.sim.web import CHROMIUM_INSTALL_HINT, web_engine_available
+
+        return None if web_engine_available() else f"needs chromium ({CHROMIUM_INSTALL_HINT})"
+
     def initialize(self, device: Any) -> None:
         from android_gym.sim.web import CHROMIUM_INSTALL_HINT, web_engine_available
 

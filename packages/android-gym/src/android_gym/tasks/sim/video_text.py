@@ -233,6 +233,7 @@ class MarkorTranscribeVideo(Task):
     app_names: ClassVar[tuple[str, ...]] = ("markor", "vlc")
     suites = SUITES_AW
     reads_pixels: ClassVar[bool] = True
+    requires: ClassVar[tuple[str, ...]] = ("cv2",)  # the videos are written with OpenCV: the 'video' extra
 
     @classmethod
     def generate_random_params(cls, rng: random.Random) -> dict[str, Any]:
@@ -251,10 +252,9 @@ class MarkorTranscribeVideo(Task):
                 "messages": messages, "video_name": video, "noise_files": noise}
 
     def initialize(self, device: Any) -> None:
-        try:
-            import cv2  # noqa: F401 - the videos are written with OpenCV
-        except ImportError as exc:
-            raise TaskError("MarkorTranscribeVideo writes its videos with OpenCV: pip install opencv-python") from exc
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise TaskError(f"MarkorTranscribeVideo writes its videos with OpenCV: it {reason}")
         rng = random.Random(self.seed)
         reset_markor(device)
         force_stop(device, VLC_PACKAGE)
