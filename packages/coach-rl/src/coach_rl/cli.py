@@ -1,4 +1,4 @@
-"""The ``coach-rl`` command line: ``train``, ``warmup``, ``sft``, ``eval``, ``irr``, ``report``, ``summarize`` and ``configs``.
+"""The ``coach-rl`` command line: ``train``, ``sweep``, ``warmup``, ``sft``, ``eval``, ``irr``, ``report``, ``summarize`` and ``configs``.
 
 Configurations are shipped YAML files chosen by name (``--config smoke``) or any YAML path, with
 ``key=value`` overrides after them (``coach-rl train --config main seed=2 output_dir=runs/s2``); every key
@@ -98,6 +98,38 @@ def build_parser() -> argparse.ArgumentParser:
                        "the best iteration by validation of runs with validation_every")
     p.add_argument("runs", nargs="+", help="run folders")
     p.add_argument("--out", default=None, help="also write the JSON summary here")
+
+    p = sub.add_parser("sweep", help="a fair comparison: tune each algorithm's learning rate (and Coach's critic "
+                                     "learning rate and w_p) on validation instances, then train every algorithm at "
+                                     "its own best on exactly the same env-step budget for several seeds and report "
+                                     "success against env steps (coach_rl.sweep)")
+    p.add_argument("--config", "-c", required=True, help="shipped config name or YAML path every run starts from")
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for every run (e.g. the PRM)")
+    p.add_argument("--init-from", required=True, help="the checkpoint every run starts from (a `coach-rl warmup`'s "
+                                                      "<run>/checkpoints/iter-000000)")
+    p.add_argument("--env-steps", type=int, required=True, help="the env-step budget of every run")
+    p.add_argument("--out", required=True, help="sweep folder (runs, sweep.json, report.md, tuned/)")
+    p.add_argument("--algorithms", default="coach,coach_k1,grpo,ppo,dgrpo",
+                   help="comma-separated labels: coach, coach_k1 (Coach's critic, one action per state), grpo, ppo, "
+                        "dgrpo, or any registered algorithm (default: those five)")
+    p.add_argument("--learning-rates", default="1e-5,4e-5,1e-4,2e-4,4e-4", help="the actor learning rates tried")
+    p.add_argument("--critic-learning-rates", default="1e-5,3e-5,1e-4",
+                   help="the critic learning rates tried at the best learning rate (Coach; '' to skip)")
+    p.add_argument("--w-p", default="0,0.2,0.5", help="the PRM weights tried at the best two (Coach; '' to skip)")
+    p.add_argument("--seeds", default="0,1,2", help="the final runs' seeds (default 0,1,2)")
+    p.add_argument("--tune-seed", type=int, default=100, help="the tuning runs' seed, none of --seeds (default 100)")
+    p.add_argument("--validation-instances", type=int, default=4,
+                   help="validation instances per task that score a tuning run (default 4)")
+    p.add_argument("--validation-samples", type=int, default=4,
+                   help="sampled episodes per validation instance (default 4)")
+    p.add_argument("--curve-points", type=int, default=4,
+                   help="evaluations during each final run, 1.25x apart in env steps below the budget (default 4)")
+    p.add_argument("--eval-samples", type=int, default=None,
+                   help="sampled episodes per test instance at every evaluation (default: the config's)")
+    p.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
+                   help="runs at a time, one torch thread each (default: the cores)")
+    p.add_argument("--write-configs", default=None, metavar="DIR",
+                   help="also write the tuned configs (<config>-<algorithm>.yaml) into DIR")
 
     p = sub.add_parser("configs", help="list the shipped configs, or print one")
     p.add_argument("name", nargs="?", default=None)
@@ -378,7 +410,43 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"train": _cmd_train, "warmup": _cmd_warmup, "sft": _cmd_sft, "eval": _cmd_eval, "irr": _cmd_irr,
+def _floats(text: str, name: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be comma-separated numbers, got {text!r}") from None
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    import shutil
+
+    from coach_rl.sweep import SweepPlan, run_sweep
+
+    try:
+        seeds = [int(v) for v in args.seeds.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
+    plan = SweepPlan(
+        config=args.config, init_from=args.init_from, out=args.out, env_steps=args.env_steps,
+        algorithms=[a.strip() for a in args.algorithms.split(",") if a.strip()],
+        learning_rates=_floats(args.learning_rates, "--learning-rates"),
+        critic_learning_rates=_floats(args.critic_learning_rates, "--critic-learning-rates"),
+        w_p=_floats(args.w_p, "--w-p"), seeds=seeds, tune_seed=args.tune_seed,
+        validation_instances=args.validation_instances, validation_samples=args.validation_samples,
+        curve_points=args.curve_points, eval_samples=args.eval_samples, overrides=list(args.overrides),
+        jobs=args.jobs)
+    if not Path(plan.init_from).is_dir():
+        raise FileNotFoundError(f"--init-from {plan.init_from} is not a checkpoint folder (make one with "
+                                "`coach-rl warmup --config ...`)")
+    run_sweep(plan, echo=lambda line: print(line, file=sys.stderr))
+    if args.write_configs:
+        for path in sorted((Path(args.out) / "tuned").glob("*.yaml")):
+            shutil.copy(path, Path(args.write_configs) / path.name)
+    print((Path(args.out) / "report.md").read_text())
+    return 0
+
+
+_COMMANDS = {"train": _cmd_train, "sweep": _cmd_sweep, "warmup": _cmd_warmup, "sft": _cmd_sft, "eval": _cmd_eval, "irr": _cmd_irr,
              "report": _cmd_report,
              "summarize": _cmd_summarize, "configs": _cmd_configs}
 

@@ -18,7 +18,8 @@ r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns
      looked up in the registry, never branched on here) learns from the records;
    - **checkpoint** (every ``checkpoint_every``): the policy, the algorithm's own state (optimisers,
      critic...), the replay buffer's state (its shards hard-linked), loop counters and every RNG state;
-     **log**: a record in ``metrics.jsonl``; **evaluate** every ``eval_every`` iterations;
+     **log**: a record in ``metrics.jsonl``; **evaluate** every ``eval_every`` iterations and at the
+     ``eval_at_env_steps`` points; ``max_env_steps`` stops the collection at exactly that budget;
    - **validate** (``validation_every``, beyond the paper, off by default): sampled success on validation
      instances of their own, before training and every ``validation_every`` iterations, before that iteration's
      checkpoint; the best policy so far is kept in ``best/`` (and linked into every checkpoint);
@@ -863,7 +864,11 @@ class TrainingLoop:
         iteration = self.state.iteration + 1
         seeds, options = self._rollout_plan(iteration)
         reward_stats = dict(self.rewards.stats.as_dict())
-        batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
+        left = self.steps_left()
+        if left is not None and getattr(self.collector, "exact_budget", False):  # stop at the budget, not past it
+            batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False, max_steps=left)
+        else:
+            batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
         trajectories = list(batch.trajectories)
         self._since_checkpoint.extend(getattr(batch, "uids", None) or [])
         t_store = time.perf_counter()
@@ -1073,6 +1078,20 @@ class TrainingLoop:
 
     # -- the whole run ------------------------------------------------------------------------------------
 
+    def steps_left(self) -> int | None:
+        """Env steps left in the ``max_env_steps`` budget (None: no budget)."""
+        budget = self.loop.max_env_steps
+        return None if budget is None else max(0, int(budget) - self.state.env_steps)
+
+    def evaluations_due(self) -> list[int]:
+        """The ``eval_at_env_steps`` points the env steps done have reached and no evaluation has covered yet."""
+        reached = [p for p in sorted(set(self.loop.eval_at_env_steps or ())) if p <= self.state.env_steps]
+        if not reached:
+            return []
+        covered = max((int(f.stem[len("eval_steps"):]) for f in self.run.path.glob("eval_steps*.json")
+                       if f.stem[len("eval_steps"):].isdigit()), default=-1)
+        return [p for p in reached if p > covered]
+
     def finished(self, iteration: int | None = None) -> bool:
         """Whether the run is done after ``iteration`` (default: the last one completed): total_iterations reached,
         or the env-step budget ``max_env_steps`` spent, or ``early_stopping_patience`` validations without a new best."""
@@ -1100,6 +1119,8 @@ class TrainingLoop:
                 every = self.loop.eval_every
                 if every and self.state.iteration % every == 0 and not self.finished():
                     self.evaluate(f"iter{self.state.iteration:04d}")
+                if self.evaluations_due() and not self.finished():  # eval_at_env_steps (the last: evaluation after)
+                    self.evaluate(f"steps{self.state.env_steps:06d}")
         finally:
             if bar is not None:
                 bar.close()

@@ -215,6 +215,9 @@ class RolloutCollector:
             other, for the reward pipeline to label (``critic_prm_candidates``). 0: none (the paper).
     """
 
+    exact_budget = True
+    """``collect(max_steps=...)`` stops at exactly that many env steps (the loop's ``max_env_steps``)."""
+
     def __init__(
         self,
         envs: Sequence[Any],
@@ -269,6 +272,7 @@ class RolloutCollector:
         seeds: int | Sequence[int | None] | None = None,
         task_options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
         greedy: bool = False,
+        max_steps: int | None = None,
     ) -> RolloutBatch:
         """Play ``n_episodes`` episodes and return them with their rewards, returns and timings.
 
@@ -279,9 +283,15 @@ class RolloutCollector:
             task_options: the reset ``options`` (``{"task": name}``, ``{"task": ..., "instance": k}``): one
                 dict for every episode or one per episode.
             greedy: argmax decoding (evaluation) instead of sampling.
+            max_steps: an env-step budget for this call (None: none). Once it is spent no env steps again: the
+                episodes still running end there, truncated (``info["budget_cut"]``; their outcome is scored on
+                the state they reached), and the episodes not yet started, or started but not yet stepped, are not
+                played. This is how a comparison stops every algorithm at exactly the same env steps.
         """
         if isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 0:
             raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
+        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
+            raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")
         seed_list = per_episode(seeds, n_episodes, "seeds", base_int=True)
         option_list = per_episode(task_options, n_episodes, "task_options")
         batch = RolloutBatch(policy_version=int(getattr(self.policy, "version", 0)))
@@ -298,6 +308,19 @@ class RolloutCollector:
                 slots[i] = slot
             while any(slot is not None for slot in slots):
                 active = [i for i, slot in enumerate(slots) if slot is not None]
+                if max_steps is not None and max_steps - stats.env_steps < len(active):
+                    keep = max(0, max_steps - stats.env_steps)  # the budget: these envs take the last steps
+                    pending.clear()
+                    for i in active[keep:]:
+                        slot = slots[i]
+                        assert slot is not None
+                        if slot.trajectory.steps:  # an episode under way ends here, truncated
+                            slot.trajectory.info["budget_cut"] = True
+                            finished[slot.episode] = (self._finish(i, slot, ("budget",), batch), slot.turns)
+                        slots[i] = None
+                    active = active[:keep]
+                    if not active:
+                        break
                 requests = [self._request(slots[i]) for i in active]  # type: ignore[arg-type]
                 t0 = time.perf_counter()
                 outputs = self.policy.act(requests, greedy=greedy)

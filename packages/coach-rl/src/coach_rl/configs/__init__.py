@@ -130,9 +130,17 @@ class LoopArguments:
     )
     max_env_steps: int | None = field(
         default=None,
-        metadata={"help": "Stop after the iteration that reaches this many environment steps, even before "
-                          "total_iterations (None: total_iterations alone decides). Compares algorithms at one "
-                          "env-step budget (tools/main_job.sh COMPARE=...)."},
+        metadata={"help": "Stop at exactly this many environment steps, even before total_iterations (None: "
+                          "total_iterations alone decides): the iteration that would pass it plays only the steps "
+                          "left (episodes under way end there, truncated) and still updates. Compares algorithms "
+                          "at one env-step budget (`coach-rl sweep`, tools/main_job.sh COMPARE=...)."},
+    )
+    eval_at_env_steps: list[int] | None = field(
+        default=None,
+        metadata={"help": "Also evaluate (greedy, and sampled with eval_samples_per_instance) after the first "
+                          "iteration that reaches each of these env-step counts (eval_steps<N>.json, N the env "
+                          "steps actually done), so that runs of different algorithms can be compared at matched "
+                          "env steps (`coach-rl sweep` spaces them 1.25x apart)."},
     )
     eval_samples_per_instance: int = field(
         default=0,
@@ -280,6 +288,12 @@ class LoopArguments:
             raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
         if self.max_env_steps is not None and self.max_env_steps < 1:
             raise ValueError(f"max_env_steps must be >= 1 or null, got {self.max_env_steps!r}")
+        if self.eval_at_env_steps is not None:
+            if any(n < 1 for n in self.eval_at_env_steps):
+                raise ValueError(f"eval_at_env_steps must hold env-step counts >= 1, got {self.eval_at_env_steps!r}")
+            if not self.eval_instances_per_task:
+                raise ValueError("eval_at_env_steps evaluates on the held-out instances, but eval_instances_per_task "
+                                 "is 0: set it too")
         if self.validation_every:
             for name in ("validation_instances_per_task", "validation_samples_per_instance"):
                 if getattr(self, name) < 1:

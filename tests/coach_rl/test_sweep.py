@@ -1,0 +1,155 @@
+"""The fair comparison: an exact env-step budget in the collector and the loop, and `coach-rl sweep` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import android_gym  # noqa: F401  (registers the env ids)
+from coach_reward.tiny_models import build_tiny_causal_lm
+from coach_rl.policy import HFPolicy, PolicyFormat
+from coach_rl.rollout import RolloutCollector
+from coach_rl.sweep import ALGORITHMS, SweepPlan, check_equal_budgets, curve_points, steps_to_reach
+
+TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
+
+
+@pytest.fixture(scope="module")
+def policy():
+    model, tokenizer = build_tiny_causal_lm(seed=0)
+    fmt = PolicyFormat(action_format="index", max_history=1, action_space=())
+    return HFPolicy(model, tokenizer, format=fmt, max_new_tokens=6)
+
+
+def _envs(n: int):
+    return [gym.make("AndroidSim-v0", task=TASKS, max_steps=4) for _ in range(n)]
+
+
+@pytest.mark.parametrize("budget", [1, 5, 7, 9])
+def test_collect_spends_exactly_the_step_budget(policy, budget: int):
+    """Episodes under way at the budget end there, truncated and marked; none is started or stepped past it."""
+    envs = _envs(3)
+    try:
+        batch = RolloutCollector(envs, policy).collect(8, seeds=100, max_steps=budget)
+    finally:
+        for env in envs:
+            env.close()
+    steps = sum(len(t.steps) for t in batch.trajectories)
+    assert batch.stats.env_steps == steps == len(batch.records) == budget
+    assert all(t.steps for t in batch.trajectories)  # an env reset but never stepped gives no episode
+    cut = [t for t in batch.trajectories if t.info.get("budget_cut")]
+    assert cut and all(t.truncated and t.success == 0.0 for t in cut)
+    # 3 envs, 4 steps an episode at most: no more than 3 episodes can be under way when the budget runs out
+    assert len(cut) <= 3
+
+
+def test_a_budget_the_episodes_do_not_reach_changes_nothing(policy):
+    envs = _envs(2)
+    try:
+        free = RolloutCollector(envs, policy).collect(2, seeds=7, greedy=True)
+        capped = RolloutCollector(envs, policy).collect(2, seeds=7, greedy=True, max_steps=1000)
+    finally:
+        for env in envs:
+            env.close()
+    assert [len(t.steps) for t in free.trajectories] == [len(t.steps) for t in capped.trajectories]
+    assert not any(t.info.get("budget_cut") for t in capped.trajectories)
+
+
+def test_collect_rejects_a_budget_that_is_not_a_positive_integer(policy):
+    envs = _envs(1)
+    try:
+        with pytest.raises(ValueError, match="max_steps must be a positive integer"):
+            RolloutCollector(envs, policy).collect(1, max_steps=0)
+    finally:
+        envs[0].close()
+
+
+def test_curve_points_are_spaced_by_the_ratio_below_the_budget():
+    # 100 / 1.25 = 80, / 1.25^2 = 64, / 1.25^3 = 51.2
+    assert curve_points(100, 3) == [51, 64, 80]
+    assert curve_points(4, 10) == [1, 2, 3]  # rounded duplicates collapse; never the budget itself
+
+
+def test_steps_to_reach_takes_the_steps_actually_spent_at_the_first_point_reaching_the_target():
+    curve = [{"env_steps": 0, "sampled": {"mean": 0.40}},
+             {"env_steps": 64, "actual_env_steps": 70, "sampled": {"mean": 0.55}},
+             {"env_steps": 80, "actual_env_steps": 83, "sampled": {"mean": 0.61}},
+             {"env_steps": 100, "actual_env_steps": 100, "sampled": {"mean": 0.60}}]
+    assert steps_to_reach(curve, 0.60) == 83
+    assert steps_to_reach(curve, 0.40) == 0
+    assert steps_to_reach(curve, 0.62) is None
+
+
+def test_unequal_budgets_are_refused():
+    runs = {"coach": [{"run": "a", "env_steps": 96}], "grpo": [{"run": "b", "env_steps": 96}, {"run": "c",
+                                                                                             "env_steps": 104}]}
+    with pytest.raises(RuntimeError, match=r"unequal env-step budgets .* grpo c: 104"):
+        check_equal_budgets(runs, 96)
+    check_equal_budgets({"coach": runs["coach"]}, 96)
+
+
+def test_a_plan_that_tunes_on_a_final_seed_or_overrides_a_swept_key_is_refused():
+    with pytest.raises(ValueError, match="tuning seed 0 is one of the final seeds"):
+        SweepPlan("smoke", "x", "out", 10, tune_seed=0).check()
+    with pytest.raises(ValueError, match="learning_rate is set by the sweep itself"):
+        SweepPlan("smoke", "x", "out", 10, overrides=["learning_rate=0.1"]).check()
+    warnings = SweepPlan("smoke", "x", "out", 10, learning_rates=[1e-4, 2e-4], seeds=[0]).check()
+    assert any("fewer than 4 values" in w for w in warnings) and any("at least 3" in w for w in warnings)
+
+
+def test_training_stops_at_exactly_max_env_steps_and_evaluates_at_the_points(tmp_path: Path):
+    from coach_rl.loop import train
+
+    result = train("smoke", [f"output_dir={tmp_path}", "total_iterations=100", "max_env_steps=17",
+                             "eval_at_env_steps=5", "sft_max_steps=2"], progress=False)
+    assert result.state.env_steps == 17
+    steps = [json.loads(p.read_text())["meta"]["env_steps"] for p in tmp_path.glob("eval_steps*.json")]
+    assert len(steps) == 1 and 5 <= steps[0] < 17  # the evaluation after the iteration that reached 5
+    assert json.loads((tmp_path / "eval_after.json").read_text())["meta"]["env_steps"] == 17
+
+
+@pytest.mark.slow
+def test_sweep_tunes_on_validation_and_trains_every_algorithm_on_one_budget(tmp_path: Path):
+    """`coach-rl sweep` on the smoke config: the best setting is the validation argmax, every final run spends the
+    budget exactly, the curves and costs are reported and the tuned configs load."""
+    from coach_rl.cli import main
+    from coach_rl.configs import load_config
+
+    warm = tmp_path / "warm"
+    assert main(["warmup", "--config", "smoke", f"output_dir={warm}", "sft_max_steps=4"]) == 0
+    out = tmp_path / "sweep"
+    write = tmp_path / "configs"
+    write.mkdir()
+    budget = 21
+    args = ["sweep", "--config", "smoke", "eval_samples_per_instance=2", "--init-from",
+            str(warm / "checkpoints" / "iter-000000"), "--env-steps", str(budget), "--out", str(out),
+            "--algorithms", "coach,grpo", "--learning-rates", "1e-4,3e-3", "--critic-learning-rates", "",
+            "--w-p", "", "--seeds", "0,1", "--validation-instances", "1", "--validation-samples", "2",
+            "--curve-points", "1", "--jobs", "2", "--write-configs", str(write)]
+    assert main(args) == 0
+    result = json.loads((out / "sweep.json").read_text())
+    assert result["metric"] == "sampled" and result["curve_points"] == [17]
+    for label in ("coach", "grpo"):
+        a = result["algorithms"][label]
+        assert [r["env_steps"] for r in a["runs"]] == [budget, budget]
+        scores = {t["settings"]["learning_rate"]: t["validation_sampled_success"] for t in a["tuning"]}
+        assert set(scores) == {1e-4, 3e-3}
+        best = max(scores, key=lambda lr: (scores[lr], -[1e-4, 3e-3].index(lr)))
+        assert a["settings"] == {"learning_rate": best}
+        # the validation scores come from the validation instances, never the test ones
+        tuned = json.loads((out / "tune" / label / f"learning_rate{best:g}" / "eval_after_sampled.json").read_text())
+        assert tuned["overall"]["success_rate"] == scores[best]
+        assert tuned["meta"]["env_steps"] == budget
+        assert [p["env_steps"] for p in a["curve"]] == [0, 17, budget]
+        assert a["final"]["sampled"]["episodes"] == 2 * len(load_config("smoke").loop.eval_tasks or
+                                                            load_config("smoke").coach.tasks) * 2
+        assert a["wall_seconds"] > 0 and a["policy_replies"] >= budget
+        config = load_config(str(write / f"smoke-{label}.yaml"))
+        assert config.loop.algorithm == ALGORITHMS[label]["algorithm"] and config.coach.learning_rate == best
+    assert result["algorithms"]["coach"]["critic_scores"] > 0 == result["algorithms"]["grpo"]["critic_scores"]
+    assert "| coach |" in (out / "report.md").read_text()
+    # a second call finds every run finished and only reports again
+    assert main(args) == 0
