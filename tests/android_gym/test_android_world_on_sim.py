@@ -249,3 +249,51 @@ def test_every_sim_task_is_solved_by_its_expert_and_unsolved_at_its_start():
         if result.success != 1.0:
             failures.append(f"{name} seed 0: {task.goal!r} scored {result.success}")
     assert not failures, "\n".join(failures)
+
+
+def test_two_envs_setting_up_at_once_keep_their_own_temporary_files(monkeypatch):
+    """AndroidWorld's set-up writes fixed names under the temporary folder (``old_expenses_0.jpg``...), pushes
+    them and removes them: two envs on one host (two test workers, two envs of one trainer) removed each other's
+    files (``FileNotFoundError: /tmp/old_expenses_6.jpg does not exist``). Here two envs set up the same instance in
+    two threads, both writing every picture before either pushes and removes it; each keeps its own folder."""
+    import tempfile
+    import threading
+
+    from android_world.task_evals.utils import user_data_generation
+    from android_world.utils import file_utils
+
+    name = "ExpenseAddMultipleFromGallery"
+    together = threading.Barrier(2, timeout=60)
+    copy = file_utils.copy_data_to_device
+    folders = {}
+
+    def copy_when_both_wrote(local, remote, env, *args, **kwargs):
+        folders.setdefault(threading.current_thread().name, set()).add(str(user_data_generation._TMP))
+        together.wait()  # both envs have written this file; now each pushes (and then removes) its own
+        return copy(local, remote, env, *args, **kwargs)
+
+    monkeypatch.setattr(file_utils, "copy_data_to_device", copy_when_both_wrote)
+    pictures, errors = {}, []
+
+    def set_up(key):
+        try:
+            suite = sim_suite([name])
+            device = SimDevice(SimPhone())
+            suite.attach(device)
+            task = suite.instance(name, 6, 0)
+            task.initialize(device)
+            pictures[key] = sorted(p for p in device.phone.files.listdir("/sdcard/DCIM") if p.endswith(".jpg"))
+            task.teardown(device)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            together.abort()
+            errors.append(f"{key}: {type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=set_up, args=(key,), name=key) for key in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    assert folders["a"].isdisjoint(folders["b"]) and tempfile.gettempdir() not in folders["a"] | folders["b"]
+    assert pictures["a"] == pictures["b"] and "old_expenses_0.jpg" in pictures["a"], pictures
+    assert file_utils.get_local_tmp_directory() == tempfile.gettempdir()  # outside a task's code: the usual folder

@@ -23,6 +23,7 @@ Without the package, :func:`require_android_world` raises an ImportError saying 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import os
 import random
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
@@ -600,7 +602,17 @@ class AndroidWorldEnvAdapter:
         self._controller = AndroidWorldControllerAdapter(device, default_timeout)
         self.interaction_cache = ""
         self._last_elements: list[Any] = []
+        self._scratch: str | None = None
         _register_async_env()
+
+    @property
+    def scratch_dir(self) -> str:
+        """This env's own folder for the files AndroidWorld's task code writes before pushing them (made on first
+        use, removed with the adapter); see :func:`_scratch_of`."""
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="android_gym_aw_")
+            weakref.finalize(self, shutil.rmtree, self._scratch, True)
+        return self._scratch
 
     @property
     def controller(self) -> AndroidWorldControllerAdapter:
@@ -795,6 +807,64 @@ def _sim_clock(device: Device) -> Iterator[None]:
                 _no_wait_modules.clear()
 
 
+_scratch_dir: contextvars.ContextVar[str | None] = contextvars.ContextVar("android_world_scratch_dir", default=None)
+_scratch_lock = threading.Lock()
+_scratch_installed = False
+
+
+def _local_tmp_directory() -> str:
+    """AndroidWorld's ``file_utils.get_local_tmp_directory`` while this package drives its tasks: the scratch folder
+    of the env whose task code runs in this thread (:func:`_scratch_of`), else the system's temporary folder."""
+    return _scratch_dir.get() or tempfile.gettempdir()
+
+
+class _ScratchPath(os.PathLike):
+    """``user_data_generation._TMP`` (AndroidWorld computes it once, at import): a path that is
+    :func:`_local_tmp_directory` each time it is used (its users join it with ``pathlib.Path``)."""
+
+    def __fspath__(self) -> str:
+        return _local_tmp_directory()
+
+    def __str__(self) -> str:
+        return _local_tmp_directory()
+
+    def __repr__(self) -> str:
+        return f"_ScratchPath({_local_tmp_directory()!r})"
+
+
+def _install_scratch_redirect() -> None:
+    """Point AndroidWorld's temporary-file folder at :func:`_local_tmp_directory` (once per process)."""
+    global _scratch_installed
+    with _scratch_lock:
+        if _scratch_installed:
+            return
+        try:
+            from android_world.task_evals.utils import user_data_generation
+            from android_world.utils import file_utils
+        except ImportError:
+            return
+        file_utils.get_local_tmp_directory = _local_tmp_directory
+        user_data_generation._TMP = _ScratchPath()
+        _scratch_installed = True
+
+
+@contextlib.contextmanager
+def _scratch_of(env: AndroidWorldEnvAdapter) -> Iterator[None]:
+    """While AndroidWorld's task code runs for ``env``, its local files go to ``env.scratch_dir``.
+
+    Its set-up writes fixed names in the system's temporary folder before pushing them (``old_expenses_6.jpg``,
+    ``receipt.png``, ``task.html``, the MP3s and videos) and removes them after: two envs on one host (two test
+    workers, two envs of one trainer) overwrote and removed each other's files. The folder is per env and the choice
+    per thread (a context variable), so envs stepped at once in one process keep theirs.
+    """
+    _install_scratch_redirect()
+    token = _scratch_dir.set(env.scratch_dir)
+    try:
+        yield
+    finally:
+        _scratch_dir.reset(token)
+
+
 class AndroidWorldTask(Task):
     """One AndroidWorld task class (``aw_class``) seen as an android-gym :class:`Task`.
 
@@ -846,7 +916,7 @@ class AndroidWorldTask(Task):
         env.interaction_cache = ""
         if getattr(self.aw_task, "initialized", False):  # a second reset of the same instance
             self.aw_task.initialized = False
-        with _sim_clock(device):
+        with _sim_clock(device), _scratch_of(env):
             self.aw_task.initialize_task(env)
         self._initialized = True
         if getattr(self.aw_task, "start_on_home_screen", True):  # AndroidWorld's episode runner then goes home
@@ -857,7 +927,7 @@ class AndroidWorldTask(Task):
         env = self._env(device)
         if answer is not None:
             env.interaction_cache = answer
-        with _sim_clock(device):
+        with _sim_clock(device), _scratch_of(env):
             return float(self.aw_task.is_successful(env))
 
     def expert(self, ui: Any) -> ExpertGenerator:
@@ -877,8 +947,9 @@ class AndroidWorldTask(Task):
         if not self._initialized:
             return
         self._initialized = False
-        with _sim_clock(device):
-            self.aw_task.tear_down(self._env(device))
+        env = self._env(device)
+        with _sim_clock(device), _scratch_of(env):
+            self.aw_task.tear_down(env)
 
 
 class AndroidWorldSuite:
