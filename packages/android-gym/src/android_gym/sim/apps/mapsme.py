@@ -41,11 +41,10 @@ location"), ``mode`` (vehicle | pedestrian | bicycle | transit), ``navigating`` 
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any, NamedTuple
 
 from android_gym.sim.app import App, Row, RowMatch, register_app
-from android_gym.sim.apps.osmand import distance_km
+from android_gym.sim.apps.osmand import distance_km, fold
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
@@ -133,11 +132,6 @@ ROUTES: dict[frozenset[str], dict[str, RouteInfo]] = {
     },
 }
 """Routes between AndroidLab's bus stops, either way (the judges' answers; the rest this model's choice)."""
-
-
-def fold(text: str) -> str:
-    """Lower case without accents ("Teléferic" -> "teleferic"), how the search compares."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
 
 
 def point_of(name: str) -> tuple[float, float]:

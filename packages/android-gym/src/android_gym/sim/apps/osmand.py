@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -95,6 +96,11 @@ MARKERS_SCHEMA = (
 """OsmAnd's map-markers database (the columns AndroidWorld's ``OsmAndMapMarker`` reads)."""
 
 _COORDS = re.compile(r"^\s*(-?\d{1,2}(?:\.\d+)?)\s*[,;\s]\s*(-?\d{1,3}(?:\.\d+)?)\s*$")
+
+
+def fold(text: str) -> str:
+    """Lower case without accents ("Teléferic" -> "teleferic"), how the maps' searches compare (OsmAnd's, MAPS.ME's)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
 
 
 def parse_coordinates(text: str) -> tuple[float, float] | None:
@@ -249,17 +255,18 @@ class OsmAndApp(App):
 
     # --- search --------------------------------------------------------------------------------------------
     def search_results(self, query: str) -> list[dict[str, Any]]:
-        """Places whose name contains the query (the query's ", Liechtenstein" ignored), or the typed point."""
+        """Places whose name contains the query (the query's ", Liechtenstein" ignored; case and accents folded, as
+        OsmAnd's search does: "Schonberg" finds Schönberg), or the typed point."""
         text = query.strip()
         if not text:
             return []
         point = parse_coordinates(text)
         if point is not None:
             return [{"name": format_coordinates(*point), "lat": point[0], "lon": point[1], "kind": "Coordinates"}]
-        key = text.lower().removesuffix(f", {COUNTRY.lower()}").strip()
+        key = fold(text).removesuffix(f", {fold(COUNTRY)}").strip()
         hits = [{"name": name, "lat": lat, "lon": lon, "kind": kind}
-                for name, (lat, lon, kind) in PLACES.items() if key in name.lower()]
-        return sorted(hits, key=lambda h: (not h["name"].lower().startswith(key), h["name"]))
+                for name, (lat, lon, kind) in PLACES.items() if key in fold(name)]
+        return sorted(hits, key=lambda h: (not fold(h["name"]).startswith(key), h["name"]))
 
     def _set_query(self, value: str) -> None:
         self.query = value

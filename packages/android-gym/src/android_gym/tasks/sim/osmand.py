@@ -15,6 +15,7 @@ there and "Add point", then Save.
 from __future__ import annotations
 
 import random
+import unicodedata
 import xml.etree.ElementTree as ET
 from typing import Any, ClassVar
 
@@ -120,10 +121,16 @@ def reset_osmand(device: Any) -> None:
         raise TaskError(f"could not clear OsmAnd's markers: {out.strip()}")
 
 
+def typeable(text: str) -> str:
+    """``text`` without its accents ("Schönberg" -> "Schonberg"): what ``adb shell input text`` can type on a device
+    with no broadcast input method (it drops other characters), and what OsmAnd's accent-blind search still finds."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def search_and_select(ui: Any, location: str):
     """Search for ``location`` from the map and tap its result (the map centres on it); returns the ui."""
     ui = yield from tap_text(ui, "Search", scroll=False)
-    ui = yield from type_into(ui, location, resource_id="searchEditText")
+    ui = yield from type_into(ui, typeable(location), resource_id="searchEditText")
     point = parse_coordinates(location)
     label = format_coordinates(*point) if point is not None else place_name(location)
     return (yield from tap_text(ui, label))
