@@ -131,6 +131,10 @@ class ActorUpdater:
                                        num_training_steps=total_steps)
         self.generator = torch.Generator().manual_seed(seed)
         self.step = 0
+        from coach_rl.nonfinite import NonFiniteMonitor
+
+        self.nonfinite = NonFiniteMonitor()
+        """Counts skipped steps (a NaN/inf loss or gradient: ``nonfinite/actor_update``); the loop shares its own."""
 
     @classmethod
     def from_config(cls, model: nn.Module, tokenizer: Any, config: Any, **overrides: Any) -> ActorUpdater:
@@ -305,7 +309,11 @@ class ActorUpdater:
             for start in range(0, n, size):
                 idx = order[start:start + size]
                 history.append(self._optimizer_step(idx, pairs, old, samples))
-        out = {key: sum(h[key] for h in history) / len(history) for key in history[0]}
+        out = {}
+        for key in history[0]:  # a skipped step's NaN metrics are left out of the means
+            finite = [h[key] for h in history if math.isfinite(h[key])]
+            out[key] = sum(finite) / len(finite) if finite else math.nan
+        out["skipped_steps"] = sum(h["skipped_steps"] for h in history)
         out["steps"] = float(len(history))
         return out
 
@@ -366,12 +374,20 @@ class ActorUpdater:
         clip = self.grad_clip if self.grad_clip > 0 else float("inf")
         grad_norm = torch.nn.utils.clip_grad_norm_(params, clip)
         lr = self.optimizer.param_groups[0]["lr"]
+        sums.update(grad_norm=float(grad_norm), learning_rate=float(lr), tokens=float(total_tokens),
+                    advantage_mean=sum(float(samples[i].advantage) for i in idx) / len(idx), skipped_steps=0.0)
+        if not (math.isfinite(sums["loss"]) and math.isfinite(float(grad_norm))):
+            # a NaN/inf loss or gradient never reaches the weights: the step is skipped and counted
+            self.optimizer.zero_grad(set_to_none=True)
+            self.nonfinite.bad("actor_update", f"state {samples[idx[0]].prompt_text!r}",
+                               f"optimiser step skipped: loss {sums['loss']:g}, gradient norm {float(grad_norm):g}")
+            sums.update(skipped_steps=1.0, grad_norm=math.nan)
+            return sums
+        self.nonfinite.ok("actor_update")
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        sums.update(grad_norm=float(grad_norm), learning_rate=float(lr), tokens=float(total_tokens),
-                    advantage_mean=sum(float(samples[i].advantage) for i in idx) / len(idx))
         return sums
 
     # -- resume -------------------------------------------------------------------------------------------

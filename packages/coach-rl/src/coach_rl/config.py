@@ -236,6 +236,17 @@ class OnlineRLArguments:
             "help": "Save actor, critic and replay every this many iterations. `0` saves only at the end."
         },
     )
+    nonfinite_patience: int = field(
+        default=3,
+        metadata={
+            "help": "NaN/inf guard (coach_rl.nonfinite). A sample whose logits are non-finite is marked failed, a "
+            "non-finite critic/PRM score or advantage leaves its sample out, and an update step with a non-finite "
+            "loss or gradient is skipped; each is counted in `nonfinite/<phase>` metrics and the run goes on. After "
+            "this many such events in a row in one phase (skipped steps, generate calls where every sample failed) "
+            "the run stops with an error naming the phase, the iteration and the state; weights with NaN/inf are "
+            "never checkpointed. `0` never stops (the events are still skipped and counted)."
+        },
+    )
 
     def validate_online_rl_arguments(self) -> None:
         """Check the shared fields and normalise ``env_kwargs``; raises ``ValueError`` naming the bad field."""
@@ -306,6 +317,7 @@ class OnlineRLArguments:
         _positive_int(self.replay_size, "replay_size")
         _positive_int(self.total_iterations, "total_iterations")
         _positive_int(self.checkpoint_every, "checkpoint_every", minimum=0)
+        _positive_int(self.nonfinite_patience, "nonfinite_patience", minimum=0)
 
     def resolve_online_rl_defaults(self, output_dir: str) -> None:
         """Fill the fields whose default depends on others (``num_envs``, ``replay_dir``)."""

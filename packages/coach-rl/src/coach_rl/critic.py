@@ -363,6 +363,11 @@ def _disable_dropout(module: nn.Module) -> None:
                 setattr(sub, name, 0.0)
 
 
+def _finite_mean(values: Sequence[float]) -> float:
+    finite = [float(v) for v in values if math.isfinite(float(v))]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
 def _as_float_list(values: Any, name: str, n: int) -> torch.Tensor:
     t = torch.as_tensor(values, dtype=torch.float32).detach().cpu().flatten()
     if t.numel() != n:
@@ -428,6 +433,10 @@ class CriticTrainer:
                                        num_training_steps=total_steps)
         self.generator = torch.Generator().manual_seed(seed)
         self.step = 0
+        from coach_rl.nonfinite import NonFiniteMonitor
+
+        self.nonfinite = NonFiniteMonitor()
+        """Counts skipped steps (a NaN/inf loss or gradient: ``nonfinite/critic_update``); the loop shares its own."""
 
     @classmethod
     def from_config(cls, critic: Critic, config: Any, total_steps: int, **overrides: Any) -> CriticTrainer:
@@ -466,11 +475,20 @@ class CriticTrainer:
                 totals[key] = totals.get(key, 0.0) + float(value.detach()) * weight
         grad_norm = torch.nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm)
         lr = self.optimizer.param_groups[0]["lr"]
+        if not (math.isfinite(totals.get("loss", 0.0)) and math.isfinite(float(grad_norm))):
+            # a NaN/inf loss or gradient (a broken critic, a bad batch) never reaches the weights: the step is skipped
+            self.optimizer.zero_grad(set_to_none=True)
+            self.nonfinite.bad("critic_update", f"state {states[0]!r}" if states else "the critic update",
+                               f"critic step skipped: loss {totals.get('loss', math.nan):g}, gradient norm "
+                               f"{float(grad_norm):g}")
+            totals.update(grad_norm=math.nan, learning_rate=float(lr), skipped_steps=1.0)
+            return totals
+        self.nonfinite.ok("critic_update")
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        totals.update(grad_norm=float(grad_norm), learning_rate=float(lr))
+        totals.update(grad_norm=float(grad_norm), learning_rate=float(lr), skipped_steps=0.0)
         return totals
 
     def update(
@@ -526,7 +544,8 @@ class CriticTrainer:
                                   "return_mean": r.mean(), "value_clip_fraction": clipped}
 
                 history.append(self._optimizer_step(batch_states, batch_actions, loss_fn))
-        out = {key: sum(h[key] for h in history) / len(history) for key in history[0]}
+        out = {key: _finite_mean([h[key] for h in history]) for key in history[0]}  # skipped steps' NaN left out
+        out["skipped_steps"] = sum(h["skipped_steps"] for h in history)
         out["steps"] = float(len(history))
         return out
 

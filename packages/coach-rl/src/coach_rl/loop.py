@@ -605,6 +605,9 @@ class TrainingLoop:
             self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
                                               threads=self.loop.env_threads, candidates=candidates)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
+        from coach_rl.nonfinite import attach_loop
+
+        self.nonfinite = attach_loop(self)  # one NaN/inf monitor: policy, rewards, actor and critic (nonfinite/*)
         self.rewards.oracle_diagnostics = bool(self.loop.oracle_diagnostics)
         use_oracle = getattr(self.algorithm, "use_oracle_format", None)
         if self.loop.oracle_diagnostics and use_oracle is not None:
@@ -629,6 +632,9 @@ class TrainingLoop:
 
     def save_checkpoint(self) -> Path:
         """Write the checkpoint of the current iteration atomically (see :class:`coach_rl.run.RunDir`)."""
+        from coach_rl.nonfinite import check_weights
+
+        check_weights([self.model, self.critic], self.state.iteration)  # never overwrite a good model by a NaN one
         manifest = {"algorithm": self.loop.algorithm, **asdict(self.state)}
         with self.run.checkpoint(self.state.iteration, manifest) as tmp:
             self.model.save_pretrained(tmp / _POLICY_DIR)

@@ -27,6 +27,7 @@ from android_gym.actions import Action, ActionParseError
 from android_gym.actions.format import format_action
 from android_gym.trajectory import Step
 from coach_reward.prompts import to_pil_image
+from coach_rl.nonfinite import NonFiniteLogits
 from coach_rl.prompting import (
     POLICY_MODES,
     build_index_policy_messages,
@@ -48,6 +49,10 @@ __all__ = [
     "json_safe_messages",
     "stored_prompt",
 ]
+
+NONFINITE_SAMPLE_ERROR = ("the model's logits were NaN/inf while generating this reply (its sampling was stopped "
+                          "there); counted in nonfinite/generate")
+"""``PolicyOutput.error`` of a sample whose generation hit non-finite logits."""
 
 ACTION_FORMATS: tuple[str, ...] = ("uitars", "index")
 """Answer formats: UI-TARS calls with coordinates, or AndroidWorld JSON naming numbered UI elements."""
@@ -414,6 +419,12 @@ class HFPolicy:
         self.generate_calls = 0
         self.generated_tokens = 0
         self.generate_seconds = 0.0
+        self.nonfinite_samples = 0
+        """Samples whose logits were NaN/inf (ended early, marked failed: ``error`` says so), over the policy's life."""
+        self.last_nonfinite_rows: list[int] = []
+        """Rows of the last ``generate`` call that hit non-finite logits."""
+        self.nonfinite: Any = None
+        """The :class:`coach_rl.nonfinite.NonFiniteMonitor` counting them (the training loop shares its own)."""
         pad = self.tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else self.tokenizer.eos_token_id
         if self._pad_id is None:
@@ -453,16 +464,32 @@ class HFPolicy:
         for start in range(0, len(requests), self.batch_size):
             stop = start + self.batch_size
             generated = self._generate(prompts[start:stop], texts[start:stop], greedy)
-            for request, messages, text, (reply, ids, logprobs) in zip(
-                    requests[start:stop], prompts[start:stop], texts[start:stop], generated):
+            flagged = set(self.last_nonfinite_rows)
+            self._count_nonfinite(requests[start:stop], flagged)
+            for row, (request, messages, text, (reply, ids, logprobs)) in enumerate(zip(
+                    requests[start:stop], prompts[start:stop], texts[start:stop], generated)):
                 thought, action = self.format.parse(reply, request)
                 error = str(action) if isinstance(action, ActionParseError) else None
+                if row in flagged:  # the model's logits were NaN/inf: a failed sample, never an action
+                    error, logprobs = NONFINITE_SAMPLE_ERROR, None
                 outputs.append(PolicyOutput(
                     text=reply, action=None if error else action, error=error, thought=thought,
                     prompt=json_safe_messages(messages), prompt_text=text,
                     target=self.format.target(reply, request), num_tokens=len(ids), token_ids=ids,
                     token_logprobs=logprobs))
         return outputs
+
+    def _count_nonfinite(self, requests: Sequence[PolicyRequest], flagged: set[int]) -> None:
+        """Count the samples of one ``generate`` call that hit non-finite logits; a whole failed call is a streak step."""
+        from coach_rl.nonfinite import monitor_of
+
+        monitor = monitor_of(self)
+        if not flagged:
+            monitor.ok("generate")
+            return
+        first = requests[min(flagged)]
+        monitor.bad("generate", f"task {first.instruction!r}", f"{len(flagged)} of {len(requests)} samples had NaN/inf "
+                    "logits (marked failed)", count=len(flagged), streak=len(flagged) == len(requests))
 
     def _encode(self, prompts: list[list[dict[str, Any]]], texts: list[str]) -> Any:
         if not self.is_multimodal:
@@ -489,12 +516,18 @@ class HFPolicy:
             options.update(do_sample=False)
         else:
             options.update(do_sample=True, temperature=self.temperature, top_p=self.top_p, top_k=0)
+        from transformers import LogitsProcessorList
+
+        guard = NonFiniteLogits(sorted(self._eos_ids()) or self._pad_id)
+        options["logits_processor"] = LogitsProcessorList([guard])
         was_training = self.model.training
         self.model.eval()
         try:
             out = self.model.generate(**batch, **options)
         finally:
             self.model.train(was_training)
+        self.last_nonfinite_rows = guard.rows()
+        self.nonfinite_samples += len(self.last_nonfinite_rows)
         prompt_len = batch["input_ids"].shape[1]
         new = out.sequences[:, prompt_len:]
         eos = self._eos_ids()
@@ -504,6 +537,7 @@ class HFPolicy:
             if not greedy:
                 logits = logits / self.temperature
             logprobs = torch.log_softmax(logits, dim=-1).gather(-1, new[:, : logits.shape[1], None]).squeeze(-1)
+            logprobs = torch.nan_to_num(logprobs, nan=0.0)  # flagged rows: their log-probs are dropped in act()
         results = []
         for row in range(new.shape[0]):
             ids = new[row].tolist()

@@ -61,6 +61,8 @@ class RewardStats:
     prm_steps: int = 0
     prm_retries: int = 0
     prm_missing: int = 0
+    prm_nonfinite: int = 0
+    """PRM scores that came back NaN/inf (each asked again, then missing; also ``nonfinite/prm``)."""
     prm_candidates: int = 0
     verifier_calls: int = 0
     verifier_retries: int = 0
@@ -258,6 +260,8 @@ class RewardPipeline:
     """Record the sim expert's action and the state's oracle at every step on the simulated phone (diagnostics that
     no learner reads: :mod:`coach_rl.diagnostics`)."""
     stats: RewardStats = field(default_factory=RewardStats)
+    nonfinite: Any = field(default=None, repr=False, compare=False)
+    """The :class:`coach_rl.nonfinite.NonFiniteMonitor` counting NaN/inf PRM scores (the training loop shares its own)."""
     _warned: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
@@ -385,7 +389,21 @@ class RewardPipeline:
         if len(values) != n:
             self._warn("prm_length", f"the process reward model gave {len(values)} rewards for {n} steps")
             return [math.nan] * n
+        self._count_nonfinite(trajectory.instruction, sum(1 for v in values if not math.isfinite(v)), len(values))
         return [v if math.isfinite(v) else math.nan for v in values]
+
+    def _count_nonfinite(self, where: str, bad: int, total: int) -> None:
+        """Count PRM scores that were NaN/inf (``rewards/prm_nonfinite``, ``nonfinite/prm``); a call with nothing
+        finite lengthens the streak that stops the run (``nonfinite_patience``)."""
+        from coach_rl.nonfinite import monitor_of
+
+        monitor = monitor_of(self)
+        if not bad:
+            monitor.ok("prm")
+            return
+        self.stats.prm_nonfinite += bad
+        monitor.bad("prm", f"task {where!r}", f"the process reward model gave {bad} NaN/inf score(s) of {total} (used "
+                    "as missing r_p)", count=bad, streak=bad == total)
 
     def _score_batched(self, trajectories: Sequence[Trajectory], turns: Sequence[Sequence[PolicyTurn]]) -> list[float]:
         """One ``score_batch`` over all steps; unreadable verdicts asked again; NaN where none came."""
@@ -418,12 +436,15 @@ class RewardPipeline:
                 self._warn("prm_length", f"the process reward model answered {len(scores)} of {len(todo)} steps")
                 continue
             left = []
+            nonfinite = 0
             for i, score in zip(todo, scores):
                 p = float(score.p_correct)
+                nonfinite += int(not math.isfinite(p))
                 if getattr(score, "verdict", True) is None or not math.isfinite(p):
                     left.append(i)  # no readable verdict: ask again
                 else:
                     values[i] = p
+            self._count_nonfinite(inputs[todo[0]].instruction, nonfinite, len(todo))
             todo = left
         return values
 

@@ -49,8 +49,8 @@ import os
 import random
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,7 @@ from trl.trainer.utils import (
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
 from coach_rl.losses import kl_to_reference, ppo_clip_loss
+from coach_rl.nonfinite import NonFiniteLogits, NonFiniteMonitor, all_finite
 from coach_rl.prefix_update import SHARED_ATTENTION, group_rows, shared_prefix_logps
 from coach_rl.replay import ReplayStep
 from coach_rl.sampling import generate_shared_prefix
@@ -154,6 +155,8 @@ class CriticReward:
         self.batch_size = batch_size
         self.state_fn = state_fn
         self.last_scores: torch.Tensor | None = None
+        self.last_nonfinite = 0
+        """How many of the last call's Q values were NaN/inf (returned as NaN)."""
         self.last_states: list[str] = []
         self.last_actions: list[str] = []
 
@@ -179,8 +182,10 @@ class CriticReward:
             scores = torch.as_tensor(self.critic(states, actions), dtype=torch.float32).detach().cpu().flatten()
         if scores.numel() != len(actions):
             raise ValueError(f"the critic returned {scores.numel()} scores for {len(actions)} completions")
-        if not bool(torch.isfinite(scores).all()):
-            raise ValueError("the critic returned NaN or infinite Q values")
+        finite = torch.isfinite(scores)
+        self.last_nonfinite = int((~finite).sum())
+        if self.last_nonfinite:  # NaN/inf Q (a broken critic): kept as NaN, CoachTrainer leaves their groups out
+            scores = torch.where(finite, scores, torch.full_like(scores, math.nan))
         self.last_scores = scores.float()
         self.last_states, self.last_actions = states, actions
         return self.last_scores.tolist()
@@ -316,6 +321,10 @@ class CoachTrainer(GRPOTrainer):
         self._row_queue: list[int] = []
         self._loop_ready = False
         self._warned_schedule_end = False
+        self.nonfinite = NonFiniteMonitor(int(getattr(args, "nonfinite_patience", 3)))
+        """Counts NaN/inf events (``nonfinite/*`` metrics); the training loop shares one monitor with the policy."""
+        self._nonfinite_rows: list[int] = []
+        self._batch_unusable: str | None = None
         self.shared_update_rows = 0
         """Rows whose log-probs came from a shared prompt pass (``share_prompt_update``), over the trainer's life."""
         self.shared_update_prompts = 0
@@ -450,8 +459,17 @@ class CoachTrainer(GRPOTrainer):
         The rows of a generation batch are each state's prompt K times in a row (TRL's layout); when every group
         really is K copies of one prompt and image, :func:`coach_rl.sampling.generate_shared_prefix` encodes the
         prompt (and its screenshot) once and samples the K replies from the shared KV cache. Anything else goes to
-        TRL unchanged.
+        TRL unchanged. Either way a :class:`coach_rl.nonfinite.NonFiniteLogits` processor guards the sampling: a row
+        whose logits turn NaN/inf ends there (EOS) and is flagged (its advantage is set to 0, ``nonfinite/actor_sample``).
         """
+        guard = NonFiniteLogits(self.eos_token_ids)
+        with _guarded_generate(self.accelerator.unwrap_model(self.model), guard):
+            out = self._generate_rows(prompt_ids, images, multimodal_fields, num_generations, has_tool_images)
+        self._nonfinite_rows.extend(guard.rows())
+        return out
+
+    def _generate_rows(self, prompt_ids: list, images: Any, multimodal_fields: dict, num_generations: int,
+                       has_tool_images: bool) -> tuple[list[list[int]], Any]:
         k = self._group_size()
         shared = self._shared_groups(prompt_ids, images, multimodal_fields, k) if k else None
         if shared is None:
@@ -579,6 +597,7 @@ class CoachTrainer(GRPOTrainer):
         critic's raw scores, so groups split across processes are handled as TRL handles them.
         """
         self.critic_reward.last_scores = None
+        self._nonfinite_rows = []
         output = super()._generate_and_score_completions(inputs)
         mode = "train" if self.model.training else "eval"
         k = self.num_generations if mode == "train" else self.num_generations_eval
@@ -592,10 +611,13 @@ class CoachTrainer(GRPOTrainer):
         q_all = self.accelerator.gather(local.to(device))
         if q_all.numel() % k:
             raise RuntimeError(f"{q_all.numel()} scored completions do not form whole groups of K={k}")
-        grouped = q_all.view(-1, k)
+        # A group with a NaN/inf Q (a broken critic) is left out: its Q count as 0 for ACLOO, its advantages are 0.
+        bad_group = ~torch.isfinite(q_all.view(-1, k)).all(dim=1)
+        grouped = torch.where(bad_group[:, None], torch.zeros_like(q_all.view(-1, k)), q_all.view(-1, k))
         labels = self._oracle_labels(inputs, grouped)
-        q_used = q_all
-        if getattr(self.args, "coach_q_source", "critic") == "sim-oracle":  # the perfect-critic diagnostic
+        q_used = grouped.reshape(-1)
+        sim_oracle = getattr(self.args, "coach_q_source", "critic") == "sim-oracle"  # the perfect-critic diagnostic
+        if sim_oracle:
             if labels is None or bool(torch.isnan(labels).any()):
                 raise ValueError("coach_q_source='sim-oracle' needs every state's oracle (the sim, with "
                                  "oracle_diagnostics on) and the policy's format to read the replies")
@@ -605,6 +627,7 @@ class CoachTrainer(GRPOTrainer):
         else:
             advantages = acloo(q_used.view(-1, k)).reshape(-1)
         start = self.accelerator.process_index * len(inputs)
+        advantages = self._drop_nonfinite(advantages, bad_group if not sim_oracle else None, k, start, len(inputs))
         output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
 
         # The completions table logs TRL's GRPO advantages for this batch: swap in ours.
@@ -614,9 +637,48 @@ class CoachTrainer(GRPOTrainer):
         logged.extend(advantages.tolist())
         self._oracle_metrics(grouped, labels, advantages, mode)
         self._metrics[mode]["acloo/advantage_abs_mean"].append(advantages.abs().mean().item())
-        self._metrics[mode]["acloo/q_mean"].append(q_all.mean().item())
+        self._metrics[mode]["acloo/q_mean"].append(q_all.nanmean().item())
         self._metrics[mode]["acloo/q_group_spread"].append((grouped.max(1).values - grouped.min(1).values).mean().item())
         return output
+
+    def _drop_nonfinite(self, advantages: torch.Tensor, bad_group: torch.Tensor | None, k: int, start: int,
+                        local: int) -> torch.Tensor:
+        """Advantages with every unusable sample at 0, counted: a NaN/inf Q in its group, logits that turned NaN/inf
+        while it was sampled, or a non-finite advantage. When nothing in the batch is usable, the optimiser steps it
+        serves are skipped (:meth:`actor_update`)."""
+        monitor = self.nonfinite
+        states = self.critic_reward.last_states
+        where = lambda row: f"state {states[row]!r}" if 0 <= row < len(states) else f"row {row}"  # noqa: E731
+        unusable = torch.zeros_like(advantages, dtype=torch.bool)
+        if bad_group is not None:
+            rows = bad_group.repeat_interleave(k)
+            unusable |= rows
+            if bool(bad_group.any()):
+                first = int(torch.nonzero(rows)[0]) - start
+                monitor.bad("critic_score", where(first), f"the critic gave NaN/inf Q for {int(rows.sum())} sampled "
+                            "action(s); their states are left out of this update", count=int(rows.sum()),
+                            streak=bool(bad_group.all()))
+            else:
+                monitor.ok("critic_score")
+        flagged = sorted(set(self._nonfinite_rows))
+        if flagged:
+            unusable[torch.tensor([start + r for r in flagged], device=advantages.device)] = True
+            monitor.bad("actor_sample", where(flagged[0]), f"{len(flagged)} of {local} sampled replies hit NaN/inf "
+                        "logits (ended there; advantage 0)", count=len(flagged), streak=len(flagged) == local)
+        else:
+            monitor.ok("actor_sample")
+        bad_advantage = ~torch.isfinite(advantages)
+        if bool(bad_advantage.any()):
+            first = int(torch.nonzero(bad_advantage)[0]) - start
+            monitor.bad("advantage", where(first), f"{int(bad_advantage.sum())} advantage(s) were NaN/inf (set to 0)",
+                        count=int(bad_advantage.sum()))
+        else:
+            monitor.ok("advantage")
+        unusable |= bad_advantage
+        self._batch_unusable = None
+        if bool(unusable.all()):
+            self._batch_unusable = "no sampled action of this batch is usable (NaN/inf Q, logits or advantages)"
+        return torch.where(unusable, torch.zeros_like(advantages), advantages)
 
     def _oracle_labels(self, inputs: list[dict[str, Any]], q: torch.Tensor) -> torch.Tensor | None:
         """The sim oracle's label of each sampled reply (groups x K: 1 the expert's action, 0 not, NaN unknown).
@@ -818,6 +880,8 @@ class CoachTrainer(GRPOTrainer):
         losses: list[float] = []
         grad_norms: list[float] = []
         learning_rates: list[float] = []
+        skipped = 0
+        counts_before = self.nonfinite.snapshot()
         batch: list[dict[str, Any]] | None = None
         for _ in range(num_steps):
             for micro in range(ga):
@@ -831,7 +895,19 @@ class CoachTrainer(GRPOTrainer):
                 losses.append(float(loss.detach()))
             grad_norm = self._clip_grad_norm(model) if self.args.max_grad_norm and self.args.max_grad_norm > 0 else None
             grad_norm = self._get_grad_norm(model, grad_norm=grad_norm)
+            if grad_norm is None:
+                grad_norm = _grad_norm(model)
             learning_rates.append(float(self._get_learning_rate()))
+            problem = self._step_problem(losses[-ga:], float(grad_norm))
+            if problem is not None:  # nothing non-finite reaches the weights: drop the gradients, skip the step
+                model.zero_grad(set_to_none=True)
+                skipped += 1
+                grad_norms.append(math.nan)
+                states = self.critic_reward.last_states
+                self.nonfinite.bad("actor_update", f"state {states[0]!r}" if states else "the actor update",
+                                   f"optimiser step skipped: {problem}")
+                continue
+            self.nonfinite.ok("actor_update")
             self.optimizer.step()
             if not self.accelerator.optimizer_step_was_skipped:
                 self.lr_scheduler.step()
@@ -842,21 +918,32 @@ class CoachTrainer(GRPOTrainer):
         seconds = time.perf_counter() - started
 
         trl_metrics = {key: _nanmean(values) for key, values in self._metrics["train"].items()}
+        finite_losses = [v for v in losses if math.isfinite(v)]
         metrics: dict[str, float] = {
-            "actor/loss": sum(losses) / max(1, len(losses) // ga),
+            "actor/loss": sum(finite_losses) / max(1, len(finite_losses) // ga) if finite_losses else math.nan,
             "actor/grad_norm": _nanmean(grad_norms),
             "actor/learning_rate": learning_rates[-1],
-            "actor/steps": float(num_steps),
+            "actor/steps": float(num_steps - skipped),
+            "actor/skipped_steps": float(skipped),
             "actor/seconds": seconds,
             "actor/global_step": float(self.state.global_step),
         }
         metrics.update({key if key.startswith("diag/") else f"actor/{key}": value for key, value in trl_metrics.items()})
+        metrics.update(self.nonfinite.metrics(since=counts_before))
         if log:  # GRPOTrainer.log adds (and clears) its own averaged metrics
             self.log({"loss": metrics["actor/loss"], "grad_norm": metrics["actor/grad_norm"],
                       "learning_rate": metrics["actor/learning_rate"], "actor_seconds": seconds})
         else:
             self._metrics["train"].clear()
         return metrics
+
+    def _step_problem(self, losses: Sequence[float], grad_norm: float) -> str | None:
+        """Why this optimiser step must not be applied (a non-finite loss or gradient, no usable sample), else None."""
+        if not all_finite(*losses):
+            return f"non-finite loss ({', '.join(f'{v:g}' for v in losses)})"
+        if not math.isfinite(grad_norm):
+            return f"non-finite gradient norm ({grad_norm:g})"
+        return self._batch_unusable
 
     def _warn_if_schedule_ended(self) -> None:
         if (not self._warned_schedule_end and self.state.global_step > self.num_training_steps
@@ -1082,6 +1169,34 @@ def _shuffle_groups(batch: dict[str, Any], k: int) -> dict[str, Any]:
         return [value[i] for i in order.tolist()]
 
     return {key: take(value) for key, value in batch.items()}
+
+
+def _grad_norm(model: torch.nn.Module) -> float:
+    """The total 2-norm of the model's gradients (NaN/inf when one is)."""
+    grads = [p.grad.detach().float() for p in model.parameters() if p.grad is not None]
+    return float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))) if grads else 0.0
+
+
+@contextmanager
+def _guarded_generate(model: Any, guard: NonFiniteLogits) -> Iterator[None]:
+    """``model.generate`` with ``guard`` appended to its logits processors, for the duration of the block."""
+    from transformers import LogitsProcessorList
+
+    had_own = "generate" in vars(model)
+    original = model.generate
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        processors = list(kwargs.pop("logits_processor", None) or [])
+        return original(*args, logits_processor=LogitsProcessorList([*processors, guard]), **kwargs)
+
+    model.generate = generate
+    try:
+        yield
+    finally:
+        if had_own:
+            model.generate = original
+        else:
+            del model.generate
 
 
 def _nanmean(values: Iterable[float]) -> float:

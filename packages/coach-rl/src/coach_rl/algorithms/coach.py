@@ -84,7 +84,7 @@ class CoachAlgorithm:
         picked = context.replay.sample_records(max(1, min(n, len(context.replay))), context.rng)
         rows = [{"prompt": r.prompt, "state": r.prompt_text, "oracle": r.oracle or ""} for r in picked]
         metrics = self.actor.actor_update(rows)
-        out = {k if k.startswith(("actor/", "diag/")) else f"actor/{k}": v for k, v in metrics.items()}
+        out = {k if k.startswith(("actor/", "diag/", "nonfinite/")) else f"actor/{k}": v for k, v in metrics.items()}
         out["actor/states"] = float(len(picked))
         out["time/actor"] = time.perf_counter() - t0
         return out

@@ -41,6 +41,7 @@ from coach_rl.advantages import aride_advantages
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.losses import distrl_actor_loss
+from coach_rl.nonfinite import skip_nonfinite_step
 from coach_rl.priorities import PrioritizedTrajectorySampler, TrajectoryStats
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import retrace_targets
@@ -346,6 +347,8 @@ class DistRLLearner:
         clip = actor.grad_clip if actor.grad_clip > 0 else float("inf")
         sums["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(params, clip))
         sums["learning_rate"] = float(actor.optimizer.param_groups[0]["lr"])
+        if skip_nonfinite_step(actor, sums["loss"], sums["grad_norm"], "a DistRL actor step"):
+            return sums
         actor.optimizer.step()
         actor.scheduler.step()
         actor.optimizer.zero_grad(set_to_none=True)
