@@ -487,6 +487,33 @@ class AdbDevice:
         data, self.last_status = self._run(command, timeout, binary=True)
         return data
 
+    def push(self, local: str, remote: str) -> None:
+        """``adb push``: copy a local file onto the device (into ``remote`` when it is a folder), over adb's sync
+        service; the same call as ``SimDevice.push``, so set-up code that pushes files runs on both."""
+        import stat
+
+        try:
+            sync = self.adbutils_device.sync
+            if remote.endswith("/") or stat.S_ISDIR(sync.stat(remote).mode):
+                remote = remote.rstrip("/") + "/" + os.path.basename(local)
+            sync.push(local, remote)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # adbutils' AdbError (a refused write), a lost connection
+            raise self._map_error(exc, f"adb push {local} {remote}") from exc
+
+    def pull(self, remote: str, local: str) -> None:
+        """``adb pull``: copy a file from the device to ``local`` (FileNotFoundError when it does not exist)."""
+        try:
+            sync = self.adbutils_device.sync
+            if sync.stat(remote).mode == 0:  # adb's STAT answers zeros for a path that does not exist
+                raise FileNotFoundError(f"{self.serial}: {remote}: No such file or directory")
+            sync.pull(remote, local)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:
+            raise self._map_error(exc, f"adb pull {remote}") from exc
+
     # --- connection -------------------------------------------------------------------------------
     def _adb_connect(self) -> None:
         deadline = time.monotonic() + min(self.timeout, 20.0)

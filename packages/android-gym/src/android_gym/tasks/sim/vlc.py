@@ -73,15 +73,12 @@ def distinct_names(rng: random.Random, n: int, taken: set[str]) -> list[str]:
 
 
 def push_bytes(device: Any, remote: str, data: bytes) -> None:
-    """``adb push`` of ``data`` to ``remote`` (the sim's push, or adbutils' sync on a real device)."""
+    """``adb push`` of ``data`` to ``remote`` (``SimDevice.push`` or ``AdbDevice.push``)."""
     handle, local = tempfile.mkstemp(suffix=os.path.splitext(remote)[1])
     try:
         with os.fdopen(handle, "wb") as fh:
             fh.write(data)
-        if hasattr(device, "push"):
-            device.push(local, remote)
-        else:
-            device.adbutils_device().sync.push(local, remote)
+        device.push(local, remote)
     finally:
         os.remove(local)
 
