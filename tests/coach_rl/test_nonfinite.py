@@ -294,3 +294,74 @@ def test_nonfinite_patience_is_a_config_field():
     assert CoachConfig(output_dir="/tmp/x", use_cpu=True, report_to="none").nonfinite_patience == 3
     with pytest.raises(ValueError, match="nonfinite_patience"):
         CoachConfig(output_dir="/tmp/x", use_cpu=True, report_to="none", nonfinite_patience=-1)
+
+
+# -- the training loop ------------------------------------------------------------------------------------------
+
+
+def _loop(out, *overrides):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    config = load_config("smoke", [f"output_dir={out}", "eval_instances_per_task=0", "sft_max_steps=2",
+                                   "nonfinite_patience=2", *overrides])
+    loop = TrainingLoop(config, progress=False, echo=lambda _: None)
+    loop.setup()
+    return loop
+
+
+def _finite_policy(checkpoint) -> bool:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(checkpoint / "policy")
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_run_whose_policy_turns_nan_stops_naming_iteration_and_task_and_keeps_its_checkpoint(tmp_path):
+    loop = _loop(tmp_path / "run", "total_iterations=3", "checkpoint_every=1")
+    try:
+        first = loop.run_iteration()
+        assert not any(k.startswith("nonfinite/") for k in first)
+        good = loop.run.latest_checkpoint()
+        assert good.name.endswith("1") and _finite_policy(good)
+        _poison(loop.model)  # as a bad update (or bf16 overflow) would leave it
+        with pytest.raises(NonFiniteError, match=r"phase 'generate' 2 time\(s\) in a row \(iteration 2; last at "
+                                                 r"task '.+'\)"):
+            loop.run_iteration()
+        with pytest.raises(NonFiniteError, match=r"phase 'checkpoint'.*iteration 1.*norm\.weight"):
+            loop.save_checkpoint()  # the NaN model is never written over the last good one
+        assert loop.run.latest_checkpoint() == good and _finite_policy(good)
+    finally:
+        loop.close()
+    resumed = _loop(tmp_path / "run", "total_iterations=3", "checkpoint_every=1")
+    try:
+        assert resumed.resumed_from == 1
+        assert all(bool(torch.isfinite(p).all()) for p in resumed.model.parameters())
+    finally:
+        resumed.close()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_run_whose_critic_turns_nan_skips_and_counts_its_updates_then_stops(tmp_path):
+    loop = _loop(tmp_path / "run", "total_iterations=4", "checkpoint_every=0")
+    try:
+        loop.run_iteration()
+        policy_before = _params(loop.model)
+        with torch.no_grad():
+            next(loop.critic.value_head.parameters()).view(-1)[0] = NAN
+        assert loop.nonfinite.patience == 2
+        loop.nonfinite.patience = 0  # this iteration: only skip and count (its critic update takes several steps)
+        second = loop.run_iteration()  # survives: every update that would read the NaN critic is skipped
+        loop.nonfinite.patience = 2
+        assert second["nonfinite/critic_update"] >= 1 and second["critic/skipped_steps"] >= 1
+        assert second["nonfinite/critic_score"] == 2 * second["actor/states"]  # K = 2 actions per state
+        assert second["nonfinite/actor_update"] == second["actor/skipped_steps"] >= 1
+        assert _same(policy_before, _params(loop.model))  # the policy learned nothing from NaN advantages
+        with pytest.raises(NonFiniteError, match=r"phase 'critic_update' \d+ time\(s\) in a row \(iteration 3; "
+                                                 r"last at state '"):
+            loop.run_iteration()
+    finally:
+        loop.close()
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert any('"nonfinite/critic_update"' in line for line in lines)  # the counts reached metrics.jsonl
