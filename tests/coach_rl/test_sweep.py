@@ -100,6 +100,18 @@ def test_a_plan_that_tunes_on_a_final_seed_or_overrides_a_swept_key_is_refused()
     assert any("fewer than 4 values" in w for w in warnings) and any("at least 3" in w for w in warnings)
 
 
+def test_a_later_stage_trying_the_configs_own_value_reuses_the_earlier_stages_run(tmp_path: Path):
+    from coach_rl.sweep import Sweep
+
+    sweep = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10))
+    own = sweep.base("coach")["critic_learning_rate"]  # smoke's 0.0005
+    first = sweep.job("tune", "coach", {"learning_rate": 1e-4}, 100).path
+    assert sweep.job("tune", "coach", {"learning_rate": 1e-4, "critic_learning_rate": own}, 100).path == first
+    other = sweep.job("tune", "coach", {"learning_rate": 1e-4, "critic_learning_rate": own / 2}, 100)
+    assert other.path != first and f"critic_learning_rate={own / 2!r}" in " ".join(other.overrides)
+    assert "learning_rate=0.0001" in other.overrides and "max_env_steps=10" in other.overrides
+
+
 def test_training_stops_at_exactly_max_env_steps_and_evaluates_at_the_points(tmp_path: Path):
     from coach_rl.loop import train
 

@@ -167,12 +167,25 @@ class Sweep:
         self.echo = echo
         self.warnings = plan.check()
         self.points = curve_points(plan.env_steps, plan.curve_points)
+        self._base: dict[str, dict[str, Any]] = {}
 
     # -- runs -----------------------------------------------------------------------------------------
 
+    def base(self, label: str) -> dict[str, Any]:
+        """The swept config's own values for ``label`` (before any tuned setting)."""
+        if label not in self._base:
+            from coach_rl.configs import load_config
+
+            overrides = [*self.plan.overrides, *(f"{k}={_fmt(v)}" for k, v in algorithm_overrides(label).items())]
+            self._base[label] = load_config(self.plan.config, overrides).to_dict()
+        return self._base[label]
+
     def job(self, stage: str, label: str, settings: Mapping[str, Any], seed: int) -> Job:
         plan = self.plan
-        folder = self.out / stage / label / (_slug(settings) if stage == "tune" else f"seed{seed}")
+        # a tuning run is named by its learning rate and the later keys that differ from the config's own values,
+        # so a later stage's try of the config's value is the run the earlier stage already made
+        named = {k: v for k, v in settings.items() if k == "learning_rate" or self.base(label).get(k) != v}
+        folder = self.out / stage / label / (_slug(named) if stage == "tune" else f"seed{seed}")
         keys = {**algorithm_overrides(label), **settings}
         overrides = [*plan.overrides, *(f"{k}={_fmt(v)}" for k, v in keys.items()), f"seed={seed}",
                      f"init_from={plan.init_from}", f"max_env_steps={plan.env_steps}", "total_iterations=100000",
@@ -250,7 +263,7 @@ class Sweep:
             top = max(scored, key=lambda t: (t[0], -t[1]))
             best = dict(top[2].settings)
             self.echo(f"[sweep] {label}: {key} = {best[key]!r} (validation sampled success {top[0]:.3f})")
-        unique = {json.dumps(t["settings"], sort_keys=True): t for t in tried}
+        unique = {t["run"]: t for t in tried}  # a run a later stage reused is listed once, with its full settings
         return {"best": best, "tried": list(unique.values())}
 
     # -- the whole sweep --------------------------------------------------------------------------------
