@@ -421,9 +421,10 @@ def summarize(finals: Mapping[str, Sequence[Job]], plan: SweepPlan, tuned: Mappi
 
 
 def _provenance(plan: SweepPlan) -> dict[str, Any]:
+    here = Path(__file__).resolve().parent  # the commit of the code that ran, not of the folder it ran in
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=False).stdout.strip() or None
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=False).stdout.strip() or None
     except OSError:
         commit = None
     return {"date": time.strftime("%Y-%m-%d"), "commit": commit, "command": "coach-rl sweep " + shlex.join(
