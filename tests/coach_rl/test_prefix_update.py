@@ -145,3 +145,94 @@ def test_an_actor_update_with_the_shared_prompt_lands_on_the_same_weights(tmp_pa
     assert moved > 1e-4
     for key in plain:
         torch.testing.assert_close(shared[key], plain[key], atol=2e-5, rtol=1e-4)
+
+
+def _vlm_inputs(processor, k: int) -> dict:
+    """Two screenshot states (different images, prompts of different length: left padding), K replies each."""
+    from PIL import Image
+
+    texts = [processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}], tokenize=False,
+        add_generation_prompt=True) for text in ("Tap OK on the dialog that asks about wifi", "Go back")]
+    images = [[Image.new("RGB", (120, 90), (200, 30, 30))], [Image.new("RGB", (90, 120), (30, 200, 90))]]
+    enc = processor(text=texts, images=images, return_tensors="pt", padding=True, padding_side="left")
+    rows = [i for i in range(2) for _ in range(k)]
+    patches = enc["image_grid_thw"].prod(-1).tolist()
+    spans = [(0, patches[0]), (patches[0], patches[0] + patches[1])]
+    g = torch.Generator().manual_seed(5)
+    c = 6
+    completion_ids = torch.randint(5, 400, (2 * k, c), generator=g)
+    completion_mask = (torch.arange(c)[None] < torch.tensor([6, 2, 4, 5, 6, 1][:2 * k])[:, None]).long()
+    pad = processor.tokenizer.pad_token_id
+    return {
+        "prompt_ids": enc["input_ids"][rows], "prompt_mask": enc["attention_mask"][rows],
+        "completion_ids": completion_ids.masked_fill(completion_mask == 0, pad), "completion_mask": completion_mask,
+        "pixel_values": torch.cat([enc["pixel_values"][slice(*spans[r])] for r in rows]),
+        "image_grid_thw": enc["image_grid_thw"][rows], "num_images": [1] * (2 * k),
+        "mm_token_type_ids": torch.cat([enc["mm_token_type_ids"][rows], torch.zeros_like(completion_ids)], dim=1),
+        "advantages": torch.randn(2 * k, generator=g),
+        "old_per_token_logps": -6.0 + 0.3 * torch.randn(2 * k, c, generator=g),
+        "num_items_in_batch": completion_mask.sum(),
+    }
+
+
+def test_a_vision_language_policy_shares_its_screenshot_prompt_with_the_same_loss_and_gradients(tmp_path):
+    """Qwen2-VL: the packed prompt carries the screenshot once, its multimodal-RoPE positions from get_rope_index."""
+    from coach_reward.tiny_models import build_tiny_vision_lm
+
+    model, processor = build_tiny_vision_lm(seed=0)
+    trainer = CoachTrainer(model, vowel_critic, _config(tmp_path, num_generations=3, per_device_train_batch_size=6),
+                           processor)
+    inputs = _vlm_inputs(processor, 3)
+    ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
+    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1)
+    mm = {key: inputs[key] for key in ("pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids")}
+    with torch.no_grad():
+        trainer.args.share_prompt_update = False
+        plain, plain_h, _ = trainer._get_per_token_logps_and_entropies(model, ids, mask, 6, compute_entropy=True, **mm)
+        trainer.args.share_prompt_update = True
+        shared, shared_h, _ = trainer._get_per_token_logps_and_entropies(model, ids, mask, 6, compute_entropy=True,
+                                                                           **mm)
+    assert trainer.shared_update_rows == 6 and trainer.shared_update_prompts == 2
+    assert bool((plain[inputs["completion_mask"] == 1] < -1).all())
+    torch.testing.assert_close(shared, plain, atol=2e-5, rtol=1e-5)
+    torch.testing.assert_close(shared_h, plain_h, atol=2e-5, rtol=1e-5)
+
+    loss_plain, grads_plain = _loss_and_grads(trainer, inputs, shared=False)
+    loss_shared, grads_shared = _loss_and_grads(trainer, inputs, shared=True)
+    assert abs(float(loss_plain)) > 1e-3
+    torch.testing.assert_close(loss_shared, loss_plain, atol=1e-6, rtol=1e-5)
+    assert grads_shared.keys() == grads_plain.keys()
+    assert any(name.startswith("model.visual") for name in grads_plain)  # the vision tower learns through it too
+    for name, grad in grads_plain.items():
+        torch.testing.assert_close(grads_shared[name], grad, atol=1e-6, rtol=1e-4)
+
+
+def test_states_with_the_same_text_but_different_screenshots_are_not_packed_together(tmp_path):
+    from coach_reward.tiny_models import build_tiny_vision_lm
+
+    model, processor = build_tiny_vision_lm(seed=0)
+    trainer = CoachTrainer(model, vowel_critic, _config(tmp_path, num_generations=3, per_device_train_batch_size=6),
+                           processor)
+    inputs = _vlm_inputs(processor, 3)
+    second = inputs["prompt_ids"][3:].clone()  # state 1 gets state 0's text; the screenshots stay different
+    inputs["prompt_ids"][3:] = inputs["prompt_ids"][:3]
+    inputs["prompt_mask"][3:] = inputs["prompt_mask"][:3]
+    inputs["mm_token_type_ids"][3:, :second.shape[1]] = inputs["mm_token_type_ids"][:3, :second.shape[1]]
+    n = int(inputs["image_grid_thw"][0].prod())
+    inputs["pixel_values"] = torch.cat([inputs["pixel_values"][:3 * n], inputs["pixel_values"][:3 * n] + 0.5])
+    inputs["image_grid_thw"][3:] = inputs["image_grid_thw"][:3]
+    inputs["completion_ids"][3], inputs["completion_mask"][3] = inputs["completion_ids"][0], inputs["completion_mask"][0]
+    ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
+    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1)
+    mm = {key: inputs[key] for key in ("pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids")}
+    with torch.no_grad():
+        trainer.args.share_prompt_update = False
+        plain, _, _ = trainer._get_per_token_logps_and_entropies(model, ids, mask, 6, **mm)
+        trainer.args.share_prompt_update = True
+        shared, _, _ = trainer._get_per_token_logps_and_entropies(model, ids, mask, 6, **mm)
+    assert trainer.shared_update_prompts == 2  # two packed prompts, not one
+    torch.testing.assert_close(shared, plain, atol=2e-5, rtol=1e-5)
+    # rows 0 and 3: the same text and reply on different screens, so different log-probs (one packed prompt for
+    # both would have given row 3 row 0's screen, and the shared log-probs would differ from the unshared ones)
+    assert float((plain[0] - plain[3]).abs().max()) > 1e-4

@@ -124,7 +124,7 @@ def test_coach_trainer_samples_k_actions_per_state_from_one_prompt_pass(vision_l
     trainer = _trainer(vision_lm, tmp_path, share_prompt_prefix=share)
     patches = _count_vision_patches(trainer.model)
     trainer.actor_update(_screen_rows(2), num_steps=1)
-    per_image = patches[-1] // 8  # the loss forward sees all 8 rows (2 states x K = 4)
+    per_image = patches[-1] // 2  # the loss forward (share_prompt_update) sees each state's screenshot once
     assert sum(patches[:-1]) == (2 if share else 8) * per_image
     actions = list(trainer.critic_reward.last_actions)
     scores = trainer.critic_reward.last_scores.tolist()
@@ -162,3 +162,15 @@ def test_actor_update_turns_on_the_configs_gradient_checkpointing(vision_lm, tmp
     trainer._compute_loss = spy
     trainer.actor_update(_screen_rows(2), num_steps=1)
     assert during_loss == [True]
+
+
+def test_the_unshared_update_encodes_every_rows_screenshot_again(vision_lm, tmp_path):
+    """share_prompt_update off: TRL's loss forward runs the vision tower over all 8 rows (2 states x K = 4)."""
+    shared = _trainer(vision_lm, tmp_path)
+    shared_patches = _count_vision_patches(shared.model)
+    shared.actor_update(_screen_rows(2), num_steps=1)
+    plain = _trainer(vision_lm, tmp_path / "plain", share_prompt_update=False)
+    plain_patches = _count_vision_patches(plain.model)
+    plain.actor_update(_screen_rows(2), num_steps=1)
+    assert plain_patches[-1] == 4 * shared_patches[-1] > 0
+    assert shared.shared_update_rows == 8 and plain.shared_update_rows == 0

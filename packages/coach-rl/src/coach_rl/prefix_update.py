@@ -54,13 +54,16 @@ def group_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, completion
 
 def pack_groups(
     input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_length: int, groups: list[list[int]],
-    *, attention: str = "sdpa", pad_id: int = 0,
+    *, attention: str = "sdpa", pad_id: int = 0, prompt_positions: list[torch.Tensor] | None = None,
 ) -> dict[str, Any]:
     """The packed sequences of ``groups`` (one per group): ``input_ids``, 4D ``attention_mask``, ``position_ids``,
     ``shift_labels`` (each position's next-token label, -100 where nothing is scored) and ``where``: for each
     original row, ``(packed row, first position)`` of its C predicting positions.
 
     ``attention`` "sdpa" gives a boolean mask (True: may attend), "eager" an additive float one.
+    ``prompt_positions`` (one ``(D, P)`` tensor per group, e.g. a VLM's 3D multimodal-RoPE positions of its prompt)
+    replaces the plain ``0..P-1`` prompt positions; each reply then continues from its last prompt position, as the
+    text after an image does. ``position_ids`` is then ``(D, G, L)``.
     """
     c = int(completion_length)
     if c < 1:
@@ -81,30 +84,38 @@ def pack_groups(
             raise ValueError(f"row {rows[0]} has an empty prompt: its first completion token has no context")
         ids = [prompt[:-1]]
         lab = [torch.full((p - 1,), -100, dtype=torch.long)]
-        pos = [torch.arange(p - 1)]
+        if prompt_positions is not None:
+            given = prompt_positions[g].cpu().long()
+            if given.dim() != 2 or given.shape[1] != p:
+                raise ValueError(f"prompt_positions[{g}] must be (D, {p}), got {tuple(given.shape)}")
+            pos = [given[:, :-1]]
+        else:
+            pos = [torch.arange(p - 1)[None]]
         seg = [torch.full((p - 1,), -1, dtype=torch.long)]
         start = p - 1
         for i, row in enumerate(rows):
             ids.append(torch.cat([prompt[-1:], completion[row, :-1]]))
             lab.append(torch.where(completion_mask[row], completion[row], torch.full_like(completion[row], -100)))
-            pos.append(torch.arange(p - 1, p - 1 + c))
+            pos.append(torch.arange(p - 1, p - 1 + c)[None] if prompt_positions is None
+                       else given[:, -1:] + torch.arange(c)[None])
             seg.append(torch.full((c,), i, dtype=torch.long))
             where[row] = (g, start)
             start += c
         packed.append(torch.cat(ids))
         labels.append(torch.cat(lab))
-        positions.append(torch.cat(pos))
+        positions.append(torch.cat(pos, dim=1))
         segments.append(torch.cat(seg))
     width = max(t.numel() for t in packed)
     n = len(groups)
     out_ids = torch.full((n, width), pad_id, dtype=torch.long)
     out_labels = torch.full((n, width), -100, dtype=torch.long)
-    out_pos = torch.zeros((n, width), dtype=torch.long)
+    dims = positions[0].shape[0]
+    out_pos = torch.zeros((dims, n, width), dtype=torch.long)
     out_seg = torch.full((n, width), -2, dtype=torch.long)  # -2: padding of the packed batch
     for g in range(n):
         length = packed[g].numel()
         out_ids[g, :length], out_labels[g, :length] = packed[g], labels[g]
-        out_pos[g, :length], out_seg[g, :length] = positions[g], segments[g]
+        out_pos[:, g, :length], out_seg[g, :length] = positions[g], segments[g]
     q_seg, k_seg = out_seg[:, :, None], out_seg[:, None, :]
     idx = torch.arange(width)
     causal = idx[None, :, None] >= idx[None, None, :]
@@ -115,7 +126,8 @@ def pack_groups(
         mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill(~mask, torch.finfo(torch.float32).min)
     elif attention != "sdpa":
         raise ValueError(f"the packed block mask needs the 'sdpa' or 'eager' attention, not {attention!r}")
-    return {"input_ids": out_ids, "attention_mask": mask, "position_ids": out_pos, "shift_labels": out_labels,
+    return {"input_ids": out_ids, "attention_mask": mask,
+            "position_ids": out_pos[0] if prompt_positions is None else out_pos, "shift_labels": out_labels,
             "where": where}
 
 
@@ -131,36 +143,45 @@ def shared_prefix_logps(
     rows_per_chunk: int | None = None,
     autocast: Callable[[], Any] | None = None,
     pad_id: int = 0,
+    prompt_positions: list[torch.Tensor] | None = None,
+    extra_inputs: Callable[[list[int]], dict[str, Any]] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probs (and entropies) of the completions, ``(B, C)`` like TRL's, from one prompt pass per group.
 
     ``model`` must take ``fused_lm_head=True`` with ``shift_labels`` (TRL's ``add_fused_lm_head``, which every
     GRPO-family trainer adds). Positions that score nothing (completion padding) give 0, as in TRL's path.
     ``rows_per_chunk`` caps the original rows per forward (whole groups; at least one group per forward).
+    ``prompt_positions`` (per group) and ``extra_inputs(group indices of a forward) -> model kwargs`` (a VLM's
+    ``pixel_values`` and ``image_grid_thw`` of those groups' prompts, in that order) serve vision-language models.
     """
     c = int(completion_length)
     device = input_ids.device
     b = input_ids.shape[0]
     logps = torch.zeros((b, c), device=device)
     entropies = torch.zeros((b, c), device=device) if compute_entropy else None
-    chunks: list[list[list[int]]] = []
-    current: list[list[int]] = []
+    chunks: list[list[int]] = []  # group indices per forward
+    current: list[int] = []
     size = 0
     cap = rows_per_chunk or b
-    for rows in groups:
+    for index, rows in enumerate(groups):
         if current and size + len(rows) > cap:
             chunks.append(current)
             current, size = [], 0
-        current.append(rows)
+        current.append(index)
         size += len(rows)
     if current:
         chunks.append(current)
     logp_parts: list[tuple[list[int], torch.Tensor]] = []
     entropy_parts: list[tuple[list[int], torch.Tensor]] = []
-    for chunk in chunks:
-        batch = pack_groups(input_ids, attention_mask, c, chunk, attention=attention, pad_id=pad_id)
+    for indices in chunks:
+        chunk = [groups[i] for i in indices]
+        positions = [prompt_positions[i] for i in indices] if prompt_positions is not None else None
+        batch = pack_groups(input_ids, attention_mask, c, chunk, attention=attention, pad_id=pad_id,
+                            prompt_positions=positions)
         where = batch.pop("where")
         inputs = {k: v.to(device) for k, v in batch.items()}
+        if extra_inputs is not None:
+            inputs.update(extra_inputs(indices))
         with (autocast() if autocast is not None else nullcontext()):
             out = model(**inputs, fused_lm_head=True)
         rows = [r for group in chunk for r in group]

@@ -526,12 +526,17 @@ class CoachTrainer(GRPOTrainer):
         """The attention the packed update runs with, or None when this forward keeps TRL's unshared rows."""
         if not getattr(self.args, "share_prompt_update", False) or compute_aux_loss:
             return None
-        if any(value is not None for value in multimodal.values()):
-            return None  # VLM rows (screenshot tokens, multimodal RoPE): the unshared path
+        given = {key for key, value in multimodal.items() if value is not None}
         unwrapped = self.accelerator.unwrap_model(model)
         config = getattr(unwrapped, "config", None)
-        if config is None or getattr(config, "vision_config", None) is not None:
+        if config is None:
             return None
+        if getattr(config, "vision_config", None) is not None or given:
+            # a Qwen-VL-style policy (images per row, multimodal RoPE from get_rope_index); any other layout of
+            # multimodal inputs keeps the unshared rows
+            base = getattr(unwrapped, "model", None)
+            if (not callable(getattr(base, "get_rope_index", None)) or not given <= _VLM_FIELDS or not {"pixel_values", "image_grid_thw", "num_images"} <= given):
+                return None
         attention = getattr(config, "_attn_implementation", None)
         if attention not in SHARED_ATTENTION:
             if not getattr(self, "_warned_shared_attention", False):
@@ -555,15 +560,22 @@ class CoachTrainer(GRPOTrainer):
         """
         attention = self._shared_update_attention(model, multimodal, compute_aux_loss)
         groups = group_rows(input_ids, attention_mask, logits_to_keep) if attention else None
+        vlm = attention is not None and multimodal.get("pixel_values") is not None
+        if vlm:
+            groups = _split_by_images(groups, multimodal)
         if groups is None or max(len(g) for g in groups) < 2:
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
                 compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **multimodal)
         pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        extra: dict[str, Any] = {}
+        if vlm:
+            extra = _vlm_prompt_inputs(self.accelerator.unwrap_model(model), input_ids, attention_mask,
+                                       logits_to_keep, groups, multimodal)
         logps, entropies = shared_prefix_logps(
             model, input_ids, attention_mask, logits_to_keep, groups, attention=attention,
             compute_entropy=compute_entropy, rows_per_chunk=batch_size, autocast=self.accelerator.autocast,
-            pad_id=pad)
+            pad_id=pad, **extra)
         self.shared_update_rows += input_ids.shape[0]
         self.shared_update_prompts += len(groups)
         return logps, entropies, None
@@ -1151,6 +1163,83 @@ def _field_layout(fields: dict[str, Any], image_counts: list[int]) -> _FieldLayo
         else:
             return None
     return _FieldLayout(kinds, image_counts, patches)
+
+
+_VLM_FIELDS = frozenset({"pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids"})
+"""The multimodal inputs of a Qwen-VL-style row the shared update knows how to pack (screenshots, no video)."""
+
+
+def _image_spans(multimodal: Mapping[str, Any]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Per row: its ``(first, last)`` images in ``image_grid_thw`` and its ``(first, last)`` patches in ``pixel_values``."""
+    counts = [int(n) for n in multimodal["num_images"]]
+    patches = [int(p) for p in multimodal["image_grid_thw"].prod(-1).tolist()]
+    images, rows_patches = [], []
+    first_image = first_patch = 0
+    for n in counts:
+        size = sum(patches[first_image:first_image + n])
+        images.append((first_image, first_image + n))
+        rows_patches.append((first_patch, first_patch + size))
+        first_image += n
+        first_patch += size
+    return images, rows_patches
+
+
+def _split_by_images(groups: list[list[int]] | None, multimodal: Mapping[str, Any]) -> list[list[int]] | None:
+    """Groups of rows with the same prompt text AND the same screenshots (pixel for pixel): two states can share
+    their text (the image placeholders only count patches) and differ in what the screen shows."""
+    if groups is None:
+        return None
+    images, patches = _image_spans(multimodal)
+    grid, pixels = multimodal["image_grid_thw"], multimodal["pixel_values"]
+
+    def same(a: int, b: int) -> bool:
+        (ia, ja), (ib, jb) = images[a], images[b]
+        (pa, qa), (pb, qb) = patches[a], patches[b]
+        return (ja - ia == jb - ib and qa - pa == qb - pb and torch.equal(grid[ia:ja], grid[ib:jb])
+                and torch.equal(pixels[pa:qa], pixels[pb:qb]))
+
+    out: list[list[int]] = []
+    for rows in groups:
+        split: list[list[int]] = []
+        for row in rows:
+            for part in split:
+                if same(part[0], row):
+                    part.append(row)
+                    break
+            else:
+                split.append([row])
+        out.extend(split)
+    return out
+
+
+def _vlm_prompt_inputs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_length: int,
+                       groups: list[list[int]], multimodal: Mapping[str, Any]) -> dict[str, Any]:
+    """What a Qwen-VL-style policy needs for the packed prompts: each group's multimodal-RoPE positions (its
+    ``get_rope_index`` over the prompt, images at their grid positions) and, per forward, its screenshots' patches."""
+    images, patches = _image_spans(multimodal)
+    grid, pixels = multimodal["image_grid_thw"], multimodal["pixel_values"]
+    token_types = multimodal.get("mm_token_type_ids")
+    config = model.config
+    positions = []
+    for rows in groups:
+        row = rows[0]
+        real = attention_mask[row, :-completion_length].bool()
+        ids = input_ids[row, :-completion_length][real]
+        if token_types is not None:
+            types = token_types[row, :-completion_length][real]
+        else:
+            types = (ids == getattr(config, "image_token_id", -1)).int()
+        first, last = images[row]
+        pos, _ = model.model.get_rope_index(ids[None], mm_token_type_ids=types[None].int(),
+                                            image_grid_thw=grid[first:last], attention_mask=torch.ones_like(ids)[None])
+        positions.append(pos[:, 0])
+
+    def extra(indices: list[int]) -> dict[str, Any]:
+        rows = [groups[i][0] for i in indices]
+        return {"pixel_values": torch.cat([pixels[slice(*patches[r])] for r in rows]),
+                "image_grid_thw": torch.cat([grid[slice(*images[r])] for r in rows])}
+
+    return {"prompt_positions": positions, "extra_inputs": extra}
 
 
 def _shuffle_groups(batch: dict[str, Any], k: int) -> dict[str, Any]:
