@@ -41,6 +41,19 @@ def test_tiny_twin_times_every_phase_for_each_k_shared_and_unshared(bench, tmp_p
 
 
 @pytest.mark.slow
+def test_tiny_twin_compares_the_shared_and_the_unshared_update(bench, tmp_path):
+    report = bench.main(["--model", "tiny", "--states", "2", "--k", "2", "--max-new-tokens", "4", "--max-pixels",
+                         "60000", "--compare-unshared-update", "--no-warmup", "--threads", "1", "--out",
+                         str(tmp_path / "update.json")])
+    runs = {r["share_prompt_update"]: r for r in report["runs"]}
+    assert sorted(runs) == [False, True] and all(r["share_prompt_prefix"] and "error" not in r for r in runs.values())
+    # shared: the loss forward packs each state's 2 replies after its prompt and screenshot; unshared: TRL's 4 rows
+    assert runs[True]["shared_update_rows"] == 4 and runs[False]["shared_update_rows"] == 0
+    assert all(r["actor_grad_norm"] > 0 for r in runs.values())
+    assert report["relative_cost"] == {}  # no K = 1 run, no baseline to divide by
+
+
+@pytest.mark.slow
 def test_tiny_twin_measures_the_kl_anchor_beside_eq4(bench, tmp_path):
     report = bench.main(["--model", "tiny", "--states", "2", "--k", "2", "--beta", "0", "0.1", "--max-new-tokens",
                          "4", "--max-pixels", "60000", "--no-warmup", "--threads", "1", "--out",
@@ -53,6 +66,12 @@ def test_tiny_twin_measures_the_kl_anchor_beside_eq4(bench, tmp_path):
     assert runs[0.1]["actor_grad_norm"] > 0
     # Without a K = 1 run there is no baseline: the relative costs are left out, not made up.
     assert report["relative_cost"] == {}
+
+
+def test_relative_cost_labels_the_unshared_update_against_its_own_k1(bench):
+    runs = [{"k": k, "share_prompt_prefix": True, "share_prompt_update": update, "beta": 0.0, "total_seconds": t}
+            for k, update, t in [(1, True, 2.0), (4, True, 3.0), (1, False, 2.0), (4, False, 6.0)]]
+    assert bench._relative_cost(runs) == {"shared": {"1": 1.0, "4": 1.5}, "shared+unshared_update": {"1": 1.0, "4": 3.0}}
 
 
 def test_beta_must_be_non_negative(bench, capsys):

@@ -16,7 +16,9 @@ Phases, timed inside ``actor_update`` by wrapping the trainer's own methods:
   prompt's KV cache repeated K times; unshared: TRL's K independent rows);
 - ``critic_score``: Q(s, a) of the K replies (``Critic.score``);
 - ``actor_update``: the rest of ``actor_update`` (TRL re-processes the images for the loss forward, the policy's
-  log-probabilities of the K replies with its prompt and screenshot, Eq. 4's loss, backward, AdamW step);
+  log-probabilities of the K replies with its prompt and screenshot, Eq. 4's loss, backward, AdamW step; with
+  ``share_prompt_update``, the default, each state's prompt and screenshot run once and its K replies are packed
+  after them);
 - ``critic_update``: one ``CriticTrainer.update`` (Eq. 2) on one action per state (the critic learns from the
   executed actions of the online steps, so this phase does not grow with K).
 
@@ -32,8 +34,12 @@ CPU twin (about a minute)::
 
 GPU (one call; see packages/coach-rl/README.md for the wheels that travel)::
 
-    python3 tools/bench/real_size_path.py --model qwen2.5-vl-3b --states 2 --k 1 2 4 8 --max-new-tokens 128 \
-        --compare-unshared --out $OUT/real_size_3b.json
+    python3 tools/bench/real_size_path.py --model qwen2.5-vl-3b --states 2 --k 1 4 8 --max-new-tokens 128 \
+        --compare-unshared --compare-unshared-update --out $OUT/real_size_3b.json
+
+``--compare-unshared-update`` adds runs that sample from the shared prompt but update over K rows that each repeat
+the prompt and screenshot (``share_prompt_update`` off): beside the default runs (both shared) they measure what the
+shared update saves in the ``actor_update`` phase at each K.
 """
 
 from __future__ import annotations
@@ -152,8 +158,12 @@ class _PhaseTimer:
 
 
 def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k: int, args: argparse.Namespace,
-          *, share: bool, beta: float = 0.0) -> dict[str, Any]:
+          *, share: bool, beta: float = 0.0, share_update: bool | None = None) -> dict[str, Any]:
     """One ``CoachTrainer.actor_update`` and one ``CriticTrainer.update`` at K actions per state, timed by phase.
+
+    ``share`` shares the prompt pass when sampling (``share_prompt_prefix``); ``share_update`` (default: ``share``)
+    in the update's forward and backward (``share_prompt_update``: each state's prompt and screenshot once, the K
+    replies packed after it).
 
     ``beta > 0`` adds the KL anchor (``CoachConfig.beta``): the trainer keeps a frozen copy of the policy, and every
     generated batch gets one more forward pass through it (TRL's ``ref_per_token_logps``), inside ``actor_update``.
@@ -168,7 +178,8 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
             output_dir=out, num_generations=k, coach_advantage="q" if k == 1 else "acloo",
             per_device_train_batch_size=len(rows) * k, gradient_accumulation_steps=1,
             max_completion_length=args.max_new_tokens, bf16=cuda, gradient_checkpointing=True,
-            share_prompt_prefix=share, report_to=[], logging_strategy="no", save_strategy="no",
+            share_prompt_prefix=share, share_prompt_update=share if share_update is None else share_update,
+            report_to=[], logging_strategy="no", save_strategy="no",
             seed=args.seed, critic_batch_size=args.critic_batch_size, dataloader_num_workers=0, optim=args.optim,
             beta=beta,
         )
@@ -212,6 +223,7 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
         phases["critic_update"] = time.perf_counter() - started
         peaks["critic_update"] = _peak_gib()
         new_tokens = [len(critic.tokenizer(a, add_special_tokens=False)["input_ids"]) for a in actions]
+        shared_rows = trainer.shared_update_rows
         model.zero_grad(set_to_none=True)
         critic.zero_grad(set_to_none=True)
         del trainer, critic_trainer
@@ -220,7 +232,8 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
             torch.cuda.empty_cache()
     seconds = sum(phases.values())
     return {
-        "k": k, "share_prompt_prefix": share, "beta": beta, "states": len(rows), "actions": len(actions),
+        "k": k, "share_prompt_prefix": share, "share_prompt_update": config.share_prompt_update, "beta": beta,
+        "shared_update_rows": shared_rows, "states": len(rows), "actions": len(actions),
         "peak_gib_trainer_built": anchor_gib, "actor_kl": metrics.get("actor/kl"),
         "seconds": phases, "total_seconds": seconds, "actions_per_s": len(actions) / seconds,
         "sample_actions_per_s": len(actions) / phases["sample"] if phases.get("sample") else None,
@@ -247,7 +260,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the actor's optimiser (TrainingArguments.optim); adafactor keeps no first moment, which "
                         "lets a full-parameter 7B actor and critic share one 141 GB GPU")
     parser.add_argument("--compare-unshared", action="store_true",
-                        help="also run every K with share_prompt_prefix off (TRL's K independent rows)")
+                        help="also run every K with share_prompt_prefix and share_prompt_update off (TRL's K "
+                        "independent rows, in sampling and in the update)")
+    parser.add_argument("--compare-unshared-update", action="store_true",
+                        help="also run every K with the sampling shared but share_prompt_update off (the update's "
+                        "forward and backward over K rows that each repeat the prompt): what sharing the update saves")
     parser.add_argument("--beta", type=float, nargs="+", default=[0.0],
                         help="KL weights to run every K with (CoachConfig.beta; 0 = Eq. 4, the default): e.g. "
                         "--beta 0 0.1 measures what the KL anchor's frozen policy copy costs in memory and time")
@@ -324,20 +341,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         started_warmup = time.perf_counter()
         run_k(model, processor, critic, rows, 2, args, share=True)
         result["warmup_seconds"] = time.perf_counter() - started_warmup
-    for share, beta in [(s, b) for s in ([True, False] if args.compare_unshared else [True]) for b in args.beta]:
+    modes = [(True, True)] + [(False, False)] * args.compare_unshared + [(True, False)] * args.compare_unshared_update
+    for (share, share_update), beta in [(m, b) for m in modes for b in args.beta]:
         for k in args.k:
             try:
-                run = run_k(model, processor, critic, rows, k, args, share=share, beta=beta)
+                run = run_k(model, processor, critic, rows, k, args, share=share, beta=beta, share_update=share_update)
             except torch.cuda.OutOfMemoryError as err:  # keep going; say where memory ran out
-                run = {"k": k, "share_prompt_prefix": share, "beta": beta,
+                run = {"k": k, "share_prompt_prefix": share, "share_prompt_update": share_update, "beta": beta,
                        "error": f"out of GPU memory: {str(err).splitlines()[0]}", "peak_gib_before": _peak_gib()}
                 model.zero_grad(set_to_none=True)
                 critic.zero_grad(set_to_none=True)
                 gc.collect()
                 torch.cuda.empty_cache()
             result["runs"].append(run)
-            print(json.dumps({key: run.get(key) for key in ("k", "share_prompt_prefix", "beta", "total_seconds",
-                                                             "seconds", "error")}, default=float),
+            print(json.dumps({key: run.get(key) for key in ("k", "share_prompt_prefix", "share_prompt_update", "beta",
+                                                             "total_seconds", "seconds", "error")}, default=float),
                   file=sys.stderr, flush=True)
             _write(result, args.out)
     result["relative_cost"] = _relative_cost(result["runs"])
@@ -352,16 +370,24 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def _relative_cost(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Total seconds at each K over K = 1's (beta = 0, prompt shared), per sharing mode and KL weight.
 
-    Keys: ``shared`` / ``unshared`` for beta = 0, ``shared+beta=0.1`` and so on with the KL anchor. One baseline for
-    all, so a row's number also says what the anchor adds.
+    Keys: ``shared`` / ``unshared`` for beta = 0, ``shared+beta=0.1`` and so on with the KL anchor,
+    ``shared+unshared_update`` for sampling shared and the update not. One baseline for all, so a row's number also
+    says what the anchor adds.
     """
     out: dict[str, dict[str, float]] = {}
-    base = {(r["share_prompt_prefix"], r.get("beta", 0.0)): r["total_seconds"]
+
+    def mode(run: dict[str, Any]) -> tuple[bool, bool]:
+        share = run["share_prompt_prefix"]
+        return share, run.get("share_prompt_update", share)
+
+    base = {(mode(r), r.get("beta", 0.0)): r["total_seconds"]
             for r in runs if r.get("k") == 1 and "total_seconds" in r}
     for run in runs:
         beta = run.get("beta", 0.0)
-        label = ("shared" if run["share_prompt_prefix"] else "unshared") + (f"+beta={beta:g}" if beta else "")
-        ref = base.get((run["share_prompt_prefix"], 0.0)) or base.get((True, 0.0))
+        share, share_update = mode(run)
+        label = ("shared" if share else "unshared") + ("+unshared_update" if share and not share_update else "") \
+            + (f"+beta={beta:g}" if beta else "")
+        ref = base.get((mode(run), 0.0)) or base.get(((True, True), 0.0))
         if ref and "total_seconds" in run:
             out.setdefault(label, {})[str(run["k"])] = run["total_seconds"] / ref
     return out

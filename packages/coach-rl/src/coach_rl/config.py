@@ -397,9 +397,9 @@ class CriticArguments:
             "help": "In the actor update's forward and backward, run each state's prompt once and let its K replies "
             "attend to it (one packed sequence per state with a block attention mask, coach_rl.prefix_update) instead "
             "of K rows that each repeat the prompt. The same per-token log-probs, loss and gradients up to float "
-            "rounding; the cost of the prompt no longer grows with K. Applies to text policies with 'sdpa' or 'eager' "
-            "attention (others keep the unshared rows); a micro-batch shares what it holds, so make "
-            "`per_device_train_batch_size` a multiple of K."
+            "rounding; the cost of the prompt (and of its screenshot's vision encoding) no longer grows with K. Applies to "
+            "text and Qwen-VL-style policies with 'sdpa' or 'eager' attention (others keep the unshared rows); a "
+            "micro-batch shares what it holds, so make `per_device_train_batch_size` a multiple of K."
         },
     )
 

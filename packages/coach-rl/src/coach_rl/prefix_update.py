@@ -15,9 +15,15 @@ floating-point reassociation, and so are the loss and the gradients (the prompt'
 replies' gradients, which the unshared path sums over K copies). The prompt runs once per state, forward and
 backward.
 
+Vision-language policies (Qwen2-VL / Qwen2.5-VL style: ``pixel_values`` per image patch, ``image_grid_thw``,
+multimodal RoPE) pack the same way: the screenshot goes through the vision tower once per state, the prompt keeps
+the 3D positions the model's own ``get_rope_index`` gives it, and the replies continue from its last position as text
+after an image does (``CoachTrainer`` supplies both; rows are packed together only when their screenshots are equal
+pixel for pixel, not just their text).
+
 Limits: the mask is an explicit 4D mask, which the "sdpa" and "eager" attention implementations take (flash
-attention does not: those models keep the unshared path). Text policies only; a vision-language policy (its
-screenshot tokens, multimodal RoPE positions) keeps the unshared path.
+attention does not: those models keep the unshared path, with a warning). Other multimodal layouts (video, tiles)
+keep the unshared path too.
 """
 
 from __future__ import annotations
