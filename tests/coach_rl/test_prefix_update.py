@@ -236,3 +236,16 @@ def test_states_with_the_same_text_but_different_screenshots_are_not_packed_toge
     # rows 0 and 3: the same text and reply on different screens, so different log-probs (one packed prompt for
     # both would have given row 3 row 0's screen, and the shared log-probs would differ from the unshared ones)
     assert float((plain[0] - plain[3]).abs().max()) > 1e-4
+
+
+def test_the_shared_update_is_exact_under_gradient_checkpointing_too(tmp_path):
+    """The real-size recipe checkpoints activations: the packed forward is recomputed in the backward."""
+    trainer = _trainer(tmp_path)
+    trainer.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    inputs = _batch(trainer)
+    loss_plain, grads_plain = _loss_and_grads(trainer, inputs, shared=False)
+    loss_shared, grads_shared = _loss_and_grads(trainer, inputs, shared=True)
+    assert trainer.shared_update_rows == 2 * K
+    torch.testing.assert_close(loss_shared, loss_plain, atol=1e-6, rtol=1e-5)
+    for name, grad in grads_plain.items():
+        torch.testing.assert_close(grads_shared[name], grad, atol=1e-6, rtol=1e-4)
