@@ -22,7 +22,8 @@
 # Environment: SEEDS (default "0 1 2"), OUT (default runs/main_job), CONFIG (default main),
 # EXTRA (more key=value overrides for every run), PRM (default: train one into $OUT/prm; "none": no PRM;
 # "sim-oracle": the simulated phone's expert as a perfect PRM), COMPARE (e.g. "grpo": also run that algorithm
-# from the same warm-up, per seed, on the env steps the Coach run of that seed used).
+# from the same warm-up, per seed, on exactly the env steps the Coach run of that seed used, at its own tuned
+# settings: the shipped config $CONFIG-$COMPARE that `coach-rl sweep` chose on validation instances).
 # Diagnostic: EXTRA="learning_rate=0.0001 coach_q_source=sim-oracle" scores Coach's K actions with the sim's expert
 # match instead of the critic (a perfect critic, the upper bound; packages/coach-rl/README.md, the diagnosis).
 set -euo pipefail
@@ -88,6 +89,32 @@ end=$(date +%s)
 .venv/bin/coach-rl summarize "${runs[@]}" --out "$OUT/summary.json" > /dev/null
 # COMPARE: another algorithm from the same warm-up, per seed, on the env steps that seed's Coach run used
 if [ -n "$COMPARE" ]; then
+  # the other algorithm at its OWN tuned settings: the config `coach-rl sweep` wrote for it (<config>-<algorithm>),
+  # chosen on validation instances; without one it runs at this config's settings, which were tuned for Coach
+  tuned=$(.venv/bin/python - "${CONFIG%.yaml}-$COMPARE" <<'PY'
+import sys
+from pathlib import Path
+from coach_rl.configs import list_configs
+name = sys.argv[1]
+if Path(name + ".yaml").is_file():
+    print(name + ".yaml")
+elif name in list_configs():
+    print(name)
+PY
+)
+  if [ -n "$tuned" ]; then
+    cconfig="$tuned"; calgo=""
+    echo "$COMPARE: at its own tuned settings, config $cconfig ($(.venv/bin/python -c "import sys, yaml
+from importlib import resources
+from pathlib import Path
+name = sys.argv[1]
+path = Path(name) if name.endswith('.yaml') else resources.files('coach_rl.configs') / (name + '.yaml')
+raw = yaml.safe_load(path.read_text())
+print(' '.join(f'{k}={v}' for k, v in raw.items() if k not in ('extends', 'algorithm')))" "$cconfig"))"
+  else
+    cconfig="$CONFIG"; calgo="algorithm=$COMPARE"
+    echo "warning: no tuned config ${CONFIG%.yaml}-$COMPARE (coach-rl sweep writes one): $COMPARE runs at $CONFIG's settings, tuned for Coach" >&2
+  fi
   cruns=()
   pids=()
   for seed in $SEEDS; do
@@ -95,7 +122,7 @@ if [ -n "$COMPARE" ]; then
     cruns+=("$run")
     budget=$(.venv/bin/python -c "import json, sys; r = [x for x in json.load(open('$OUT/summary.json'))['runs'] if x['run'].endswith('seed$seed')][0]; print(r['env_steps'])")
     # shellcheck disable=SC2086
-    .venv/bin/coach-rl train --config "$CONFIG" "algorithm=$COMPARE" "seed=$seed" "init_from=$init" "output_dir=$run" \
+    .venv/bin/coach-rl train --config "$cconfig" $calgo "seed=$seed" "init_from=$init" "output_dir=$run" \
       "max_env_steps=$budget" total_iterations=1000 $EXTRA --no-progress > "$run.log" 2>&1 &
     pids+=($!)
     echo "seed $seed: $COMPARE in $run on $budget env steps (log: $run.log)"
