@@ -245,6 +245,29 @@ def test_the_ppo_actor_updater_skips_a_step_with_a_nan_loss():
     assert metrics["skipped_steps"] == 0 and actor.step == 1
 
 
+def test_ppo_with_a_nan_value_network_skips_its_updates_then_stops():
+    from coach_rl.baselines import PPOBaseline
+    from coach_rl.records import StepRecord
+
+    model, tok = build_tiny_causal_lm(seed=0)
+    value = Critic.from_pretrained_lm(copy.deepcopy(model), tok, seed=4)
+    with torch.no_grad():
+        next(value.value_head.parameters()).view(-1)[0] = NAN
+    ppo = PPOBaseline(ActorUpdater(model, tok, lr=1e-3), CriticTrainer(value, total_steps=10))
+    ppo.actor.nonfinite = NonFiniteMonitor(patience=2)
+    prompt = "<|im_start|>user\nOpen the Clock app.<|im_end|>\n<|im_start|>assistant\n"
+    batch = [StepRecord(episode_id="e", step_index=t, num_steps=2, task="Clock", group="Clock:1", prompt=[],
+                        prompt_text=prompt + str(t), response="Action: press_home()", outcome_reward=1.0, return_t=1.0,
+                        success=1.0) for t in range(2)]
+    before = _params(model)
+    with pytest.warns(RuntimeWarning, match="non-finite values in value"):
+        metrics = ppo.update(batch)  # before: the value update refused the NaN V_old with a ValueError
+    assert metrics == {"actor/skipped_steps": 1.0, "value/skipped_steps": 1.0, "ppo/nonfinite_steps": 2.0}
+    assert _same(before, _params(model)) and ppo.actor.nonfinite.counts == {"value": 2}
+    with pytest.raises(NonFiniteError, match=r"phase 'value' 2 time\(s\) in a row"):
+        ppo.update(batch)
+
+
 def test_a_prm_giving_nan_scores_is_counted_and_its_steps_missing():
     env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff", max_steps=3)
 

@@ -36,6 +36,7 @@ from coach_rl.advantages import grpo_advantages
 from coach_rl.algorithms.base import UpdateContext
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
+from coach_rl.nonfinite import monitor_of
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import gae
 
@@ -312,10 +313,31 @@ class PPOBaseline(_SavesStateDict):
         if not states:
             raise ValueError("the trajectories hold no steps to learn from")
         values = self.values(records)
-        advantages, returns = self.advantages_and_returns(records, values)
+        # A NaN/inf V(s) (a broken value network) makes its trajectory's returns and advantages unusable: those steps
+        # are left out of both updates and counted (nonfinite/value); with none left, nothing is updated.
+        broken = [not bool(torch.isfinite(torch.as_tensor(v)).all()) for v in values]
+        safe = [torch.zeros_like(torch.as_tensor(v)) if b else v for v, b in zip(values, broken)]
+        advantages, returns = self.advantages_and_returns(records, safe)
         flat_adv = torch.cat(advantages)
         flat_ret = torch.cat(returns)
         flat_val = torch.cat([torch.as_tensor(v, dtype=torch.float64) for v in values])
+        steps = [s for rec in records for s in rec.steps]
+        whole = torch.cat([torch.full((len(rec.steps),), not b, dtype=torch.bool) for rec, b in zip(records, broken)])
+        usable = whole & torch.isfinite(flat_val) & torch.isfinite(flat_adv) & torch.isfinite(flat_ret)
+        monitor = monitor_of(self.actor)
+        if not bool(usable.all()):
+            bad = int((~usable).sum())
+            monitor.bad("value", f"state {states[int(torch.nonzero(~usable)[0])]!r}", f"{bad} of {len(states)} steps "
+                        "had a NaN/inf value, return or advantage (left out of this update)", count=bad,
+                        streak=not bool(usable.any()))
+            if not bool(usable.any()):
+                return {"actor/skipped_steps": 1.0, "value/skipped_steps": 1.0, "ppo/nonfinite_steps": float(bad)}
+            keep = torch.nonzero(usable).flatten()
+            flat_adv, flat_ret, flat_val = flat_adv[keep], flat_ret[keep], flat_val[keep]
+            states = [states[i] for i in keep.tolist()]
+            steps = [steps[i] for i in keep.tolist()]
+        else:
+            monitor.ok("value")
         if self.normalize_advantages and flat_adv.numel() > 1:
             actor_adv = (flat_adv - flat_adv.mean()) / (flat_adv.std(correction=0) + 1e-8)
         else:
@@ -324,7 +346,6 @@ class PPOBaseline(_SavesStateDict):
             states, [""] * len(states), flat_ret.float(), flat_val.float(),
             epochs=self.value_epochs, mini_batch_size=self.value_mini_batch_size,
         )
-        steps = [s for rec in records for s in rec.steps]
         samples = [_actor_sample(step, a, self.use_recorded_logprobs) for step, a in zip(steps, actor_adv.tolist())]
         actor_metrics = self.actor.update(samples, epochs=self.epochs, mini_batch_size=self.mini_batch_size)
         metrics = {f"actor/{k}": v for k, v in actor_metrics.items()}
