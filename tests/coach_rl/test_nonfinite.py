@@ -268,6 +268,25 @@ def test_ppo_with_a_nan_value_network_skips_its_updates_then_stops():
         ppo.update(batch)
 
 
+def test_distrl_with_a_nan_value_network_leaves_its_trajectories_out():
+    import numpy as np
+
+    from coach_rl.algorithms.base import UpdateContext
+
+    from .test_distrl import _batches, _learner
+
+    model, tok = build_tiny_causal_lm(seed=0)
+    learner = _learner(model, tok, replay_trajectories=0)
+    with torch.no_grad():
+        next(learner.value_critic.value_head.parameters()).view(-1)[0] = NAN
+    first, _ = _batches(learner)
+    before = _params(learner.actor.model)
+    with pytest.warns(RuntimeWarning, match="non-finite values in value"):
+        metrics = learner.update(first, UpdateContext(rng=np.random.default_rng(0), iteration=1))
+    assert metrics["actor/skipped_steps"] == 1.0 and metrics["distrl/nonfinite_steps"] == 5.0
+    assert _same(before, _params(learner.actor.model)) and learner.actor.nonfinite.counts == {"value": 5}
+
+
 def test_a_prm_giving_nan_scores_is_counted_and_its_steps_missing():
     env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff", max_steps=3)
 

@@ -41,7 +41,7 @@ from coach_rl.advantages import aride_advantages
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.losses import distrl_actor_loss
-from coach_rl.nonfinite import skip_nonfinite_step
+from coach_rl.nonfinite import monitor_of, skip_nonfinite_step
 from coach_rl.priorities import PrioritizedTrajectorySampler, TrajectoryStats
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import retrace_targets
@@ -277,13 +277,15 @@ class DistRLLearner:
             log_pi = [float(c.sum()) for c in cur]
             rho = [math.exp(min(50.0, lp - float(b.sum()))) for lp, b in zip(log_pi, behaviour)]
             rewards = self.step_rewards(steps)
-            targets = retrace_targets(rewards, v, self.gamma, self.retrace_lambda,
+            broken = not all(math.isfinite(x) for x in v)  # a NaN/inf V: this trajectory is left out of training
+            v_used = [0.0] * n if broken else v
+            targets = retrace_targets(rewards, v_used, self.gamma, self.retrace_lambda,
                                       rhos=rho if self.use_retrace else None)
-            adv = aride_advantages(rewards, v, self.gamma).tolist()
-            td = aride_advantages(rewards, v, self.gamma).abs().mean().item()
+            adv = aride_advantages(rewards, v_used, self.gamma).tolist()
+            td = aride_advantages(rewards, v_used, self.gamma).abs().mean().item()
             stats = TrajectoryStats(abs_td=td, rho=float(np.mean(rho)), entropy=float(np.mean([-x for x in log_pi])))
             out.append({"values": v, "behaviour": behaviour, "targets": targets, "advantages": adv, "stats": stats,
-                        "records": steps})
+                        "records": steps, "broken": broken})
         return out
 
     def refresh_priorities(self) -> None:
@@ -301,6 +303,19 @@ class DistRLLearner:
         for steps, ev in zip(trajectories, evaluated):
             if steps[0].episode_id in self.replay:
                 self.sampler.update(steps[0].episode_id, ev["stats"])
+        broken = [ev for ev in evaluated if ev["broken"]]
+        monitor = monitor_of(self.actor)
+        if broken:
+            bad = sum(len(ev["records"]) for ev in broken)
+            monitor.bad("value", f"state {broken[0]['records'][0].prompt_text!r}", f"V(s) was NaN/inf on {len(broken)} "
+                        "trajectory(ies); they are left out of this update", count=bad,
+                        streak=len(broken) == len(evaluated))
+            trajectories = [steps for steps, ev in zip(trajectories, evaluated) if not ev["broken"]]
+            evaluated = [ev for ev in evaluated if not ev["broken"]]
+            if not evaluated:
+                return {"actor/skipped_steps": 1.0, "critic/skipped_steps": 1.0, "distrl/nonfinite_steps": float(bad)}
+        else:
+            monitor.ok("value")
         flat = [r for steps in trajectories for r in steps]
         values = [x for ev in evaluated for x in ev["values"]]
         targets = [x for ev in evaluated for x in ev["targets"]]
