@@ -34,6 +34,7 @@ def test_tiny_twin_times_every_phase_for_each_k_shared_and_unshared(bench, tmp_p
         assert run["total_seconds"] == pytest.approx(sum(run["seconds"].values()))
         assert run["actions_per_s"] == pytest.approx(run["actions"] / run["total_seconds"])
         assert run["actor_grad_norm"] > 0 and run["critic_loss"] >= 0
+        assert run["actor_skipped_steps"] == 0 and run["nonfinite"] == {}  # the tiny twin's logits stay finite
     assert report["relative_cost"]["shared"]["1"] == 1.0 and report["relative_cost"]["unshared"]["1"] == 1.0
     assert report["relative_cost"]["shared"]["2"] == pytest.approx(
         runs[(2, True)]["total_seconds"] / runs[(1, True)]["total_seconds"])
@@ -88,3 +89,30 @@ def test_real_size_models_need_cuda(bench, capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(["--model", "qwen2.5-vl-3b"])
     assert "CUDA is not available" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_tiny_twin_survives_nan_logits_as_the_h200_run_did_not(bench, tmp_path):
+    """The real-size run died in its first K = 1 sample on a device-side assert (random weights, NaN logits for some
+    prompts). Here the tiny Qwen2.5-VL's logits are NaN for every prompt: the samples end early and are counted, the
+    step with nothing usable is skipped, and run_k reports it instead of raising."""
+    import torch
+
+    from coach_rl.critic import Critic
+    from coach_rl.policy import PolicyFormat
+
+    args = bench.parse_args(["--model", "tiny", "--states", "2", "--k", "2", "--max-new-tokens", "4", "--max-pixels",
+                             "60000", "--threads", "1"])
+    model, processor, _ = bench._rollout_split().build_random_arch(
+        "qwen2.5-vl-tiny", tmp_path / "model", min_pixels=args.min_pixels, max_pixels=args.max_pixels,
+        vocab_size=args.tiny_vocab)
+    critic = Critic.from_pretrained_lm(model, processor.tokenizer, seed=0)
+    fmt = PolicyFormat(mode="screenshot", action_format="uitars", coordinates="smart_resize",
+                       min_pixels=args.min_pixels, max_pixels=args.max_pixels)
+    rows = bench.collect_rows(2, fmt, processor, 0)
+    with torch.no_grad():
+        model.model.language_model.norm.weight[0] = float("nan")
+    with pytest.warns(RuntimeWarning, match="actor_sample"):
+        run = bench.run_k(model, processor, critic, rows, 2, args, share=True)
+    assert run["nonfinite"]["nonfinite/actor_sample"] == 4 and run["actor_skipped_steps"] == 1
+    assert run["actions"] == 4 and run["seconds"]["sample"] > 0

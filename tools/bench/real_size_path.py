@@ -238,6 +238,10 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
         "seconds": phases, "total_seconds": seconds, "actions_per_s": len(actions) / seconds,
         "sample_actions_per_s": len(actions) / phases["sample"] if phases.get("sample") else None,
         "peak_gib": peaks, "actor_loss": metrics.get("actor/loss"), "actor_grad_norm": metrics.get("actor/grad_norm"),
+        # random weights can give NaN/inf logits for some prompts: such samples end early and are counted here, and a
+        # step with nothing usable is skipped (coach_rl.nonfinite) instead of killing the run with a device assert
+        "actor_skipped_steps": metrics.get("actor/skipped_steps"),
+        "nonfinite": {key: value for key, value in metrics.items() if key.startswith("nonfinite/")},
         "critic_loss": critic_metrics.get("loss"), "mean_reply_tokens_retokenised": sum(new_tokens) / len(new_tokens),
     }
 
