@@ -249,3 +249,43 @@ def test_the_shared_update_is_exact_under_gradient_checkpointing_too(tmp_path):
     torch.testing.assert_close(loss_shared, loss_plain, atol=1e-6, rtol=1e-5)
     for name, grad in grads_plain.items():
         torch.testing.assert_close(grads_shared[name], grad, atol=1e-6, rtol=1e-4)
+
+
+def test_the_real_size_architecture_qwen2_5_vl_shares_exactly_too(tmp_path):
+    """Qwen2.5-VL (the real-size recipe's architecture, at toy size from tools/bench/rollout_split.py): its mRoPE
+    positions for the packed prompt come from its own get_rope_index, so the log-probs match TRL's rows."""
+    import importlib.util
+    from pathlib import Path
+
+    from PIL import Image
+
+    path = Path(__file__).resolve().parents[2] / "tools" / "bench" / "rollout_split.py"
+    spec = importlib.util.spec_from_file_location("rollout_split_for_prefix_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    model, processor, _ = bench.build_random_arch("qwen2.5-vl-tiny", tmp_path / "model", min_pixels=256,
+                                                  max_pixels=40000, vocab_size=2048)
+    assert type(model).__name__ == "Qwen2_5_VLForConditionalGeneration"
+    trainer = CoachTrainer(model, vowel_critic, _config(tmp_path, num_generations=2, per_device_train_batch_size=4),
+                           processor)
+    texts = [processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}], tokenize=False,
+        add_generation_prompt=True) for text in ("Open the clock", "Tap the second row")]
+    images = [[Image.new("RGB", (200, 140), (20, 60, 200))], [Image.new("RGB", (140, 200), (220, 200, 10))]]
+    enc = processor(text=texts, images=images, return_tensors="pt", padding=True, padding_side="left")
+    rows = [0, 0, 1, 1]
+    patches = enc["image_grid_thw"].prod(-1).tolist()
+    spans = [(0, patches[0]), (patches[0], patches[0] + patches[1])]
+    completion = torch.randint(5, 2000, (4, 5), generator=torch.Generator().manual_seed(1))
+    ids = torch.cat([enc["input_ids"][rows], completion], 1)
+    mask = torch.cat([enc["attention_mask"][rows], torch.ones_like(completion)], 1)
+    mm = {"pixel_values": torch.cat([enc["pixel_values"][slice(*spans[r])] for r in rows]),
+          "image_grid_thw": enc["image_grid_thw"][rows], "num_images": [1] * 4,
+          "mm_token_type_ids": torch.cat([enc["mm_token_type_ids"][rows], torch.zeros_like(completion)], 1)}
+    with torch.no_grad():
+        trainer.args.share_prompt_update = False
+        plain, _, _ = trainer._get_per_token_logps_and_entropies(model, ids, mask, 5, **mm)
+        trainer.args.share_prompt_update = True
+        shared, _, _ = trainer._get_per_token_logps_and_entropies(model, ids, mask, 5, **mm)
+    assert trainer.shared_update_prompts == 2 and bool((plain < -1).all())
+    torch.testing.assert_close(shared, plain, atol=2e-5, rtol=1e-5)

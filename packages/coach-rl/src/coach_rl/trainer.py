@@ -128,7 +128,8 @@ class CriticReward:
     The state text comes from the dataset column ``state_column`` (TRL passes every extra column to reward
     functions); rows without it use ``state_fn(prompt)`` (``CoachTrainer`` sets the policy's own chat
     template, so the critic reads state + action exactly as the policy wrote it). The scores of the last
-    call are kept in :attr:`last_scores` so the trainer can rebuild ACLOO from the raw values.
+    call are kept in :attr:`last_scores` so the trainer can rebuild ACLOO from the raw values. A NaN/inf Q (a broken
+    critic) comes back as NaN and is counted in :attr:`last_nonfinite`; ``CoachTrainer`` leaves its group of K out.
     Deliberately not an ``nn.Module``: TRL would treat a module as a sequence-classification reward model.
     """
 
