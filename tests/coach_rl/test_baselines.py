@@ -84,8 +84,15 @@ def test_grpo_advantages_match_hand_computation(tiny):
     assert len(samples) == 2 + 1 + 3 + 1 + 4  # every step of every trajectory
     assert [s.advantage for s in samples[:3]] == pytest.approx([expected[0], expected[0], expected[1]])
     assert samples[0].prompt_text == _prompt("Clock", 0) and samples[1].prompt_text == _prompt("Clock", 1)
-    with pytest.raises(ValueError, match="has 3 trajectories, GRPO needs 4"):
-        grpo.trajectory_advantages(_group_batch()[:6])
+    # the env-step budget ended the Clock group after 3 of its G = 4: normalised among those 3, and counted
+    three = torch.tensor([1.0, 0.0, 0.0])
+    std3 = three.std().item()  # unbiased: sqrt(1/3)
+    assert grpo.trajectory_advantages(_group_batch()[:6]) == pytest.approx(
+        [(2 / 3) / (std3 + 1e-4), (-1 / 3) / (std3 + 1e-4), (-1 / 3) / (std3 + 1e-4)])
+    assert grpo.incomplete_groups == 1
+    assert grpo.trajectory_advantages(_group_batch()[:2]) == [0.0]  # alone in its group: no baseline
+    with pytest.raises(ValueError, match="has 5 trajectories, GRPO needs 4"):
+        grpo.trajectory_advantages(_group_batch() + _trajectory("Clock", 1, 0.0, [BAD]))
     unscaled = GRPOBaseline(grpo.actor, scale_rewards=False).trajectory_advantages(_group_batch())
     assert unscaled == pytest.approx([0.5, -0.5, -0.5, 0.5, 0, 0, 0, 0])
 

@@ -132,6 +132,8 @@ class GRPOBaseline(_SavesStateDict):
         self.epochs = epochs
         self.mini_batch_size = mini_batch_size
         self.use_recorded_logprobs = bool(use_recorded_logprobs)
+        self.incomplete_groups = 0
+        """Groups of the last batch with fewer than G trajectories (the env-step budget, a failed reset)."""
 
     @classmethod
     def from_config(cls, model: Any, tokenizer: Any, config: Any, **overrides: Any) -> GRPOBaseline:
@@ -146,17 +148,25 @@ class GRPOBaseline(_SavesStateDict):
     def trajectory_advantages(self, batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[float]:
         """One advantage per trajectory (input order): ``grpo_advantages`` of the outcome rewards of its group.
 
-        A group of one trajectory has no baseline: ``ValueError`` (collect G >= 2 rollouts per task instance).
+        A group with more than G trajectories is an error (the rollout plan gives G per task instance). A group with
+        fewer is normalised among the ones it has: the env-step budget (``max_env_steps``) ended the iteration, or a
+        device failed to reset; a trajectory alone in its group has no baseline and gets advantage 0. Both are
+        counted in :attr:`incomplete_groups` (``grpo/incomplete_groups`` in the metrics).
         """
         records = _episodes_of(batch)
         groups: dict[Hashable, list[int]] = {}
         for i, rec in enumerate(records):
             groups.setdefault(rec.group, []).append(i)
         out = [0.0] * len(records)
+        self.incomplete_groups = 0
         for key, members in groups.items():
-            if len(members) < 2 or (self.group_size is not None and len(members) != self.group_size):
-                want = self.group_size if self.group_size is not None else ">= 2"
-                raise ValueError(f"group {key!r} has {len(members)} trajectories, GRPO needs {want} per task instance")
+            if self.group_size is not None and len(members) > self.group_size:
+                raise ValueError(f"group {key!r} has {len(members)} trajectories, GRPO needs {self.group_size} per "
+                                 "task instance")
+            if len(members) < (self.group_size or 2):
+                self.incomplete_groups += 1
+            if len(members) < 2:
+                continue  # no baseline: advantage 0
             rewards = torch.tensor([records[i].outcome_reward for i in members], dtype=torch.float64)
             adv = grpo_advantages(rewards, eps=self.eps, scale=self.scale_rewards)
             for i, a in zip(members, adv.tolist()):
@@ -182,6 +192,7 @@ class GRPOBaseline(_SavesStateDict):
         rewards = [r.outcome_reward for r in records]
         metrics.update({"grpo/outcome_reward_mean": sum(rewards) / len(rewards),
                         "grpo/groups": float(len({r.group for r in records})),
+                        "grpo/incomplete_groups": float(self.incomplete_groups),
                         "grpo/samples": float(len(samples))})
         return metrics
 

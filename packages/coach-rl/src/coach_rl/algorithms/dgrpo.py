@@ -186,11 +186,11 @@ class DGRPO:
             groups.setdefault(steps[0].group, []).append(steps)
         out: list[ReplayTrajectory] = []
         for group, members in groups.items():
-            if len(members) < 2:
-                raise ValueError(f"group {group!r} has 1 episode; DGRPO normalises within a group of G >= 2 episodes "
-                                 f"of one task instance (episodes_per_instance = {self.episodes_per_instance})")
             outcomes = [float(m[0].outcome_reward) for m in members]
-            rewards, adv = self._group_advantages([len(m) for m in members], outcomes)
+            if len(members) < 2:  # the env-step budget or a failed reset left it alone: no group to normalise in
+                rewards, adv = outcomes, [0.0]
+            else:
+                rewards, adv = self._group_advantages([len(m) for m in members], outcomes)
             for steps, r, o, a in zip(members, rewards, outcomes, adv):
                 out.append(ReplayTrajectory(steps[0].episode_id, group, steps[0].task, a, steps, reward=r, outcome=o))
         return out
