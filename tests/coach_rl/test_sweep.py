@@ -164,5 +164,6 @@ def test_sweep_tunes_on_validation_and_trains_every_algorithm_on_one_budget(tmp_
         assert config.loop.algorithm == ALGORITHMS[label]["algorithm"] and config.coach.learning_rate == best
     assert result["algorithms"]["coach"]["critic_scores"] > 0 == result["algorithms"]["grpo"]["critic_scores"]
     assert "| coach |" in (out / "report.md").read_text()
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a second call finds every run finished and only reports again
     assert main(args) == 0

@@ -16,7 +16,7 @@ way a reviewer would ask it to be answered:
 3. **report** (``sweep.json``, ``report.md``): per algorithm, sampled and greedy success against env steps (mean
    and sd over seeds, and a Wilson interval over the pooled episodes), the env steps to reach the best baseline's
    final sampled success, training wall time by phase, policy replies and critic scores computed, and the
-   wall time projected at emulator latency (the sim's env time replaced by ``EMULATOR_SECONDS_PER_STEP`` per
+   wall time projected at emulator latency, and ``curves.png`` plots success against env steps (the sim's env time replaced by ``EMULATOR_SECONDS_PER_STEP`` per
    step). The chosen settings go to ``tuned/<config>-<algorithm>.yaml`` (``extends`` the config, with the
    sweep's provenance in comments); ``--write-configs DIR`` writes them there too (the shipped configs folder,
    where ``tools/main_job.sh COMPARE=...`` finds them).
@@ -46,6 +46,7 @@ __all__ = [
     "SweepPlan",
     "check_equal_budgets",
     "curve_points",
+    "plot_curves",
     "run_sweep",
     "steps_to_reach",
 ]
@@ -282,6 +283,7 @@ class Sweep:
         result["warnings"] = self.warnings
         (self.out / "sweep.json").write_text(json.dumps(result, indent=2))
         (self.out / "report.md").write_text(markdown(result))
+        plot_curves(result, self.out / "curves.png")
         written = write_tuned_configs(result, self.out / "tuned")
         self.echo(f"[sweep] wrote {self.out / 'sweep.json'}, {self.out / 'report.md'} and "
                   f"{len(written)} tuned configs in {self.out / 'tuned'}")
@@ -479,6 +481,37 @@ def markdown(result: Mapping[str, Any]) -> str:
     p = result["provenance"]
     lines += ["", f"Made by `{p['command']}` on {p['date']} at commit {p['commit']}.", ""]
     return "\n".join(lines)
+
+
+def plot_curves(result: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """``curves.png``: each algorithm's success (mean over seeds, Wilson band) against the env steps spent."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    metric = result.get("metric", "sampled")
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    for label, a in result["algorithms"].items():
+        points = [p for p in a["curve"] if metric in p]
+        xs = [p.get("actual_env_steps", p["env_steps"]) for p in points]
+        ax.plot(xs, [100 * p[metric]["mean"] for p in points], marker="o", label=label)
+        ax.fill_between(xs, [100 * p[metric]["ci_low"] for p in points], [100 * p[metric]["ci_high"] for p in points],
+                        alpha=0.12)
+    target = result.get("best_baseline")
+    if target:
+        ax.axhline(100 * target["success"], color="grey", linestyle=":", linewidth=1,
+                   label=f"best baseline's final ({target['algorithm']})")
+    ax.set_xlabel("env steps")
+    ax.set_ylabel(f"{metric} success on test instances (%)")
+    ax.set_title(f"{result['config']}: every algorithm at its own tuned settings, {len(result['seeds'])} seeds")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
 
 def write_tuned_configs(result: Mapping[str, Any], folder: str | os.PathLike[str]) -> list[Path]:
