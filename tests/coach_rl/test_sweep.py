@@ -112,6 +112,40 @@ def test_a_later_stage_trying_the_configs_own_value_reuses_the_earlier_stages_ru
     assert "learning_rate=0.0001" in other.overrides and "max_env_steps=10" in other.overrides
 
 
+class _ScoredSweep:
+    """The sweep's search alone: each tuning run's validation score is read from a table instead of trained for."""
+
+    def __new__(cls, plan: SweepPlan, table: dict[float, float]):
+        from coach_rl.sweep import Sweep
+
+        class Scored(Sweep):
+            def run_jobs(self, jobs):
+                self.ran = [*getattr(self, "ran", []), *(j.settings["learning_rate"] for j in jobs)]
+
+            def score(self, job):
+                return table[round(job.settings["learning_rate"], 12)]
+
+        return Scored(plan, echo=lambda line: None)
+
+
+def test_a_best_learning_rate_at_the_grids_edge_is_tried_one_step_further(tmp_path: Path):
+    plan = SweepPlan("smoke", "x", str(tmp_path), 10, algorithms=["grpo"], learning_rates=[1e-4, 2e-4, 4e-4])
+    # the validation score still rises at the top edge (4e-4), then falls one step further (8e-4)
+    sweep = _ScoredSweep(plan, {1e-4: 0.5, 2e-4: 0.6, 4e-4: 0.7, 8e-4: 0.65})
+    result = sweep.tune("grpo")
+    assert sweep.ran == pytest.approx([1e-4, 2e-4, 4e-4, 8e-4]) and result["best"] == {"learning_rate": 4e-4}
+    # rising on past two extensions: stops there (extend_edges = 2) with the last tried
+    sweep = _ScoredSweep(plan, {1e-4: 0.5, 2e-4: 0.6, 4e-4: 0.7, 8e-4: 0.75, 1.6e-3: 0.8})
+    assert sweep.tune("grpo")["best"]["learning_rate"] == pytest.approx(1.6e-3)
+    # the bottom edge extends downwards by the grid's ratio there; an interior best extends nothing
+    sweep = _ScoredSweep(plan, {5e-5: 0.4, 1e-4: 0.7, 2e-4: 0.6, 4e-4: 0.5})
+    assert sweep.tune("grpo")["best"]["learning_rate"] == pytest.approx(1e-4)
+    assert sweep.ran == pytest.approx([1e-4, 2e-4, 4e-4, 5e-5])
+    sweep = _ScoredSweep(SweepPlan("smoke", "x", str(tmp_path), 10, learning_rates=[1e-4, 2e-4, 4e-4],
+                                   extend_edges=0), {1e-4: 0.5, 2e-4: 0.6, 4e-4: 0.7})
+    assert sweep.tune("grpo")["best"] == {"learning_rate": 4e-4} and len(sweep.ran) == 3
+
+
 def test_training_stops_at_exactly_max_env_steps_and_evaluates_at_the_points(tmp_path: Path):
     from coach_rl.loop import train
 
@@ -141,7 +175,7 @@ def test_sweep_tunes_on_validation_and_trains_every_algorithm_on_one_budget(tmp_
             str(warm / "checkpoints" / "iter-000000"), "--env-steps", str(budget), "--out", str(out),
             "--algorithms", "coach,grpo", "--learning-rates", "1e-4,3e-3", "--critic-learning-rates", "",
             "--w-p", "", "--seeds", "0,1", "--validation-instances", "1", "--validation-samples", "2",
-            "--curve-points", "1", "--jobs", "2", "--write-configs", str(write)]
+            "--curve-points", "1", "--jobs", "2", "--extend-edges", "0", "--write-configs", str(write)]
     assert main(args) == 0
     result = json.loads((out / "sweep.json").read_text())
     assert result["metric"] == "sampled" and result["curve_points"] == [17]

@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sampled episodes per test instance at every evaluation (default: the config's)")
     p.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
                    help="runs at a time, one torch thread each (default: the cores)")
+    p.add_argument("--extend-edges", type=int, default=2,
+                   help="a best (critic) learning rate at the edge of its grid is tried one grid step further, up to "
+                        "this many times (default 2; 0: never)")
     p.add_argument("--write-configs", default=None, metavar="DIR",
                    help="also write the tuned configs (<config>-<algorithm>.yaml) into DIR")
 
@@ -434,7 +437,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         w_p=_floats(args.w_p, "--w-p"), seeds=seeds, tune_seed=args.tune_seed,
         validation_instances=args.validation_instances, validation_samples=args.validation_samples,
         curve_points=args.curve_points, eval_samples=args.eval_samples, overrides=list(args.overrides),
-        jobs=args.jobs)
+        jobs=args.jobs, extend_edges=args.extend_edges)
     if not Path(plan.init_from).is_dir():
         raise FileNotFoundError(f"--init-from {plan.init_from} is not a checkpoint folder (make one with "
                                 "`coach-rl warmup --config ...`)")

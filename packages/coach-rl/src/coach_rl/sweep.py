@@ -8,7 +8,8 @@ way a reviewer would ask it to be answered:
    tuning seed of its own; each run is scored by its sampled success on the validation instances (seeds from
    ``validation_seed_offset``). Algorithms with a critic (Coach, Coach K = 1) then also sweep the critic's
    learning rate at their best learning rate, then the PRM weight ``w_p`` at both (coordinate search; the paper
-   leaves both to the user). Ties go to the setting listed first.
+   leaves both to the user). A best learning rate at the edge of its grid is tried one step further, up to
+   ``extend_edges`` times. Ties go to the setting listed first.
 2. **final**: every algorithm at its own best setting, from the same checkpoint, on exactly the same env-step
    budget (``max_env_steps`` stops the collection at the budget, it never overshoots), for every seed, evaluated
    on the held-out test instances before training, at env-step points 1.25x apart and after the budget, so that
@@ -70,6 +71,8 @@ EMULATOR_SECONDS_PER_STEP = 1.1
 0.15 s), the UI dump (0.7 s) and the screenshot (0.25 s). Real AndroidWorld steps with settle waits take longer."""
 
 _DONE = "sweep_done.json"
+_RATE_KEYS = ("learning_rate", "critic_learning_rate")
+"""Grids searched on a log scale, extended past an edge that wins (``SweepPlan.extend_edges``)."""
 
 
 @dataclass
@@ -92,6 +95,7 @@ class SweepPlan:
     eval_samples: int | None = None
     overrides: list[str] = field(default_factory=list)
     jobs: int = 2
+    extend_edges: int = 2
 
     def check(self) -> list[str]:
         """Errors for a plan that cannot run; warnings (returned) for one that is not a fair sweep as it stands."""
@@ -106,6 +110,8 @@ class SweepPlan:
                              "not train the runs it then reports")
         if self.jobs < 1:
             raise ValueError(f"jobs must be >= 1, got {self.jobs}")
+        if self.extend_edges < 0:
+            raise ValueError(f"extend_edges must be >= 0, got {self.extend_edges}")
         for key in ("algorithm", "seed", "init_from", "output_dir", "max_env_steps", "learning_rate",
                     "eval_seed_offset", "eval_at_env_steps"):
             if any(o.split("=", 1)[0] == key for o in self.overrides):
@@ -186,7 +192,9 @@ class Sweep:
         # a tuning run is named by its learning rate and the later keys that differ from the config's own values,
         # so a later stage's try of the config's value is the run the earlier stage already made
         named = {k: v for k, v in settings.items() if k == "learning_rate" or self.base(label).get(k) != v}
-        folder = self.out / stage / label / (_slug(named) if stage == "tune" else f"seed{seed}")
+        folder = self.out / stage / label / _slug(named)
+        if stage != "tune":  # the final runs of one setting, one folder per seed
+            folder = folder / f"seed{seed}"
         keys = {**algorithm_overrides(label), **settings}
         overrides = [*plan.overrides, *(f"{k}={_fmt(v)}" for k, v in keys.items()), f"seed={seed}",
                      f"init_from={plan.init_from}", f"max_env_steps={plan.env_steps}", "total_iterations=100000",
@@ -256,12 +264,30 @@ class Sweep:
         for key, values in stages:
             if not values:
                 continue
+            values = list(values)
             jobs = [self.job("tune", label, {**best, key: v}, plan.tune_seed) for v in values]
             self.run_jobs(jobs)
             scored = [(self.score(j), i, j) for i, j in enumerate(jobs)]
+            top = max(scored, key=lambda t: (t[0], -t[1]))
+            # a best learning rate at the edge of the grid may not be the best: go one step further (the grid's own
+            # ratio between its two outermost values on that side), up to plan.extend_edges times
+            for _ in range(plan.extend_edges if key in _RATE_KEYS and len(set(values)) > 1 else 0):
+                ordered = sorted(set(values))
+                v = top[2].settings[key]
+                if v == ordered[-1]:
+                    new = v * v / ordered[-2]
+                elif v == ordered[0]:
+                    new = v * v / ordered[1]
+                else:
+                    break
+                self.echo(f"[sweep] {label}: the best {key} {v:g} is the grid's edge: trying {new:g} too")
+                values.append(new)
+                jobs.append(self.job("tune", label, {**best, key: new}, plan.tune_seed))
+                self.run_jobs(jobs[-1:])
+                scored.append((self.score(jobs[-1]), len(jobs) - 1, jobs[-1]))
+                top = max(scored, key=lambda t: (t[0], -t[1]))
             for s, _, j in scored:
                 tried.append({"settings": j.settings, "validation_sampled_success": s, "run": str(j.path)})
-            top = max(scored, key=lambda t: (t[0], -t[1]))
             best = dict(top[2].settings)
             self.echo(f"[sweep] {label}: {key} = {best[key]!r} (validation sampled success {top[0]:.3f})")
         unique = {t["run"]: t for t in tried}  # a run a later stage reused is listed once, with its full settings
@@ -435,6 +461,7 @@ def _provenance(plan: SweepPlan) -> dict[str, Any]:
          "--learning-rates=" + ",".join(f"{v:g}" for v in plan.learning_rates),
          "--critic-learning-rates=" + ",".join(f"{v:g}" for v in plan.critic_learning_rates),
          "--w-p=" + ",".join(f"{v:g}" for v in plan.w_p), "--seeds=" + ",".join(map(str, plan.seeds)),
+         f"--extend-edges={plan.extend_edges}",
          *plan.overrides])}
 
 
