@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -339,3 +340,18 @@ def test_the_rollout_plan_follows_the_algorithms_curriculum(tmp_path: Path):
     tasks = [o["task"] for o in options]
     assert "A" not in tasks and set(tasks) <= {"B", "C"} and len(tasks) == 12
     assert loop._rollout_plan(3) == (seeds, options)  # a function of the iteration: resume-safe
+
+
+def test_a_run_killed_between_its_greedy_and_sampled_evaluation_after_does_both_again(tmp_path: Path):
+    """The evaluation after writes eval_after.json, then eval_after_sampled.json; a kill in between left the resumed
+    run with the greedy one alone (a sweep then had no validation score to read)."""
+    from coach_rl.loop import train
+
+    overrides = [f"output_dir={tmp_path}", "total_iterations=1", "sft_max_steps=2", "eval_samples_per_instance=1"]
+    first = train("smoke", overrides, progress=False)
+    sampled = tmp_path / "eval_after_sampled.json"
+    assert sampled.is_file() and first.eval_after is not None
+    sampled.unlink()  # what a kill right after the greedy evaluation leaves
+    again = train("smoke", overrides, progress=False)
+    assert again.resumed_from == 1 and sampled.is_file()
+    assert json.loads(sampled.read_text())["overall"]["episodes"] == 2

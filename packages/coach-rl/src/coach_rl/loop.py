@@ -1133,7 +1133,10 @@ class TrainingLoop:
         best = self.restore_best()  # validation_every: the evaluation after measures the best policy, not the last
         after = self.run.path / "eval_after.json"
         if self.loop.eval_after and self.loop.eval_instances_per_task:
-            if after.is_file() and self.resumed_from is not None and self.resumed_from == self.state.iteration:
+            sampled = self.run.path / "eval_after_sampled.json"
+            complete = after.is_file() and (sampled.is_file() or not self.loop.eval_samples_per_instance)
+            # a run killed between the greedy and the sampled evaluation after does both again
+            if complete and self.resumed_from is not None and self.resumed_from == self.state.iteration:
                 self.eval_after = EvalReport.from_dict(json.loads(after.read_text()))
             else:
                 self.eval_after = self.evaluate("after")
