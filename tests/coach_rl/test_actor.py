@@ -16,14 +16,6 @@ GOOD = "Thought: open it\nAction: open_app(app_name='Clock')"
 BAD = "Action: press_home()"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def tiny():
     return build_tiny_causal_lm(seed=0)

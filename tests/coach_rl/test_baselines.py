@@ -17,14 +17,6 @@ from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.records import StepRecord
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def tiny():
     return build_tiny_causal_lm(seed=0)

@@ -25,14 +25,6 @@ ENV = {"max_steps": 8}
 YES = "<analysis>Wi-Fi is on.</analysis> <ans>yes</ans>"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def policy():
     """A tiny policy fine-tuned on the expert's Wi-Fi demos: sampled, it succeeds on some attempts, not all."""

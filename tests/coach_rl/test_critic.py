@@ -29,15 +29,6 @@ STATES = [
 ACTIONS = ["Thought: open it\nAction: open_app(app_name='Clock')", "press_home()", "Action: click(start_box='(2,3)')"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Tiny models run fastest on one thread; two threads on a busy 2-core machine spin and crawl (~30x)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def tiny():
     return build_tiny_causal_lm(seed=0)

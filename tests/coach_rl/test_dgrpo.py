@@ -24,14 +24,6 @@ from coach_rl.rollout import RolloutCollector
 TASK, SEED = "SystemWifiTurnOn", 3
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def sim_records():
     """Real episodes of one task instance: the sim's expert (successful) and a tiny random policy's (failed)."""

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
 from android_gym.actions import parse_action
 from coach_reward.prm_data import match_actions, read_androidcontrol
@@ -27,14 +26,6 @@ from coach_rl.policy import PolicyFormat
 from coach_rl.sft import sft_warmup
 
 FORMAT = PolicyFormat(action_format="index", max_history=0, action_space=())
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_the_most_concise_then_most_likely_matching_explanation_is_kept():

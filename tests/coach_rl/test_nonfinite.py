@@ -32,14 +32,6 @@ K = 4
 NAN = float("nan")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _poison(model: torch.nn.Module) -> None:
     """One NaN in the final norm: every logit of every position is NaN."""
     with torch.no_grad():

@@ -20,14 +20,6 @@ from coach_rl.trainer import CoachTrainer
 K = 4
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def vowel_critic(states: list[str], actions: list[str]) -> list[float]:
     return [a.count("e") / (1 + len(a)) + 0.01 * len(s) for s, a in zip(states, actions)]
 
