@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from coach_rl.algorithms import algorithm_names
 from coach_rl.cli import main
 from coach_rl.config import CoachConfig
 from coach_rl.configs import LoopArguments, config_keys, list_configs, load_config, parse_overrides
@@ -22,7 +23,7 @@ def test_shipped_configs_load_and_validate(tmp_path: Path):
     for name in names:
         cfg = load_config(name, [f"output_dir={tmp_path / name}"])
         assert isinstance(cfg.coach, CoachConfig)
-        assert cfg.loop.algorithm in ("coach", "grpo", "ppo")
+        assert cfg.loop.algorithm in algorithm_names()
         assert cfg.coach.bf16 is False and cfg.coach.use_cpu  # CPU-friendly defaults on this machine
 
 
