@@ -219,6 +219,19 @@ class Sweep:
         running: list[tuple[Job, subprocess.Popen, Any, float]] = []
         env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
         failed: list[str] = []
+        try:
+            self._run(todo, running, env, failed)
+        finally:  # a sweep stopped (Ctrl-C, an error) stops its runs too: a second sweep must not race orphans
+            for _job, proc, log, _ in running:
+                if proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
+                log.close()
+        if failed:
+            raise RuntimeError("sweep runs failed: " + "; ".join(failed))
+
+    def _run(self, todo: list[Job], running: list[tuple[Job, subprocess.Popen, Any, float]], env: dict[str, str],
+             failed: list[str]) -> None:
         while todo or running:
             while todo and len(running) < self.plan.jobs:
                 job = todo.pop(0)
@@ -243,8 +256,6 @@ class Sweep:
                     continue
                 (job.path / _DONE).write_text(json.dumps({"seconds": time.perf_counter() - started,
                                                           "settings": job.settings, "seed": job.seed}))
-        if failed:
-            raise RuntimeError("sweep runs failed: " + "; ".join(failed))
 
     # -- tuning ---------------------------------------------------------------------------------------
 
