@@ -13,30 +13,16 @@ import pytest
 import torch
 
 from coach_reward.tiny_models import build_tiny_causal_lm
-from coach_rl.config import CoachConfig
 from coach_rl.prefix_update import group_rows, pack_groups
 from coach_rl.trainer import CoachTrainer
 
-K = 4
-
-
-def vowel_critic(states: list[str], actions: list[str]) -> list[float]:
-    return [a.count("e") / (1 + len(a)) + 0.01 * len(s) for s, a in zip(states, actions)]
-
-
-def _config(tmp_path, **overrides) -> CoachConfig:
-    kwargs = dict(output_dir=str(tmp_path), use_cpu=True, report_to="none", save_strategy="no",
-                  per_device_train_batch_size=8, num_generations=K, max_completion_length=8,
-                  learning_rate=1e-3, lr_scheduler_type="constant", seed=7, bf16=False,
-                  gradient_checkpointing=False)
-    kwargs.update(overrides)
-    return CoachConfig(**kwargs)
+from .trainer_parts import K, trainer_config, vowel_critic
 
 
 def _trainer(tmp_path, attention: str = "sdpa", **overrides) -> CoachTrainer:
     model, tok = build_tiny_causal_lm(seed=0)
     model.config._attn_implementation = attention
-    return CoachTrainer(model, vowel_critic, _config(tmp_path, **overrides), tok)
+    return CoachTrainer(model, vowel_critic, trainer_config(tmp_path, **overrides), tok)
 
 
 def _batch(trainer: CoachTrainer) -> dict:
@@ -173,7 +159,7 @@ def test_a_vision_language_policy_shares_its_screenshot_prompt_with_the_same_los
     from coach_reward.tiny_models import build_tiny_vision_lm
 
     model, processor = build_tiny_vision_lm(seed=0)
-    trainer = CoachTrainer(model, vowel_critic, _config(tmp_path, num_generations=3, per_device_train_batch_size=6),
+    trainer = CoachTrainer(model, vowel_critic, trainer_config(tmp_path, num_generations=3, per_device_train_batch_size=6),
                            processor)
     inputs = _vlm_inputs(processor, 3)
     ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
@@ -204,7 +190,7 @@ def test_states_with_the_same_text_but_different_screenshots_are_not_packed_toge
     from coach_reward.tiny_models import build_tiny_vision_lm
 
     model, processor = build_tiny_vision_lm(seed=0)
-    trainer = CoachTrainer(model, vowel_critic, _config(tmp_path, num_generations=3, per_device_train_batch_size=6),
+    trainer = CoachTrainer(model, vowel_critic, trainer_config(tmp_path, num_generations=3, per_device_train_batch_size=6),
                            processor)
     inputs = _vlm_inputs(processor, 3)
     second = inputs["prompt_ids"][3:].clone()  # state 1 gets state 0's text; the screenshots stay different
@@ -258,7 +244,7 @@ def test_the_real_size_architecture_qwen2_5_vl_shares_exactly_too(tmp_path):
     model, processor, _ = bench.build_random_arch("qwen2.5-vl-tiny", tmp_path / "model", min_pixels=256,
                                                   max_pixels=40000, vocab_size=2048)
     assert type(model).__name__ == "Qwen2_5_VLForConditionalGeneration"
-    trainer = CoachTrainer(model, vowel_critic, _config(tmp_path, num_generations=2, per_device_train_batch_size=4),
+    trainer = CoachTrainer(model, vowel_critic, trainer_config(tmp_path, num_generations=2, per_device_train_batch_size=4),
                            processor)
     texts = [processor.apply_chat_template(
         [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}], tokenize=False,

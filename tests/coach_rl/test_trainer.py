@@ -9,32 +9,17 @@ import torch
 
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.advantages import acloo
-from coach_rl.config import CoachConfig
 from coach_rl.critic import Critic
 from coach_rl.losses import ppo_clip_loss
 from coach_rl.replay import ReplayStep
 from coach_rl.trainer import CoachTrainer, CriticReward, completion_text
 
-K = 4
+from .trainer_parts import K, trainer_config, vowel_critic
 
 
 @pytest.fixture(scope="module")
 def tiny():
     return build_tiny_causal_lm(seed=0)
-
-
-def vowel_critic(states: list[str], actions: list[str]) -> list[float]:
-    """A fixed toy critic: prefers actions rich in the letter 'e' (any deterministic function of the text works)."""
-    return [a.count("e") / (1 + len(a)) + 0.01 * len(s) for s, a in zip(states, actions)]
-
-
-def _config(tmp_path, **overrides) -> CoachConfig:
-    kwargs = dict(output_dir=str(tmp_path), use_cpu=True, report_to="none", save_strategy="no",
-                  per_device_train_batch_size=8, num_generations=K, max_completion_length=8,
-                  learning_rate=1e-3, lr_scheduler_type="constant", seed=7, bf16=False,
-                  gradient_checkpointing=False)
-    kwargs.update(overrides)
-    return CoachConfig(**kwargs)
 
 
 def _rows(n: int) -> list[dict]:
@@ -70,7 +55,7 @@ def _sequence_logps(trainer: CoachTrainer, batch: dict) -> torch.Tensor:
 
 def test_advantages_are_exact_acloo_of_the_critic_scores_in_groups_of_k(tiny, tmp_path):
     model, tok = tiny
-    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path), tok)
     trainer.actor_update(_rows(4), num_steps=2)
     assert len(trainer.batches) == 2
     for batch in trainer.batches:
@@ -92,7 +77,7 @@ def test_advantages_are_exact_acloo_of_the_critic_scores_in_groups_of_k(tiny, tm
 def test_a_real_critic_scores_state_plus_completion(tiny, tmp_path):
     model, tok = tiny
     critic = Critic.from_pretrained_lm(model, tok, seed=3)
-    trainer = RecordingCoachTrainer(copy.deepcopy(model), critic, _config(tmp_path), tok)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), critic, trainer_config(tmp_path), tok)
     rows = _rows(2)
     trainer.actor_update(rows, num_steps=1)
     batch = trainer.batches[0]
@@ -105,7 +90,7 @@ def test_a_real_critic_scores_state_plus_completion(tiny, tmp_path):
 def test_trl_loss_with_beta_zero_is_the_ppo_clipped_surrogate(tiny, tmp_path):
     """TRL's _compute_loss (loss_type dapo, beta 0) equals coach_rl.losses.ppo_clip_loss on the same tokens."""
     model, tok = tiny
-    config = _config(tmp_path)
+    config = trainer_config(tmp_path)
     assert config.beta == 0.0 and config.loss_type == "dapo" and config.epsilon == 0.2
     trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, config, tok)
     trainer.model.train()
@@ -125,7 +110,7 @@ def test_trl_loss_with_beta_zero_is_the_ppo_clipped_surrogate(tiny, tmp_path):
 
 def test_actor_update_moves_logprobs_towards_the_higher_q_completions(tiny, tmp_path):
     model, tok = tiny
-    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, learning_rate=3e-3), tok)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, learning_rate=3e-3), tok)
     trainer.actor_update(_rows(2), num_steps=1)
     batch = trainer.batches[0]
     before = (batch["logps_before"] * batch["completion_mask"]).sum(-1)
@@ -142,7 +127,7 @@ def test_actor_update_moves_logprobs_towards_the_higher_q_completions(tiny, tmp_
 def test_optimizer_state_persists_and_resume_gives_the_identical_next_update(tiny, tmp_path):
     model, tok = tiny
     rows = _rows(3)
-    a = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path / "a"), tok)
+    a = CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path / "a"), tok)
     a.actor_update(rows, num_steps=1)
     optimizer = a.optimizer
     a.save_actor_state(tmp_path / "ckpt")
@@ -151,7 +136,7 @@ def test_optimizer_state_persists_and_resume_gives_the_identical_next_update(tin
     assert len(a.optimizer.state) > 0
 
     torch.manual_seed(12345)  # a fresh process would have some other RNG state: the checkpoint restores it
-    b = CoachTrainer(build_tiny_causal_lm(seed=5)[0], vowel_critic, _config(tmp_path / "b"), tok)
+    b = CoachTrainer(build_tiny_causal_lm(seed=5)[0], vowel_critic, trainer_config(tmp_path / "b"), tok)
     b.load_actor_state(tmp_path / "ckpt")
     b.actor_update(rows, num_steps=1)
     assert b.state.global_step == 2
@@ -169,7 +154,7 @@ def test_optimizer_state_persists_and_resume_gives_the_identical_next_update(tin
 
 def test_default_steps_cover_the_rows_once_and_metrics_are_reported(tiny, tmp_path):
     model, tok = tiny
-    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path), tok)
     assert trainer.actor_steps_for(5) == 3  # 2 states per generation batch of 8 with K = 4
     metrics = trainer.actor_update(_rows(5))
     assert metrics["actor/steps"] == 3.0
@@ -183,7 +168,7 @@ def test_plain_trl_train_on_a_dataset_of_states_uses_acloo_too(tiny, tmp_path):
     from datasets import Dataset
 
     model, tok = tiny
-    config = _config(tmp_path, max_steps=2, logging_steps=1, disable_tqdm=True)
+    config = trainer_config(tmp_path, max_steps=2, logging_steps=1, disable_tqdm=True)
     trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, config, tok, train_dataset=Dataset.from_list(_rows(4)))
     result = trainer.train()
     assert result.global_step == 2 and len(trainer.batches) == 2
@@ -193,7 +178,7 @@ def test_plain_trl_train_on_a_dataset_of_states_uses_acloo_too(tiny, tmp_path):
 
 def test_rows_from_replay_steps_use_the_policy_template_as_state(tiny, tmp_path):
     model, tok = tiny
-    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path), tok)
     step = ReplayStep(trajectory_id="t", step_index=1, num_steps=3, task="OpenClock", instruction="Open the Clock app.",
                       ui="[1] TextView 'Clock'", action=None, response="Action: wait()", parse_error=None,
                       env_reward=0.0, process_reward=0.0, outcome_reward=1.0, return_t=1.0, success=1.0,
@@ -218,7 +203,7 @@ def test_vision_language_policy_rows_with_screenshots(tmp_path):
     from coach_reward.tiny_models import build_tiny_vision_lm
 
     model, processor = build_tiny_vision_lm(seed=0)
-    trainer = RecordingCoachTrainer(model, vowel_critic, _config(tmp_path, max_completion_length=6), processor)
+    trainer = RecordingCoachTrainer(model, vowel_critic, trainer_config(tmp_path, max_completion_length=6), processor)
     screen = Image.new("RGB", (120, 90), (200, 30, 30))
     rows = [{"prompt": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": f"Tap OK {i}"}]}],
              "state": f"screen {i}", "images": [screen]} for i in range(2)]
@@ -231,13 +216,13 @@ def test_vision_language_policy_rows_with_screenshots(tmp_path):
 def test_configuration_and_rows_are_checked(tiny, tmp_path):
     model, tok = tiny
     with pytest.raises(ValueError, match="loss_type='cispo'"):
-        CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, loss_type="cispo"), tok)
+        CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, loss_type="cispo"), tok)
     with pytest.raises(ValueError, match="importance_sampling_level"):
-        CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, importance_sampling_level="sequence",
+        CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, importance_sampling_level="sequence",
                                                                  loss_type="grpo"), tok)
     with pytest.warns(RuntimeWarning, match="bf16 autocast is on"):
-        CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, bf16=True), tok)
-    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, num_iterations=2), tok)
+        CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, bf16=True), tok)
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, num_iterations=2), tok)
     with pytest.raises(ValueError, match="whole generated"):
         trainer.actor_update(_rows(2), num_steps=1)
     with pytest.raises(ValueError, match="no 'prompt'"):
@@ -258,7 +243,7 @@ def test_coachs_gradient_comes_from_losses_ppo_clip_loss(tiny, tmp_path, monkeyp
     from coach_rl.losses import PPOLossOutput
 
     model, tok = tiny
-    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path), tok)
+    trainer = CoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path), tok)
     trainer.model.train()
     out = trainer._generate_and_score_completions(trainer._generation_batch(_rows(2)))
     trainer.current_gradient_accumulation_steps = 1
@@ -285,12 +270,12 @@ def test_coachs_gradient_comes_from_losses_ppo_clip_loss(tiny, tmp_path, monkeyp
 def test_the_plain_critic_value_ablation_uses_q_itself(tiny, tmp_path):
     """coach_advantage=q: A_i = Q_i (no leave-one-out baseline), the ablation ACLOO is compared with."""
     model, tok = tiny
-    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_advantage="q"), tok)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, coach_advantage="q"), tok)
     trainer.actor_update(_rows(2), num_steps=1)
     batch = trainer.batches[0]
     torch.testing.assert_close(batch["advantages"], batch["q"])
     with pytest.raises(ValueError, match="coach_advantage"):
-        _config(tmp_path, coach_advantage="gae")
+        trainer_config(tmp_path, coach_advantage="gae")
 
 
 class _VowelFormat:
@@ -309,7 +294,7 @@ def test_the_sim_oracle_q_source_takes_the_advantages_from_the_oracle_labels(tin
     from coach_rl.diagnostics import StateOracle
 
     model, tok = tiny
-    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_q_source="sim-oracle",
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, coach_q_source="sim-oracle",
                                                                                  temperature=2.0), tok)
     trainer.oracle_format = _VowelFormat()
     oracle = StateOracle(PressHome()).to_json()
@@ -327,12 +312,12 @@ def test_the_sim_oracle_q_source_takes_the_advantages_from_the_oracle_labels(tin
     if bool((expected != 0).any()):
         assert metrics["diag/adv_sign_agreement"] == 1.0
     # no oracle in the rows: the diagnostic cannot run and says so
-    plain = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, _config(tmp_path, coach_q_source="sim-oracle"), tok)
+    plain = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, trainer_config(tmp_path, coach_q_source="sim-oracle"), tok)
     plain.oracle_format = _VowelFormat()
     with pytest.raises(ValueError, match="sim-oracle"):
         plain.actor_update(_rows(2), num_steps=1)
     with pytest.raises(ValueError, match="coach_q_source"):
-        _config(tmp_path, coach_q_source="prm")
+        trainer_config(tmp_path, coach_q_source="prm")
 
 
 def _kl_on(trainer: CoachTrainer, batch: dict) -> float:
@@ -356,7 +341,7 @@ def test_beta_adds_the_kl_to_the_starting_policy_and_pulls_the_policy_back(tiny,
     model, tok = tiny
     start = copy.deepcopy(model)
     trainer = RecordingCoachTrainer(copy.deepcopy(model), lambda s, a: [0.5] * len(s),
-                                    _config(tmp_path, beta=0.5, learning_rate=3e-3), tok)
+                                    trainer_config(tmp_path, beta=0.5, learning_rate=3e-3), tok)
     assert trainer.beta == 0.5 and trainer.ref_model is not None and trainer.args.beta == 0.5
     assert not any(p.requires_grad for p in trainer.ref_model.parameters())
     # the loss is the readable formula: Eq. 4 plus beta times the importance-weighted k3 against the reference
@@ -401,7 +386,7 @@ def test_the_kl_reference_survives_a_checkpoint(tiny, tmp_path):
 
     def algorithm(policy, **overrides):
         critic = Critic.from_pretrained_lm(policy, tok, seed=0)
-        actor = CoachTrainer(policy, critic, _config(tmp_path, **overrides), tok)
+        actor = CoachTrainer(policy, critic, trainer_config(tmp_path, **overrides), tok)
         return CoachAlgorithm(actor, critic, CriticTrainer(critic, total_steps=4))
 
     a = algorithm(copy.deepcopy(model), beta=0.1, learning_rate=3e-3)
