@@ -12,7 +12,7 @@ import android_gym  # noqa: F401  (registers the env ids)
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.policy import HFPolicy, PolicyFormat
 from coach_rl.rollout import RolloutCollector
-from coach_rl.sweep import ALGORITHMS, SweepPlan, check_equal_budgets, curve_points, steps_to_reach
+from coach_rl.sweep import ALGORITHMS, Sweep, SweepPlan, check_equal_budgets, curve_points, steps_to_reach
 
 TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
 
@@ -101,8 +101,6 @@ def test_a_plan_that_tunes_on_a_final_seed_or_overrides_a_swept_key_is_refused()
 
 
 def test_a_later_stage_trying_the_configs_own_value_reuses_the_earlier_stages_run(tmp_path: Path):
-    from coach_rl.sweep import Sweep
-
     sweep = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10))
     own = sweep.base("coach")["critic_learning_rate"]  # smoke's 0.0005
     first = sweep.job("tune", "coach", {"learning_rate": 1e-4}, 100).path
@@ -112,20 +110,18 @@ def test_a_later_stage_trying_the_configs_own_value_reuses_the_earlier_stages_ru
     assert "learning_rate=0.0001" in other.overrides and "max_env_steps=10" in other.overrides
 
 
-class _ScoredSweep:
+class _ScoredSweep(Sweep):
     """The sweep's search alone: each tuning run's validation score is read from a table instead of trained for."""
 
-    def __new__(cls, plan: SweepPlan, table: dict[float, float]):
-        from coach_rl.sweep import Sweep
+    def __init__(self, plan: SweepPlan, table: dict[float, float]) -> None:
+        super().__init__(plan, echo=lambda line: None)
+        self.table, self.ran = table, []
 
-        class Scored(Sweep):
-            def run_jobs(self, jobs):
-                self.ran = [*getattr(self, "ran", []), *(j.settings["learning_rate"] for j in jobs)]
+    def run_jobs(self, jobs):
+        self.ran += [j.settings["learning_rate"] for j in jobs]
 
-            def score(self, job):
-                return table[round(job.settings["learning_rate"], 12)]
-
-        return Scored(plan, echo=lambda line: None)
+    def score(self, job):
+        return self.table[round(job.settings["learning_rate"], 12)]
 
 
 def test_a_best_learning_rate_at_the_grids_edge_is_tried_one_step_further(tmp_path: Path):

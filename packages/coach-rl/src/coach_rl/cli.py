@@ -28,6 +28,17 @@ def _add_config_args(parser: argparse.ArgumentParser, *, required: bool = True) 
     parser.add_argument("--output-dir", "-o", default=None, help="run folder (same as output_dir=...)")
 
 
+def _plan_default(name: str) -> Any:
+    """``coach-rl sweep``'s default for a :class:`coach_rl.sweep.SweepPlan` field: the plan's own (lists as text)."""
+    import dataclasses
+
+    from coach_rl.sweep import SweepPlan
+
+    f = next(f for f in dataclasses.fields(SweepPlan) if f.name == name)
+    value = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) if isinstance(value, list) else value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``coach-rl`` (sub-commands train, sft, eval, report, configs)."""
     parser = argparse.ArgumentParser(
@@ -109,28 +120,30 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "<run>/checkpoints/iter-000000)")
     p.add_argument("--env-steps", type=int, required=True, help="the env-step budget of every run")
     p.add_argument("--out", required=True, help="sweep folder (runs, sweep.json, report.md, tuned/)")
-    p.add_argument("--algorithms", default="coach,coach_k1,grpo,ppo,dgrpo",
+    p.add_argument("--algorithms", default=_plan_default("algorithms"),
                    help="comma-separated labels: coach, coach_k1 (Coach's critic, one action per state), grpo, ppo, "
                         "dgrpo, or any registered algorithm (default: those five)")
-    p.add_argument("--learning-rates", default="1e-5,4e-5,1e-4,2e-4,4e-4", help="the actor learning rates tried")
-    p.add_argument("--critic-learning-rates", default="1e-5,3e-5,1e-4",
-                   help="the critic learning rates tried at the best learning rate (Coach; '' to skip)")
-    p.add_argument("--w-p", default="0,0.2,0.5", help="the PRM weights tried at the best two (Coach; '' to skip)")
-    p.add_argument("--seeds", default="0,1,2", help="the final runs' seeds (default 0,1,2)")
-    p.add_argument("--tune-seed", type=int, default=100, help="the tuning runs' seed, none of --seeds (default 100)")
-    p.add_argument("--validation-instances", type=int, default=4,
-                   help="validation instances per task that score a tuning run (default 4)")
-    p.add_argument("--validation-samples", type=int, default=4,
-                   help="sampled episodes per validation instance (default 4)")
-    p.add_argument("--curve-points", type=int, default=4,
-                   help="evaluations during each final run, 1.25x apart in env steps below the budget (default 4)")
+    p.add_argument("--learning-rates", default=_plan_default("learning_rates"), help="the actor learning rates tried (default %(default)s)")
+    p.add_argument("--critic-learning-rates", default=_plan_default("critic_learning_rates"),
+                   help="the critic learning rates tried at the best learning rate (Coach; '' to skip; default %(default)s)")
+    p.add_argument("--w-p", default=_plan_default("w_p"), help="the PRM weights tried at the best two (Coach; '' to skip; default %(default)s)")
+    p.add_argument("--seeds", default=_plan_default("seeds"), help="the final runs' seeds (default %(default)s)")
+    p.add_argument("--tune-seed", type=int, default=_plan_default("tune_seed"),
+                   help="the tuning runs' seed, none of --seeds (default %(default)s)")
+    p.add_argument("--validation-instances", type=int, default=_plan_default("validation_instances"),
+                   help="validation instances per task that score a tuning run (default %(default)s)")
+    p.add_argument("--validation-samples", type=int, default=_plan_default("validation_samples"),
+                   help="sampled episodes per validation instance (default %(default)s)")
+    p.add_argument("--curve-points", type=int, default=_plan_default("curve_points"),
+                   help="evaluations during each final run, 1.25x apart in env steps below the budget "
+                        "(default %(default)s)")
     p.add_argument("--eval-samples", type=int, default=None,
                    help="sampled episodes per test instance at every evaluation (default: the config's)")
     p.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
                    help="runs at a time, one torch thread each (default: the cores)")
-    p.add_argument("--extend-edges", type=int, default=2,
+    p.add_argument("--extend-edges", type=int, default=_plan_default("extend_edges"),
                    help="a best (critic) learning rate at the edge of its grid is tried one grid step further, up to "
-                        "this many times (default 2; 0: never)")
+                        "this many times (default %(default)s; 0: never)")
     p.add_argument("--write-configs", default=None, metavar="DIR",
                    help="also write the tuned configs (<config>-<algorithm>.yaml) into DIR")
 

@@ -870,11 +870,10 @@ class TrainingLoop:
         iteration = self.state.iteration + 1
         seeds, options = self._rollout_plan(iteration)
         reward_stats = dict(self.rewards.stats.as_dict())
-        left = self.steps_left()
-        if left is not None and getattr(self.collector, "exact_budget", False):  # stop at the budget, not past it
-            batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False, max_steps=left)
-        else:
-            batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
+        nonfinite_before = self.nonfinite.snapshot()
+        left = self.steps_left()  # stop at the budget, not past it (the in-process collector; Ray's ends its round)
+        budget = {"max_steps": left} if left is not None and getattr(self.collector, "exact_budget", False) else {}
+        batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False, **budget)
         trajectories = list(batch.trajectories)
         self._since_checkpoint.extend(getattr(batch, "uids", None) or [])
         t_store = time.perf_counter()
@@ -903,6 +902,7 @@ class TrainingLoop:
                                 policy_version=int(self.policy.version))
         update = self.algorithm.update(batch.records, context)
         record.update(update)
+        record.update(self.nonfinite.metrics(since=nonfinite_before))  # this iteration's NaN/inf events, rollout too
         record.setdefault("time/actor", time.perf_counter() - t0)
         if drift is not None:
             t_kl = time.perf_counter()
@@ -1089,14 +1089,15 @@ class TrainingLoop:
         budget = self.loop.max_env_steps
         return None if budget is None else max(0, int(budget) - self.state.env_steps)
 
-    def evaluations_due(self) -> list[int]:
-        """The ``eval_at_env_steps`` points the env steps done have reached and no evaluation has covered yet."""
-        reached = [p for p in sorted(set(self.loop.eval_at_env_steps or ())) if p <= self.state.env_steps]
+    def evaluation_due(self) -> bool:
+        """Whether an ``eval_at_env_steps`` point has been reached that no ``eval_steps<N>.json`` covers yet (files,
+        not counters: a run resumed after a kill between its checkpoint and that evaluation still makes it)."""
+        reached = [p for p in self.loop.eval_at_env_steps or () if p <= self.state.env_steps]
         if not reached:
-            return []
+            return False
         covered = max((int(f.stem[len("eval_steps"):]) for f in self.run.path.glob("eval_steps*.json")
                        if f.stem[len("eval_steps"):].isdigit()), default=-1)
-        return [p for p in reached if p > covered]
+        return max(reached) > covered
 
     def finished(self, iteration: int | None = None) -> bool:
         """Whether the run is done after ``iteration`` (default: the last one completed): total_iterations reached,
@@ -1125,7 +1126,7 @@ class TrainingLoop:
                 every = self.loop.eval_every
                 if every and self.state.iteration % every == 0 and not self.finished():
                     self.evaluate(f"iter{self.state.iteration:04d}")
-                if self.evaluations_due() and not self.finished():  # eval_at_env_steps (the last: evaluation after)
+                if self.evaluation_due() and not self.finished():  # eval_at_env_steps (the last: evaluation after)
                     self.evaluate(f"steps{self.state.env_steps:06d}")
         finally:
             if bar is not None:

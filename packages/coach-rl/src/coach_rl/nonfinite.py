@@ -199,9 +199,8 @@ def _holders(root: Any) -> list[Any]:
 def attach_loop(loop: Any) -> NonFiniteMonitor:
     """One monitor for a :class:`coach_rl.loop.TrainingLoop`'s policy, rewards and algorithm parts (actor, critic).
 
-    Its patience is the config's ``nonfinite_patience`` and its errors name the iteration being run. The algorithm's
-    ``update`` result gains this iteration's ``nonfinite/<phase>`` counts (the rollout's included), so they land in
-    metrics.jsonl with the rest.
+    Its patience is the config's ``nonfinite_patience`` and its errors name the iteration being run; the loop adds
+    each iteration's ``nonfinite/<phase>`` counts (``metrics(since=...)``) to its metrics record.
     """
     monitor = NonFiniteMonitor(int(getattr(loop.args, "nonfinite_patience", 3)),
                                iteration=lambda: int(loop.state.iteration) + 1)
@@ -210,17 +209,6 @@ def attach_loop(loop: Any) -> NonFiniteMonitor:
             continue
         for holder in _holders(root):
             holder.nonfinite = monitor
-    algorithm = loop.algorithm
-    update = algorithm.update
-    seen = {"counts": monitor.snapshot()}
-
-    def update_with_counts(*args: Any, **kwargs: Any) -> dict[str, float]:
-        out = dict(update(*args, **kwargs))
-        out.update(monitor.metrics(since=seen["counts"]))
-        seen["counts"] = monitor.snapshot()
-        return out
-
-    algorithm.update = update_with_counts
     return monitor
 
 

@@ -133,7 +133,8 @@ class LoopArguments:
         metadata={"help": "Stop at exactly this many environment steps, even before total_iterations (None: "
                           "total_iterations alone decides): the iteration that would pass it plays only the steps "
                           "left (episodes under way end there, truncated) and still updates. Compares algorithms "
-                          "at one env-step budget (`coach-rl sweep`, tools/main_job.sh COMPARE=...)."},
+                          "at one env-step budget (`coach-rl sweep`, tools/main_job.sh COMPARE=...). With "
+                          "collector=ray the run stops after the round that reaches it (not exact)."},
     )
     eval_at_env_steps: list[int] | None = field(
         default=None,
