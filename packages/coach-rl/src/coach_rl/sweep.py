@@ -200,10 +200,7 @@ class Sweep:
                      f"init_from={plan.init_from}", f"max_env_steps={plan.env_steps}", "total_iterations=100000",
                      f"output_dir={folder}", "write_report=false"]
         if stage == "tune":  # scored on validation instances: disjoint from the test ones the final runs report
-            from coach_rl.configs import load_config
-
-            loop = load_config(plan.config, [*plan.overrides, f"seed={seed}"]).loop
-            overrides += [f"eval_seed_offset={loop.validation_seed_offset}",
+            overrides += [f"eval_seed_offset={self.base(label)['validation_seed_offset']}",
                           f"eval_instances_per_task={plan.validation_instances}",
                           f"eval_samples_per_instance={plan.validation_samples}", "eval_before=false"]
         else:
