@@ -1,10 +1,10 @@
-"""Write the README table of AndroidWorld's 116 tasks on the simulated phone (runs them; needs android_world).
+"""Write the table (packages/android-gym/docs/android-world-on-sim.md) of AndroidWorld's 116 tasks on the simulated phone (runs them; needs android_world).
 
 For every task of AndroidWorld's registry: whether it runs on the sim with AndroidWorld's own code
 (``android_gym.suites.android_world_sim.SIM_TASKS``), the scripted expert's success over ``--seeds``
 instances (AndroidWorld's ``initialize_task`` and ``is_successful`` on an in-process ``SimDevice``), and
 why not where not. The table replaces the text between the two marker lines of
-packages/android-gym/README.md, so it stays what the code does. Prints a JSON summary.
+packages/android-gym/docs/android-world-on-sim.md, so it stays what the code does. Prints a JSON summary.
 
     .venv/bin/python tools/android_world_sim_table.py --seeds 3
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from readme_tables import replace_readme_block  # tools/readme_tables.py (this script's folder)
 
-README = Path(__file__).resolve().parents[1] / "packages" / "android-gym" / "README.md"
+README = Path(__file__).resolve().parents[1] / "packages" / "android-gym" / "docs" / "android-world-on-sim.md"
 BEGIN = "<!-- android-world-sim-table:begin (tools/android_world_sim_table.py writes this) -->"
 END = "<!-- android-world-sim-table:end -->"
 

@@ -1,4 +1,4 @@
-"""Write the README table of AndroidLab's tasks on the simulated phone, scored by AndroidLab's own judges.
+"""Write the table (packages/android-gym/docs/androidlab-on-sim.md) of AndroidLab's tasks on the simulated phone, scored by AndroidLab's own judges.
 
 For every AndroidLab task the sim re-creates (``android_gym.list_tasks("androidlab")``) the scripted
 expert plays it on ``AndroidLab-v0`` (device "sim"), which exports AndroidLab trace folders; AndroidLab's
@@ -7,7 +7,7 @@ offline evaluator (its ``Evaluation_Task`` and per-task judges, from a vendored 
 judge, which cannot run offline, so they are counted apart. Per app: AndroidLab's tasks (with a rule
 judge), those the sim re-creates, those whose rule judge passes the expert, and those it does not with
 the reason (``android_gym.suites.androidlab.JUDGE_GAPS``). The table replaces the text between the
-marker lines of packages/android-gym/README.md. Prints a JSON summary.
+marker lines of packages/android-gym/docs/androidlab-on-sim.md. Prints a JSON summary.
 
     .venv/bin/python tools/androidlab_judges_table.py [--android-lab ../shared/vendor/android_lab] [--check]
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from readme_tables import replace_readme_block  # tools/readme_tables.py (this script's folder)
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "packages" / "android-gym" / "README.md"
+README = ROOT / "packages" / "android-gym" / "docs" / "androidlab-on-sim.md"
 EVALUATOR = ROOT / "tests" / "android_gym" / "androidlab_evaluator.py"
 BEGIN = "<!-- androidlab-judges-table:begin (tools/androidlab_judges_table.py writes this) -->"
 END = "<!-- androidlab-judges-table:end -->"
