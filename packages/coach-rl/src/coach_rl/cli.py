@@ -249,11 +249,10 @@ def _cmd_sft(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from coach_rl.configs import load_config
     from coach_rl.evaluation import evaluate_policy
-    from coach_rl.loop import _env_kwargs, _training_tasks, make_policy
+    from coach_rl.loop import _env_kwargs, _training_tasks, load_policy_model, make_policy
     from coach_rl.run import RunDir
 
     policy_path = args.policy
@@ -273,8 +272,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     policy_path = policy_path or config.loop.policy_model
     if policy_path == "tiny":
         raise SystemExit("eval needs a trained policy: pass --policy PATH or --run RUN_DIR")
-    model = AutoModelForCausalLM.from_pretrained(policy_path)
-    tokenizer = AutoTokenizer.from_pretrained(policy_path)
+    model, tokenizer = load_policy_model(policy_path, config)
     policy = make_policy(model, tokenizer, config)
     tasks = args.tasks.split(",") if args.tasks else list(config.loop.eval_tasks or _training_tasks(config))
     n = args.instances if args.instances is not None else (config.loop.eval_instances_per_task or 10)

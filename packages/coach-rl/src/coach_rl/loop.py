@@ -66,6 +66,7 @@ __all__ = [
     "TrainResult",
     "TrainingLoop",
     "build_policy_model",
+    "load_policy_model",
     "make_policy",
     "train",
 ]
@@ -195,20 +196,31 @@ def make_policy(model: Any, processing_class: Any, config: RunConfig, *, version
 
 
 def build_policy_model(config: RunConfig, demos: Any = None) -> tuple[Any, Any]:
-    """The policy model and tokenizer: loaded from ``policy_model``, or built (``tiny``) on the demos' text."""
+    """The policy model and tokenizer: loaded from ``policy_model``, or built (``tiny``) on the demos' text; on the
+    run's device."""
     loop = config.loop
     if loop.policy_model != "tiny":
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        model = AutoModelForCausalLM.from_pretrained(loop.policy_model)
-        return model, AutoTokenizer.from_pretrained(loop.policy_model)
+        return load_policy_model(loop.policy_model, config)
     from coach_reward.tiny_models import build_tiny_causal_lm
 
     corpus = demos.corpus() if demos is not None else None
-    return build_tiny_causal_lm(
+    model, tokenizer = build_tiny_causal_lm(
         vocab_size=loop.tiny_vocab_size, hidden_size=loop.tiny_hidden_size, num_layers=loop.tiny_num_layers,
         num_heads=loop.tiny_num_heads, seed=int(config.coach.seed), corpus=corpus,
     )
+    return model.to(config.coach.device), tokenizer
+
+
+def load_policy_model(path: str | os.PathLike[str], config: RunConfig) -> tuple[Any, Any]:
+    """A saved policy and its tokenizer, on the run's device (``config.coach.device``: the GPU unless ``use_cpu``).
+
+    Every model of a run starts where the policy is: the critic is copied from its backbone, the baselines' actor
+    steps and the rollouts run on the model's device. Loading on the CPU and leaving it there trained GRPO and the
+    critic on the CPU of a GPU machine."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(path)
+    return model.to(config.coach.device), AutoTokenizer.from_pretrained(path)
 
 
 def _collect_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
@@ -417,15 +429,13 @@ class TrainingLoop:
 
     def _warm_start(self, checkpoint: Path) -> None:
         """Policy, critic and evaluation-before from another run's checkpoint (``init_from``); fresh optimisers."""
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if not (checkpoint / "MANIFEST.json").is_file():
             raise FileNotFoundError(f"init_from={checkpoint} is not a complete coach-rl checkpoint (no MANIFEST.json)")
         policy_dir = next((d for d in (checkpoint / _POLICY_DIR, checkpoint / "actor" / "policy") if d.is_dir()), None)
         if policy_dir is None:
             raise FileNotFoundError(f"init_from={checkpoint} holds no policy (actor/policy/ or policy/)")
-        self.model = AutoModelForCausalLM.from_pretrained(policy_dir)
-        self.tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+        self.model, self.tokenizer = load_policy_model(policy_dir, self.config)
         self.policy = make_policy(self.model, self.tokenizer, self.config)
         self._build_components()
         load_critic = getattr(self.algorithm, "load_critic", None)
@@ -476,6 +486,9 @@ class TrainingLoop:
             max_steps=self.loop.sft_max_steps,
             learning_rate=self.loop.sft_learning_rate, per_device_train_batch_size=self.loop.sft_batch_size,
             seed=int(self.args.seed), logging_steps=max(1, self.loop.sft_max_steps // 10), use_cpu=self.args.use_cpu,
+            # the run's mixed precision: the trainers built after it in this process share accelerate's state, which
+            # refuses a second setting ("AcceleratorState has already been initialized"), as on a GPU with TRL's bf16
+            bf16=bool(self.args.bf16), fp16=bool(self.args.fp16),
         )
         self.stats.update({"sft_steps": result.steps, "sft_loss": result.train_loss,
                            "sft_final_loss": result.losses[-1] if result.losses else math.nan,
@@ -655,13 +668,11 @@ class TrainingLoop:
         return self.run.checkpoint_path(self.state.iteration)
 
     def _restore(self, checkpoint: Path) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=True)
         self.state = LoopState(**saved["state"])
         self.stats = dict(saved.get("stats", {}))
-        self.model = AutoModelForCausalLM.from_pretrained(checkpoint / _POLICY_DIR)
-        self.tokenizer = AutoTokenizer.from_pretrained(checkpoint / _POLICY_DIR)
+        self.model, self.tokenizer = load_policy_model(checkpoint / _POLICY_DIR, self.config)
         self.policy = make_policy(self.model, self.tokenizer, self.config, version=self.state.policy_version)
         restore_replay(self.args.replay_dir, checkpoint)  # before the buffer opens (it would evict to capacity)
         self._build_components()

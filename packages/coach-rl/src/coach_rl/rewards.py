@@ -125,12 +125,13 @@ class SimOracle:
         return out
 
 
-def _judge_backend(kind: str, model: str, base_url: str | None, what: str) -> Any:
-    """The coach_reward backend ``kind`` serving ``model`` (a clear error for an unknown kind)."""
+def _judge_backend(kind: str, model: str, base_url: str | None, what: str, device: Any = "cpu") -> Any:
+    """The coach_reward backend ``kind`` serving ``model`` (a clear error for an unknown kind); a local
+    (``transformers``) model is loaded on ``device``, the run's."""
     from coach_reward.backends import OpenAIBackend, TransformersBackend, VLLMBackend
 
     if kind == "transformers":
-        return TransformersBackend.from_pretrained(model)
+        return TransformersBackend.from_pretrained(model, device=str(device))
     if kind == "openai":
         if not base_url:
             raise ValueError(f"{what}_backend='openai' needs {what}_base_url (the server's base URL)")
@@ -138,6 +139,11 @@ def _judge_backend(kind: str, model: str, base_url: str | None, what: str) -> An
     if kind == "vllm":
         return VLLMBackend(model)
     raise ValueError(f"{what}_backend must be transformers, openai or vllm, got {kind!r}")
+
+
+def _device(args: Any) -> str:
+    """The run's device (``CoachConfig.device``: the GPU unless ``use_cpu``) for the local judge models."""
+    return str(getattr(args, "device", "cpu"))
 
 
 def build_process_reward_model(args: Any) -> Any:
@@ -150,10 +156,10 @@ def build_process_reward_model(args: Any) -> Any:
         from coach_reward.prm_training import load_prm
 
         # a folder saved by coach_reward's train_prm carries its prompt settings (prm_config.json)
-        return load_prm(args.prm_model, batch_size=16, max_new_tokens=args.prm_max_new_tokens)
+        return load_prm(args.prm_model, device=_device(args), batch_size=16, max_new_tokens=args.prm_max_new_tokens)
     from coach_reward.prm import ProcessRewardModel
 
-    return ProcessRewardModel(_judge_backend(args.prm_backend, args.prm_model, args.prm_base_url, "prm"),
+    return ProcessRewardModel(_judge_backend(args.prm_backend, args.prm_model, args.prm_base_url, "prm", _device(args)),
                               max_new_tokens=args.prm_max_new_tokens)
 
 
@@ -165,7 +171,8 @@ def build_outcome_verifier(args: Any) -> Any:
     from coach_reward.probing import ProbingVerifier
     from coach_reward.verifiers import LastScreenshotJudge, LLMJudgeVerifier, MajorityVote, RuleVerifier
 
-    backend = _judge_backend(args.verifier_backend, args.verifier_model, args.verifier_base_url, "verifier")
+    backend = _judge_backend(args.verifier_backend, args.verifier_model, args.verifier_base_url, "verifier",
+                             _device(args))
     if kind == "llm_judge":
         return LLMJudgeVerifier(backend)
     if kind == "last_screen":

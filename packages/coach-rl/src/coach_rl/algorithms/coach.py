@@ -156,7 +156,7 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
     args, loop = config.coach, config.loop
     if args.critic_model_name_or_path:
         critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed),
-                                           action_targets=args.critic_action_targets)
+                                           action_targets=args.critic_action_targets).to(args.device)
     else:
         critic = Critic.from_pretrained_lm(model, tokenizer, seed=int(args.seed), action_targets=args.critic_action_targets)
     if checkpointing_requested(args):
