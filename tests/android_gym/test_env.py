@@ -104,6 +104,22 @@ def test_truncated_at_step_budget_and_step_after_end_errors():
     env.close()
 
 
+def test_max_steps_cap_caps_each_tasks_own_budget_and_never_raises_it():
+    env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff", max_steps_cap=2)
+    _, info = env.reset(seed=0)
+    own = env.unwrapped.task.max_steps
+    assert own > 2 and info["max_steps"] == 2
+    results = [env.step(Click(540, 1200)) for _ in range(2)]
+    assert [r[3] for r in results] == [False, True]
+    env.close()
+    env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff", max_steps_cap=own + 5)
+    assert env.reset(seed=0)[1]["max_steps"] == own  # a cap above the budget leaves the budget
+    env.close()
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_steps_cap must be a positive integer"):
+            gym.make("AndroidSim-v0", task="SystemWifiTurnOff", max_steps_cap=bad)
+
+
 def test_finished_terminates_with_zero_when_not_done():
     env = gym.make("AndroidSim-v0", task="SystemWifiTurnOff")
     env.reset(seed=0)

@@ -123,6 +123,20 @@ def test_ppo_advantages_are_gae_lambda_one_by_hand(tiny):
         torch.testing.assert_close(a, torch.tensor(e, dtype=torch.float64) - v.double())
 
 
+def test_ppo_step_rewards_weigh_process_and_outcome_rewards_by_hand(tiny):
+    model, tok = tiny
+    ppo = _ppo(model, tok, gamma=0.5, w_p=0.2, w_o=1.0)
+    steps = _trajectory("Clock", 1, 1.0, [GOOD, BAD, GOOD])
+    for step, r_p in zip(steps, (1.0, float("nan"), 0.5)):  # the second step's r_p is missing: it counts 0
+        step.process_reward = r_p
+    (record,) = trajectory_records(steps)
+    assert ppo.step_rewards(record) == pytest.approx([0.2, 0.0, 0.1 + 1.0])
+    _, (ret,) = ppo.advantages_and_returns(steps)
+    # R_2 = 1.1, R_1 = 0 + 0.5 * 1.1 = 0.55, R_0 = 0.2 + 0.5 * 0.55 = 0.475
+    torch.testing.assert_close(ret, torch.tensor([0.475, 0.55, 1.1], dtype=torch.float64))
+    assert _ppo(model, tok).step_rewards(record) == [0.0, 0.0, 1.0]  # default: the outcome on the last step only
+
+
 def test_ppo_value_moves_towards_returns_and_actor_follows_advantages(tiny):
     model, tok = tiny
     ppo = _ppo(model, tok, lr_value=3e-4)

@@ -1,4 +1,5 @@
-"""Every model of a run on one device, with one mixed-precision setting (what a GPU run needs; checked on the CPU).
+"""How a run meets its hardware and its envs: every model on one device with one mixed-precision setting (what a
+GPU run needs; checked on the CPU), and each episode capped at ``max_turns``.
 
 On a GPU, TRL turns bf16 on by default. The warm-up's SFT trainer used to be built with bf16 off whatever the run
 said, and accelerate keeps one mixed-precision state per process, so the first trainer built after it (Android
@@ -39,3 +40,20 @@ def test_policy_models_land_on_the_runs_device(tmp_path):
     assert next(loaded.parameters()).device == config.coach.device
     for a, b in zip(model.parameters(), loaded.parameters(), strict=True):
         assert a.detach().cpu().equal(b.detach().cpu())
+
+
+def test_max_turns_caps_each_tasks_budget_when_max_episode_steps_is_unset():
+    from android_gym.actions import Click
+    from coach_rl.envs import make_envs
+    from coach_rl.loop import _env_kwargs
+
+    config = load_config("smoke", {"max_episode_steps": None, "max_turns": 2})
+    kwargs = _env_kwargs(config)
+    assert kwargs["max_steps_cap"] == 2 and "max_steps" not in kwargs
+    (env,) = make_envs(config.coach.env_id, 1, tasks=["SystemWifiTurnOff"], env_kwargs=kwargs)
+    _, info = env.reset(seed=0)
+    assert env.unwrapped.task.max_steps > 2 and info["max_steps"] == 2  # the task's own budget, capped
+    assert [env.step(Click(540, 1200))[3] for _ in range(2)] == [False, True]
+    env.close()
+    fixed = _env_kwargs(load_config("smoke", {"max_episode_steps": 3, "max_turns": 6}))
+    assert fixed["max_steps"] == 3 and "max_steps_cap" not in fixed

@@ -8,8 +8,8 @@ Coach), so only the advantage differs between algorithms:
   group-normalised advantage ``(r_o - mean) / (std + eps)`` over the G (:func:`coach_rl.advantages.grpo_advantages`),
   applied to every step of the trajectory (sequence-level GRPO, the paper's Appendix A.3 setting: G = 4).
 * :class:`PPOBaseline`: a state-value critic ``V(s)`` (a :class:`coach_rl.critic.Critic` scoring the state with
-  an empty action), per-step rewards = ``r_o`` on the last step and 0 before, GAE with ``lambda = 1``
-  (Monte Carlo returns minus V, the paper's setting) and ``gamma`` from the config; V is regressed onto
+  an empty action), per-step rewards = ``w_p * r_p`` (with a PRM) plus ``w_o * r_o`` on the last step, GAE
+  with ``lambda = 1`` (Monte Carlo returns minus V, the paper's setting) and ``gamma`` from the config; V is regressed onto
   the returns with the clipped value loss (Eq. 2) and the actor gets per-step advantages, whitened over the
   batch as verl's GAE does.
 
@@ -225,8 +225,11 @@ class PPOBaseline(_SavesStateDict):
         value_mini_batch_size: int | None = None,
         value_batch_size: int = 8,
         use_recorded_logprobs: bool = False,
+        w_p: float = 0.0,
+        w_o: float = 1.0,
     ) -> None:
-        """``value_trainer`` owns V (a :class:`coach_rl.critic.Critic` read with an empty action) and its optimiser."""
+        """``value_trainer`` owns V (a :class:`coach_rl.critic.Critic` read with an empty action) and its optimiser;
+        ``w_p`` and ``w_o`` weigh the process and outcome rewards in each step's reward (as in Coach's R_t)."""
         if not isinstance(actor, ActorUpdater):
             raise TypeError(f"actor must be an ActorUpdater, got {type(actor).__name__}")
         if not isinstance(value_trainer, CriticTrainer):
@@ -248,6 +251,7 @@ class PPOBaseline(_SavesStateDict):
         self.value_mini_batch_size = value_mini_batch_size
         self.value_batch_size = value_batch_size
         self.use_recorded_logprobs = bool(use_recorded_logprobs)
+        self.w_p, self.w_o = float(w_p), float(w_o)
 
     @classmethod
     def from_config(
@@ -265,7 +269,9 @@ class PPOBaseline(_SavesStateDict):
         critic = value_critic if value_critic is not None else Critic.from_pretrained_lm(model, tokenizer,
                                                                                          seed=config.seed)
         value_trainer = CriticTrainer.from_config(critic, config, total_value_steps)
-        kwargs: dict[str, Any] = {"gamma": config.gamma, "value_batch_size": config.critic_batch_size}
+        # the step reward Coach's returns use: w_p * r_p on every step (with a PRM) + w_o * r_o on the last
+        kwargs: dict[str, Any] = {"gamma": config.gamma, "value_batch_size": config.critic_batch_size,
+                                  "w_p": config.w_p if config.use_prm else 0.0, "w_o": config.w_o}
         kwargs.update(overrides)
         return cls(ActorUpdater.from_config(model, tokenizer, config), value_trainer, **kwargs)
 
@@ -274,12 +280,12 @@ class PPOBaseline(_SavesStateDict):
         """The state-value model V."""
         return self.value_trainer.critic
 
-    @staticmethod
-    def step_rewards(record: TrajectoryRecord) -> list[float]:
-        """Per-step rewards of a trajectory: the outcome reward on its last step, 0 on the others."""
-        rewards = [0.0] * len(record.steps)
+    def step_rewards(self, record: TrajectoryRecord) -> list[float]:
+        """Per-step rewards of a trajectory: ``w_p * r_p`` on every step (a missing r_p counts 0) plus
+        ``w_o * r_o`` on its last step."""
+        rewards = [0.0 if s.process_reward_missing else self.w_p * float(s.process_reward) for s in record.steps]
         if rewards:
-            rewards[-1] = record.outcome_reward
+            rewards[-1] += self.w_o * record.outcome_reward
         return rewards
 
     def values(self, batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[torch.Tensor]:

@@ -130,7 +130,9 @@ class OnlineRLArguments:
         metadata={
             "help": "Score every step with the process reward model (PRM) and use it as r_p. The paper's main runs do "
             "(+2.4 SR on AndroidLab, Section 4.3); off by default only because it needs a trained judge "
-            "(`prm_model`). Without it r_p = 0 and R_t = w_o * r_o."
+            "(`prm_model`). Without it r_p = 0 and R_t = w_o * r_o. Read by the algorithms with step rewards: Coach "
+            "and Coach K = 1 (the critic's R_t), PPO (each step's reward), DistRL (weighted by "
+            "`distrl_process_reward_weight`); GRPO and DGRPO score whole trajectories by their outcome and ignore it."
         },
     )
     prm_model: str | None = field(
@@ -198,7 +200,8 @@ class OnlineRLArguments:
     # Parameters that control the return targets
     w_p: float = field(
         default=0.2,
-        metadata={"help": f"Weight of the process rewards in R_t ({_TABLE5}: Process Reward Weight 0.2)."},
+        metadata={"help": f"Weight of the process rewards in R_t ({_TABLE5}: Process Reward Weight 0.2): Coach's "
+                  "and PPO's step rewards (see `use_prm`)."},
     )
     w_o: float = field(
         default=1.0,

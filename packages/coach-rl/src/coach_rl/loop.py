@@ -158,6 +158,8 @@ def _env_kwargs(config: RunConfig) -> dict[str, Any]:
     steps = config.coach.max_episode_steps
     if steps is not None:
         kwargs["max_steps"] = steps
+    else:  # each task's own budget, capped at max_turns (Table 5's Max Turns)
+        kwargs["max_steps_cap"] = config.coach.max_turns
     kwargs.setdefault("screenshot", config.loop.policy_mode != "xml")
     return kwargs
 

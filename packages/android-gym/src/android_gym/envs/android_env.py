@@ -63,16 +63,17 @@ class AndroidEnv(gym.Env):
 
     ## Episode End
     ``terminated``: the agent emitted ``finished`` (with an optional answer). ``truncated``: the step
-    budget (``max_steps``, default ``int(10 * task.complexity)``) ran out, or the device failed (then
-    ``info["error"]`` says how; the next ``reset`` reconnects). The task's teardown runs at the next
+    budget (``max_steps``, default ``int(10 * task.complexity)``, never above ``max_steps_cap``) ran out, or
+    the device failed (then ``info["error"]`` says how; the next ``reset`` reconnects). The task's teardown runs at the next
     ``reset`` or ``close`` (verifiers may probe the end state first). ``env.trajectory`` holds the
     episode so far (a :class:`~android_gym.trajectory.Trajectory`; screenshots kept when observed).
 
     ## Arguments
     ``suite`` ("sim", "android_world", "androidlab"), ``task`` (a name or list of names), ``device``
     ("sim" or a serial), ``screenshot`` (bool), ``ui_style`` ("androidlab", "mobilerl", "json"),
-    ``max_steps``, ``invalid_action_penalty``, ``action_coordinates`` (how coordinates in text actions
-    are read: "absolute", "relative1000" or "smart_resize"), ``screen_size`` (sim only), ``latency``
+    ``max_steps`` (every task's budget instead of its own), ``max_steps_cap`` (at most this many steps
+    whatever the budget: a trainer's "max turns"), ``invalid_action_penalty``, ``action_coordinates`` (how
+    coordinates in text actions are read: "absolute", "relative1000" or "smart_resize"), ``screen_size`` (sim only), ``latency``
     and ``faults`` (sim only: a latency preset name or model, a fault injector), ``max_ui_chars``,
     ``render_mode`` ("rgb_array" or "ansi"). Real-device suites (:mod:`android_gym.suites`):
     ``task_source`` ("auto", "recreations", "android_world", "androidlab" or a task source object;
@@ -98,6 +99,7 @@ class AndroidEnv(gym.Env):
         screenshot: bool = False,
         ui_style: str = "androidlab",
         max_steps: int | None = None,
+        max_steps_cap: int | None = None,
         invalid_action_penalty: float = -0.1,
         action_coordinates: str = "absolute",
         screen_size: tuple[int, int] = (1080, 2400),
@@ -121,7 +123,11 @@ class AndroidEnv(gym.Env):
         self.task_names = self._resolve_tasks(self.task_source, task)
         self.screenshot = bool(screenshot)
         self.ui_style = ui_style
+        for name, value in (("max_steps", max_steps), ("max_steps_cap", max_steps_cap)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         self.max_steps_override = max_steps
+        self.max_steps_cap = max_steps_cap
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.action_coordinates = action_coordinates
         self.max_ui_chars = int(max_ui_chars)
@@ -349,7 +355,8 @@ class AndroidEnv(gym.Env):
     # --- internals -----------------------------------------------------------------------------
     def _budget(self) -> int:
         assert self.task is not None
-        return self.max_steps_override or self.task.max_steps
+        budget = self.max_steps_override or self.task.max_steps
+        return budget if self.max_steps_cap is None else min(budget, self.max_steps_cap)
 
     def _parse(self, action: str | Action | dict) -> Action:
         if isinstance(action, Action):
