@@ -15,7 +15,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "coach_rl.advantages": (
         "acloo", "aride_advantages", "dgrpo_advantages", "grpo_advantages", "rloo", "trajectory_scores",
     ),
-    "coach_rl.algorithms": ("Algorithm", "UpdateContext", "algorithm_names", "build_algorithm", "register_algorithm"),
+    "coach_rl.algorithms": (
+        "Algorithm", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm", "register_algorithm",
+    ),
     "coach_rl.algorithms.dgrpo": ("DGRPO", "DGRPOArguments"),
     "coach_rl.baselines": ("GRPOBaseline", "PPOBaseline", "TrajectoryRecord", "trajectory_records"),
     "coach_rl.config": ("OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"),
@@ -81,6 +83,7 @@ __all__ = [
     "PolicyTurn",
     "episodes",
     "Algorithm",
+    "AlgorithmHooks",
     "UpdateContext",
     "algorithm_names",
     "build_algorithm",

@@ -33,7 +33,7 @@ import torch
 
 from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import grpo_advantages
-from coach_rl.algorithms.base import UpdateContext
+from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.nonfinite import monitor_of
@@ -45,7 +45,7 @@ __all__ = ["GRPOBaseline", "PPOBaseline", "TrajectoryRecord", "trajectory_record
 _STATE_FILE = "baseline.pt"
 
 
-class _SavesStateDict:
+class _SavesStateDict(AlgorithmHooks):
     """``save``/``load``/``policy_model`` of the Algorithm protocol from ``state_dict``/``load_state_dict``."""
 
     actor: ActorUpdater

@@ -440,9 +440,8 @@ class TrainingLoop:
         self.model, self.tokenizer = load_policy_model(policy_dir, self.config)
         self.policy = make_policy(self.model, self.tokenizer, self.config)
         self._build_components()
-        load_critic = getattr(self.algorithm, "load_critic", None)
-        if load_critic is not None:  # algorithms with a critic start from the other run's critic when it has one
-            load_critic(checkpoint / _ALGORITHM_DIR) or load_critic(checkpoint)
+        # an algorithm with a critic starts from the other run's critic when it has one
+        self.algorithm.load_critic(checkpoint / _ALGORITHM_DIR) or self.algorithm.load_critic(checkpoint)
         saved = checkpoint / "eval_before.json"
         if saved.is_file():
             report = EvalReport.from_dict(json.loads(saved.read_text()))
@@ -596,7 +595,7 @@ class TrainingLoop:
     @property
     def critic(self) -> Any:
         """The algorithm's critic (Q or V) when it has one (critic pre-training, warm starts), else None."""
-        return getattr(self.algorithm, "critic", None)
+        return self.algorithm.critic if self.algorithm is not None else None
 
     def _build_components(self) -> None:
         """Envs, replay, rewards, collector and the algorithm around ``self.model`` (fresh optimisers)."""
@@ -607,10 +606,8 @@ class TrainingLoop:
         args = self.args
         self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size)
         self.rewards = build_reward_pipeline(args)
-        # critic_prm_candidates: extra replies sampled per collected state for the PRM to label (Coach's critic only)
-        candidates = int(args.critic_prm_candidates) if self.loop.algorithm == "coach" else 0
         if args.collector == "ray":
-            if candidates:
+            if args.critic_prm_candidates:
                 raise ValueError("critic_prm_candidates samples extra replies in the local collector; collector=ray "
                                  "does not (set critic_prm_candidates=0)")
             self.collector = self._ray_collector()
@@ -618,15 +615,16 @@ class TrainingLoop:
             self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks,
                                   env_kwargs=_env_kwargs(self.config))
             self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
-                                              threads=self.loop.env_threads, candidates=candidates)
+                                              threads=self.loop.env_threads)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
+        if self.algorithm.prm_candidates:  # extra replies per collected state for the PRM to label (Coach's critic)
+            self.collector.candidates = int(self.algorithm.prm_candidates)
         from coach_rl.nonfinite import attach_loop
 
         self.nonfinite = attach_loop(self)  # one NaN/inf monitor: policy, rewards, actor and critic (nonfinite/*)
         self.rewards.oracle_diagnostics = bool(self.loop.oracle_diagnostics)
-        use_oracle = getattr(self.algorithm, "use_oracle_format", None)
-        if self.loop.oracle_diagnostics and use_oracle is not None:
-            use_oracle(_policy_format(self.config))
+        if self.loop.oracle_diagnostics:
+            self.algorithm.use_oracle_format(_policy_format(self.config))
 
     def _ray_collector(self) -> Any:
         """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
@@ -862,13 +860,12 @@ class TrainingLoop:
     def _task_weights(self) -> np.ndarray | None:
         """Sampling probabilities over the training tasks from the algorithm's curriculum (None: round-robin).
 
-        An algorithm with ``task_weights(tasks) -> {task: weight}`` (DGRPO's Failure Curriculum Filtering)
-        decides how often each task is played; all weights equal means round-robin, as without one.
+        An algorithm whose ``task_weights(tasks)`` gives ``{task: weight}`` (DGRPO's Failure Curriculum Filtering)
+        decides how often each task is played; None or all weights equal means round-robin.
         """
-        weigh = getattr(self.algorithm, "task_weights", None)
-        if weigh is None:
+        given = self.algorithm.task_weights(self.tasks)
+        if given is None:
             return None
-        given = weigh(self.tasks)
         w = np.array([max(0.0, float(given.get(t, 1.0))) for t in self.tasks])
         if w.sum() <= 0:
             raise RuntimeError("the curriculum removed every training task (all weights 0): nothing left to train on")

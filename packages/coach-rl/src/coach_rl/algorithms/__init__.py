@@ -8,13 +8,14 @@ import pkgutil
 from coach_rl.algorithms.base import (
     Algorithm,
     AlgorithmFactory,
+    AlgorithmHooks,
     UpdateContext,
     algorithm_names,
     build_algorithm,
     register_algorithm,
 )
 
-__all__ = ["Algorithm", "AlgorithmFactory", "UpdateContext", "algorithm_names", "build_algorithm", "load_all",
+__all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm", "load_all",
            "register_algorithm"]
 
 

@@ -7,11 +7,15 @@ filled in) and an :class:`UpdateContext` (the replay buffer of earlier episodes,
 algorithm updates and returns flat metrics. ``save``/``load`` hold everything an exact resume needs.
 
 A new algorithm is one new module in this package that defines a class and registers a factory with
-:func:`register_algorithm`; ``algorithm: <name>`` in a run config then selects it.
+:func:`register_algorithm`; ``algorithm: <name>`` in a run config then selects it. Besides the members of
+:class:`Algorithm`, an algorithm may override the optional hooks of :class:`AlgorithmHooks` (a critic the loop
+pre-trains, a task curriculum, ...); :func:`build_algorithm` gives one that defines none of them their defaults,
+so the loop calls every hook directly.
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +25,7 @@ import numpy as np
 
 from coach_rl.records import StepRecord
 
-__all__ = ["Algorithm", "AlgorithmFactory", "UpdateContext", "algorithm_names", "build_algorithm",
+__all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm",
            "register_algorithm"]
 
 
@@ -67,6 +71,40 @@ class Algorithm(Protocol):
         ...
 
 
+class AlgorithmHooks:
+    """The optional part of the contract, with the defaults an algorithm gets when it does not override them."""
+
+    critic: Any = None
+    """A critic (Q or V) the loop pre-trains in the warm-up and warm-starts from ``init_from``; None: none."""
+
+    prm_candidates: int = 0
+    """Extra replies the collector samples per state for the PRM to label as more critic targets
+    (``critic_prm_candidates``; never executed, no env step); 0: none."""
+
+    def task_weights(self, tasks: Sequence[str]) -> Mapping[str, float] | None:
+        """How often to play each training task next (a curriculum, e.g. DGRPO's); None: round-robin."""
+        return None
+
+    def load_critic(self, directory: Path) -> bool:
+        """Take the critic of another run's saved algorithm folder (``init_from``); False when there is none."""
+        return False
+
+    def use_oracle_format(self, policy_format: Any) -> None:
+        """Label sampled replies against the sim's oracle with this ``PolicyFormat`` (``oracle_diagnostics``)."""
+        return None
+
+
+_HOOKS = ("critic", "prm_candidates", "task_weights", "load_critic", "use_oracle_format")
+
+
+def _give_default_hooks(algorithm: Any) -> None:
+    """The hooks of :class:`AlgorithmHooks` that ``algorithm`` lacks, set on it (bound to it) with their defaults."""
+    for name in _HOOKS:
+        if not hasattr(algorithm, name):
+            default = getattr(AlgorithmHooks, name)
+            setattr(algorithm, name, types.MethodType(default, algorithm) if callable(default) else default)
+
+
 AlgorithmFactory = Callable[..., Algorithm]
 """``factory(config, model, tokenizer, **parts) -> Algorithm``: ``config`` a :class:`coach_rl.configs.RunConfig`."""
 
@@ -103,4 +141,5 @@ def build_algorithm(name: str, config: Any, model: Any, tokenizer: Any, **parts:
     algorithm = _REGISTRY[name](config, model, tokenizer, **parts)
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"the factory of {name!r} returned {type(algorithm).__name__}, which is not an Algorithm")
+    _give_default_hooks(algorithm)
     return algorithm

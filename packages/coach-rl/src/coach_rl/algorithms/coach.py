@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from coach_rl.algorithms.base import UpdateContext, register_algorithm
+from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.records import StepRecord, check_records
 
@@ -29,7 +29,7 @@ _CRITIC_TRAINER = "critic_trainer.pt"
 _REFERENCE = "kl_reference.pt"
 
 
-class CoachAlgorithm:
+class CoachAlgorithm(AlgorithmHooks):
     """Critic-guided Single State Multiple Actions: critic update on ``R_t``, then K critic-scored actions per state."""
 
     name = "coach"
@@ -37,14 +37,16 @@ class CoachAlgorithm:
 
     def __init__(self, actor: Any, critic: Critic, critic_trainer: CriticTrainer, *,
                  critic_updates_per_iteration: int | None = None, critic_batch_size: int = 8,
-                 actor_states_per_iteration: int | None = None) -> None:
-        """``actor`` a :class:`coach_rl.trainer.CoachTrainer` whose reward is ``critic``; ``critic_trainer`` its optimiser."""
+                 actor_states_per_iteration: int | None = None, prm_candidates: int = 0) -> None:
+        """``actor`` a :class:`coach_rl.trainer.CoachTrainer` whose reward is ``critic``; ``critic_trainer`` its
+        optimiser; ``prm_candidates`` extra replies per collected state the PRM labels as critic targets."""
         self.actor = actor
         self.critic = critic
         self.critic_trainer = critic_trainer
         self.critic_updates_per_iteration = critic_updates_per_iteration
         self.critic_batch_size = int(critic_batch_size)
         self.actor_states_per_iteration = actor_states_per_iteration
+        self.prm_candidates = int(prm_candidates)
 
     @property
     def policy_model(self) -> Any:
@@ -174,4 +176,5 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
         actor.remove_callback(callback)
     return CoachAlgorithm(actor, critic, critic_trainer, critic_updates_per_iteration=args.critic_updates_per_iteration,
                           critic_batch_size=args.critic_batch_size,
-                          actor_states_per_iteration=loop.actor_states_per_iteration)
+                          actor_states_per_iteration=loop.actor_states_per_iteration,
+                          prm_candidates=int(args.critic_prm_candidates))

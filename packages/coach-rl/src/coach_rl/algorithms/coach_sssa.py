@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from coach_rl.actor import ActorSample, ActorUpdater
-from coach_rl.algorithms.base import UpdateContext, register_algorithm
+from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import CoachAlgorithm, build_coach
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records
@@ -26,7 +26,7 @@ __all__ = ["CoachSSSAAlgorithm"]
 _ACTOR_STATE = "sssa_actor.pt"
 
 
-class CoachSSSAAlgorithm:
+class CoachSSSAAlgorithm(AlgorithmHooks):
     """Coach's critic update, then a PPO-clip update of the stored actions with advantage ``Q - mean Q``."""
 
     name = "coach_sssa"

@@ -37,7 +37,7 @@ import torch
 
 from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import dgrpo_advantages
-from coach_rl.algorithms.base import UpdateContext, register_algorithm
+from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.curriculum import FailureCurriculum
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.losses import dgrpo_loss, kl_to_reference
@@ -128,7 +128,7 @@ class _Row:
     n_completion: int
 
 
-class DGRPO:
+class DGRPO(AlgorithmHooks):
     """Difficulty-Adaptive GRPO over StepRecord batches (see the module docstring)."""
 
     name = "dgrpo"

@@ -38,7 +38,7 @@ import torch
 
 from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import aride_advantages
-from coach_rl.algorithms.base import UpdateContext, register_algorithm
+from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.losses import distrl_actor_loss
 from coach_rl.nonfinite import monitor_of, skip_nonfinite_step
@@ -126,7 +126,7 @@ def load_records_jsonl(path: str | Path) -> list[StepRecord]:
     return out
 
 
-class DistRLLearner:
+class DistRLLearner(AlgorithmHooks):
     """A-RIDE with Retrace and DPER over StepRecord batches (see the module docstring)."""
 
     name = "distrl"

@@ -1,0 +1,81 @@
+"""The Algorithm contract's optional hooks: declared once with defaults (AlgorithmHooks), given by build_algorithm to
+an algorithm that defines none of them, overridden by the shipped ones that need them; the loop calls them directly."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+from typing import Any
+
+from coach_rl import loop as loop_module
+from coach_rl.algorithms import (
+    Algorithm,
+    AlgorithmHooks,
+    algorithm_names,
+    build_algorithm,
+    register_algorithm,
+)
+from coach_rl.algorithms.base import _HOOKS
+
+
+class _Minimal:
+    """An algorithm from outside the package: only the required members, no hooks."""
+
+    name = "minimal_for_hooks_test"
+    episodes_per_instance = 1
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    @property
+    def policy_model(self) -> Any:
+        return self.model
+
+    def update(self, records, context) -> dict[str, float]:
+        return {}
+
+    def save(self, directory: Path) -> None:
+        pass
+
+    def load(self, directory: Path) -> None:
+        pass
+
+
+register_algorithm(_Minimal.name)(lambda config, model, tokenizer, **parts: _Minimal(model))
+
+
+def test_an_algorithm_without_hooks_gets_their_defaults():
+    algorithm = build_algorithm(_Minimal.name, None, "the model", None)
+    assert isinstance(algorithm, Algorithm) and not isinstance(algorithm, AlgorithmHooks)
+    assert algorithm.critic is None and algorithm.prm_candidates == 0
+    assert algorithm.task_weights(["A", "B"]) is None
+    assert algorithm.load_critic(Path("nowhere")) is False
+    assert algorithm.use_oracle_format(object()) is None
+    assert set(_HOOKS) == {name for name in vars(AlgorithmHooks) if not name.startswith("_")}
+
+
+def test_shipped_algorithms_inherit_the_hooks_and_override_what_they_need():
+    from coach_rl.algorithms.coach import CoachAlgorithm
+    from coach_rl.algorithms.coach_sssa import CoachSSSAAlgorithm
+    from coach_rl.algorithms.dgrpo import DGRPO
+    from coach_rl.algorithms.distrl import DistRLLearner
+    from coach_rl.baselines import GRPOBaseline, PPOBaseline
+
+    shipped = [CoachAlgorithm, CoachSSSAAlgorithm, DGRPO, DistRLLearner, GRPOBaseline, PPOBaseline]
+    assert all(issubclass(cls, AlgorithmHooks) for cls in shipped)
+    assert {"coach", "coach_sssa", "dgrpo", "distrl", "grpo", "ppo"} <= set(algorithm_names())
+    overrides = {cls.__name__: sorted(n for n in _HOOKS if n in vars(cls)) for cls in shipped}
+    assert overrides["CoachAlgorithm"] == ["load_critic", "use_oracle_format"]  # critic, prm_candidates: set in __init__
+    assert overrides["CoachSSSAAlgorithm"] == ["critic", "load_critic"]
+    assert overrides["DGRPO"] == ["task_weights"]
+
+
+def test_the_loop_never_probes_the_algorithm_or_branches_on_its_name():
+    tree = ast.parse(inspect.getsource(loop_module))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
+            target = ast.unparse(node.args[0])
+            assert "algorithm" not in target, f"line {node.lineno}: {ast.unparse(node)}"
+        if isinstance(node, ast.Compare) and "loop.algorithm" in ast.unparse(node.left):
+            raise AssertionError(f"line {node.lineno} branches on the algorithm's name: {ast.unparse(node)}")
