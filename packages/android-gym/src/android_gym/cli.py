@@ -7,7 +7,9 @@ import argparse
 import json
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
@@ -92,7 +94,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print("android-gym replay: sets each task up with AndroidWorld's own task classes; "
               + ANDROID_WORLD_INSTALL_HINT.split(" Then start an emulator")[0], file=sys.stderr)
         return 1
-    summary = replay_episodes(args.episodes, args.out, image_width=args.image_width or None)
+    summary = replay_episodes(args.episodes, args.out, image_width=args.image_width or None,
+                              resync=not args.no_resync)
     for bad in summary["unreadable_files"]:
         print(f"skipped {bad['source']}: {bad['reason']}", file=sys.stderr)
 
@@ -108,6 +111,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
               f"without the status bar {pct(result['screen_agreement'])}), "
               f"actions {pct(result['action_agreement'])}, real success {result['real_success']} vs sim "
               f"{result['sim_success']}, first divergence at step {result['first_divergence']}; {result['page']}")
+        if "per_screen" in result:
+            screen = result["per_screen"]
+            print(f"  re-synchronised: per screen {pct(screen['in_order'])} in order (multiset "
+                  f"{pct(screen['multiset'])}), sim counterpart on {pct(screen['counterpart'])} of the real screens; "
+                  f"path parts at step {result['first_path_divergence']} ({result['first_path_divergence_reason']}), "
+                  f"{len(result['path_divergences'])} time(s)")
+    if "per_screen" in summary:
+        print("per screen, re-synchronised (steps; elements in order, as a multiset; real screens with a sim "
+              "counterpart; in order and as a multiset on those):")
+
+        def line(name: str, screen: Mapping[str, Any]) -> str:
+            return (f"  {name}: {screen['steps']} steps; {pct(screen['in_order'])}, {pct(screen['multiset'])}; "
+                    f"{pct(screen['counterpart'])}; {pct(screen['in_order_with_counterpart'])}, "
+                    f"{pct(screen['multiset_with_counterpart'])}")
+
+        for group in ("per_app", "per_screen_type"):
+            for name, screen in summary["per_screen"][group].items():
+                print(line(f"{group[4:].replace('_', ' ')} {name}", screen))
+        screen, path = summary["per_screen"]["overall"], summary["path_divergence"]
+        print(line("overall", screen))
+        print(f"path divergence: median {path['median_steps_before_first_divergence']} step(s) before the first; "
+              f"{path['divergences']} in all, by reason "
+              + (", ".join(f"{k} {v}" for k, v in path["reasons"].items()) or "none"))
     overall = summary["overall"]
     print(f"overall: {overall['replayed']} of {overall['episodes']} episode(s) replayed; elements "
           f"{pct(overall['element_agreement'])} (multiset {pct(overall['element_multiset_agreement'])}, without "
@@ -220,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("-o", "--out", default="replay_out", help="folder for summary.json and the pages "
                                                                   "(default: replay_out)")
     replay.add_argument("--image-width", type=int, default=360, help="screen width in the pages, pixels")
+    replay.add_argument("--no-resync", action="store_true",
+                        help="skip the second, re-synchronised replay (per-screen fidelity and path divergence)")
     replay.set_defaults(func=_cmd_replay)
 
     from android_gym.adbd.cli import add_sim_adbd_parser

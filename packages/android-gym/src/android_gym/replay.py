@@ -72,7 +72,11 @@ __all__ = [
     "follow_real_clock",
     "recover_params",
     "replay_episode",
+    "replay_episode_resync",
     "replay_episodes",
+    "screen_app",
+    "screen_type",
+    "summarise_resync",
     "sim_ui_elements",
 ]
 
@@ -949,6 +953,291 @@ def _episode_summary(episode: RealEpisode, rows: list[dict[str, Any]], sim_succe
     }
 
 
+# -- per-screen fidelity with re-synchronisation, and path divergence ----------------------------------------
+
+
+IME_PACKAGES = ("com.google.android.inputmethod.latin",)
+"""Keyboards: their elements sit over the app and do not tell which app is on screen."""
+
+_SCREEN_MATCH = 0.5
+"""A sim screen stands for the real one when it shows the same app and at least this share of the real screen's
+elements (without the status bar) as a multiset."""
+
+_APP_NAMES = {
+    "com.android.settings": "Settings", "com.google.android.settings.intelligence": "Settings search",
+    "com.android.systemui": "System UI (shade, dialogs)", "com.google.android.apps.nexuslauncher": "launcher",
+    "net.gsantner.markor": "Markor", "com.simplemobiletools.calendar.pro": "Simple Calendar Pro",
+    "com.google.android.contacts": "Contacts", "com.google.android.documentsui": "Files",
+    "com.google.android.dialer": "Phone", "com.simplemobiletools.gallery.pro": "Simple Gallery Pro",
+    "com.simplemobiletools.smsmessenger": "Simple SMS Messenger", "com.google.android.apps.messaging": "Messages",
+}
+
+PATH_DIVERGENCE_REASONS = {
+    "first_screen": "the episode's first screen already differs",
+    "no_action": "the real step's action could not be read or performed on the sim",
+    "target_missing": "the element the real action targeted has no counterpart on the sim's screen",
+    "transition": "the same element was acted on, and the sim's app answered with another screen",
+    "scroll": "a scroll or swipe moved the sim's screen elsewhere (distance, fling, or what it opens)",
+    "text": "typing or the keyboard's Enter led the sim elsewhere",
+    "navigation": "Back, Home or opening an app led the sim elsewhere",
+    "no_input": "the real screen changed without an input the sim sees (a wait, an answer, a status)",
+}
+"""Why the sim's screen stopped standing for the real one, by the real action that came before."""
+
+
+def screen_app(elements: Sequence[Mapping[str, Any]]) -> str:
+    """The package of the app on screen: the commonest package among the elements other than the status bar's
+    and the keyboard's; System UI's when it is all there is (the shade, its dialogs)."""
+    counts = Counter(str(e.get("package_name") or "") for e in elements
+                     if e.get("package_name") not in (STATUS_BAR_PACKAGE, *IME_PACKAGES))
+    counts.pop("", None)
+    return counts.most_common(1)[0][0] if counts else STATUS_BAR_PACKAGE
+
+
+def screen_type(elements: Sequence[Mapping[str, Any]]) -> str:
+    """The kind of screen, for the per-screen tables: the app's name, and "+ keyboard" while a keyboard is up."""
+    package = screen_app(elements)
+    name = _APP_NAMES.get(package, package)
+    if any(e.get("package_name") in IME_PACKAGES for e in elements):
+        name += " + keyboard"
+    return name
+
+
+def _same_screen(real: Sequence[Mapping[str, Any]], sim: Sequence[Mapping[str, Any]]) -> tuple[bool, float]:
+    """Whether the sim's screen stands for the real one (same app, at least half the real elements without the
+    status bar), and that multiset share."""
+    rk = Counter(element_key(e) for e in _without_status_bar(real))
+    sk = Counter(element_key(e) for e in _without_status_bar(sim))
+    share = sum((rk & sk).values()) / max(1, sum(rk.values()))
+    return screen_app(real) == screen_app(sim) and share >= _SCREEN_MATCH, share
+
+
+def _counterpart(real: Sequence[Mapping[str, Any]], index: int, sim: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
+    """The sim element the real action at ``index`` means, and how it was found: the same element (same
+    :func:`element_key`, the same occurrence among equal ones, else the nearest), else the sim element under the
+    real element's centre (the smallest), else none (-1)."""
+    target = real[index]
+    key = element_key(target)
+    same = [i for i, e in enumerate(sim) if element_key(e) == key]
+    if same:
+        rank = sum(1 for e in real[:index] if element_key(e) == key)
+        if rank < len(same):
+            return same[rank], "same element"
+        return same[-1], "same element"
+    box = target.get("bbox_pixels")
+    if box:
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        under = [(((b[2] - b[0]) * (b[3] - b[1])), i) for i, e in enumerate(sim)
+                 if (b := e.get("bbox_pixels")) and b[0] <= cx < b[2] and b[1] <= cy < b[3]]
+        if under:
+            return min(under)[1], "element under the real element's centre"
+    return -1, "none"
+
+
+def _divergence_reason(previous: Mapping[str, Any] | None) -> str:
+    if previous is None:
+        return "first_screen"
+    action = previous.get("action") or {}
+    kind = str(action.get("action_type") or "")
+    if previous.get("note") or not kind:
+        return "no_action"
+    if previous.get("intent") == "none":
+        return "target_missing"
+    if kind in ("scroll", "swipe"):
+        return "scroll"
+    if kind in ("input_text", "keyboard_enter"):
+        return "text"
+    if kind in ("navigate_back", "navigate_home", "open_app"):
+        return "navigation"
+    if kind in ("wait", "status", "answer"):
+        return "no_input"
+    return "transition"
+
+
+def _resync(phone: Any, real: Sequence[Mapping[str, Any]], fresh: bool = False) -> str | None:
+    """Bring the sim's phone to the app of the real screen (its home screen, its shade, or the app, resumed or with
+    ``fresh`` started anew); returns what was done, or None when it cannot."""
+    from android_gym.sim.phone import LAUNCHER_PACKAGE
+
+    package = screen_app(real)
+    if package == STATUS_BAR_PACKAGE:
+        expanded = any(str(e.get("resource_name") or "").endswith(("slider", "brightness_slider"))
+                       or e.get("content_description") == "Bluetooth." for e in real)
+        phone.shade = 2 if expanded else 1
+        phone.invalidate()
+        return "opened the shade" + (" with Quick Settings" if expanded else "")
+    if package == LAUNCHER_PACKAGE:
+        phone.home()
+        return "went home"
+    if package not in phone.apps:
+        return None
+    phone.launch(package, fresh=fresh)
+    return ("started " if fresh else "brought up ") + _APP_NAMES.get(package, package)
+
+
+def replay_episode_resync(episode: RealEpisode) -> dict[str, Any]:
+    """Replay one real episode so that every real screen gets a sim counterpart, and say where the path parts.
+
+    The real actions are replayed by intent: an element-targeted action goes to the sim's counterpart of the real
+    element (:func:`_counterpart`), not to the same index. Before each step, when the sim's screen does not stand
+    for the real one (:func:`_same_screen`), that is a path divergence, put down with its step, the real screen's
+    type and a reason (:data:`PATH_DIVERGENCE_REASONS`, from the action before), and the sim is brought back to the
+    real screen's app (:func:`_resync`: the home screen, the shade, the app resumed, else started anew). Each step
+    then records the per-screen agreement of the real screen with the (re-synchronised) sim's: in order and as a
+    multiset, with and without the status bar. Returns the result (JSON-friendly; ``replayed`` False and
+    ``reason`` when the episode cannot be set up).
+    """
+    import gymnasium as gym
+
+    import android_gym  # noqa: F401  (registers the env ids)
+    from android_gym.actions import ActionParseError, parse_action
+    from android_gym.suites.android_world import AndroidWorldSuite, android_world_available
+    from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim
+
+    if not android_world_available():
+        return _empty_result(episode, "android_world is not installed: AndroidWorld's task classes are needed")
+    if episode.task not in SIM_TASKS:
+        return _empty_result(episode, f"{episode.task} does not run on the sim: {reason_not_on_sim(episode.task)}")
+    aw_class = AndroidWorldSuite().registry[episode.task]
+    if episode.params is not None:
+        params, how = dict(episode.params), "the episode's own parameters"
+    else:
+        params, how = recover_params(aw_class, episode.goal, episode.seed)
+    if params is None:
+        return _empty_result(episode, f"the task instance could not be recovered: {how}")
+    if episode.no_steps_reason:
+        return _empty_result(episode, episode.no_steps_reason, params_from=how)
+    env = gym.make("AndroidWorld-v0", task=episode.task, screenshot=False, max_steps=10 * len(episode.steps) + 10,
+                   disable_env_checker=True)
+    rows: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+    try:
+        obs, info = env.reset(seed=0, options={"task": episode.task, "params": params})
+        device = env.unwrapped.device
+        phone = device.phone
+        if episode.steps:
+            follow_real_device(episode.steps[0], device, wifi=True)
+        for recover in (recover_predicted_app, recover_home_page, recover_bluetooth):
+            recover(episode, device)
+        recover_noise_files(episode, params, device)
+        size = (int(phone.width), int(phone.height))
+        for real in episode.steps:
+            follow_real_clock(real, device)
+            if real.index:
+                follow_real_device(real, device)
+            sim = _plain_sim(sim_ui_elements(device.observe().xml))
+            same, share = _same_screen(real.elements, sim)
+            row: dict[str, Any] = {"step": real.index, "screen_type": screen_type(real.elements),
+                                   "app": _APP_NAMES.get(screen_app(real.elements), screen_app(real.elements)),
+                                   "in_sync": same, "share_before_resync": share, "action": real.action}
+            if not same:
+                previous = rows[-1] if rows else None
+                if previous is None or previous["counterpart"]:  # the path parts here (not still apart from before)
+                    reason = _divergence_reason(previous)
+                    events.append({"step": real.index, "reason": reason,
+                                   "screen_type": previous["screen_type"] if previous else row["screen_type"],
+                                   "real_action": (previous or {}).get("action")})
+                for fresh in (False, True):
+                    done = _resync(phone, real.elements, fresh=fresh)
+                    if done is None:
+                        break
+                    sim = _plain_sim(sim_ui_elements(device.observe().xml))
+                    row["resync"] = done
+                    if _same_screen(real.elements, sim)[0]:
+                        break
+            row["counterpart"] = _same_screen(real.elements, sim)[0]
+            row.update(_compare_lists(real.elements, sim))
+            sim_objects = sim_ui_elements(device.observe().xml)
+            if real.action is None:
+                row["note"] = f"no action replayed: {real.action_error}"
+            else:
+                action = dict(real.action)
+                index = action.get("index")
+                if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(real.elements):
+                    found, row["intent"] = _counterpart(real.elements, index, sim)
+                    if found >= 0:
+                        action["index"] = found
+                try:
+                    sim_action = parse_action(action, elements=sim_objects, screen_size=size)
+                    if action.get("action_type") == "scroll":
+                        sim_action = _androidworld_scroll(action, sim_objects, size)
+                    _obs, _r, terminated, truncated, info = env.step(sim_action)
+                    if terminated or truncated:
+                        row["note"] = "the sim episode ended"
+                        rows.append(row)
+                        break
+                except (ActionParseError, KeyError, ValueError) as exc:
+                    row["note"] = f"the action cannot be performed on the sim: {exc}"
+            rows.append(row)
+    finally:
+        env.close()
+    first = events[0] if events else None
+    return {
+        "source": episode.source, "task": episode.task, "replayed": True, "params_from": how, "steps": rows,
+        "per_screen": _screen_aggregate(rows),
+        "path_divergences": events,
+        "first_path_divergence": None if first is None else first["step"],
+        "first_path_divergence_reason": None if first is None else first["reason"],
+        "steps_before_divergence": len(episode.steps) if first is None else first["step"],
+    }
+
+
+def _screen_aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-screen agreement over ``rows`` (means over steps), with the share that had a sim counterpart and the
+    agreement on those alone (``*_with_counterpart``: how the sim shows the screens it reaches)."""
+    matched = [r for r in rows if r["counterpart"]]
+    return {
+        "steps": len(rows),
+        "in_order": _mean(r["positional_agreement"] for r in rows),
+        "multiset": _mean(r["multiset_agreement"] for r in rows),
+        "in_order_with_counterpart": _mean(r["positional_agreement"] for r in matched),
+        "multiset_with_counterpart": _mean(r["multiset_agreement"] for r in matched),
+        "without_status_bar": _mean(r["screen_agreement"] for r in rows),
+        "labels": _mean(r["label_agreement"] for r in rows),
+        "counterpart": _mean(float(r["counterpart"]) for r in rows),
+        "in_sync": _mean(float(r["in_sync"]) for r in rows),
+    }
+
+
+def summarise_resync(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-screen fidelity (overall, per app, per screen type; means over steps) and path divergence (per episode
+    the first step and reason; the divergences counted per reason, per app and screen type where the real action
+    before was taken) over :func:`replay_episode_resync`'s results."""
+    replayed = [r for r in results if r.get("replayed")]
+    rows = [row for r in replayed for row in r["steps"]]
+    by_app: dict[str, list[Mapping[str, Any]]] = {}
+    by_type: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_app.setdefault(row["app"], []).append(row)
+        by_type.setdefault(row["screen_type"], []).append(row)
+    events = [e for r in replayed for e in r["path_divergences"]]
+    reasons: dict[str, dict[str, int]] = {}
+    for e in events:
+        reasons.setdefault(e["screen_type"], {}).setdefault(e["reason"], 0)
+        reasons[e["screen_type"]][e["reason"]] += 1
+    firsts = sorted(r["steps_before_divergence"] for r in replayed)
+    median = None
+    if firsts:
+        mid = len(firsts) // 2
+        median = firsts[mid] if len(firsts) % 2 else (firsts[mid - 1] + firsts[mid]) / 2
+    return {
+        "per_screen": {"overall": _screen_aggregate(rows),
+                       "per_app": {k: _screen_aggregate(v) for k, v in sorted(by_app.items())},
+                       "per_screen_type": {k: _screen_aggregate(v) for k, v in sorted(by_type.items())}},
+        "path_divergence": {
+            "episodes": [{"source": r["source"], "task": r["task"], "steps": len(r["steps"]),
+                          "first_divergence": r["first_path_divergence"],
+                          "reason": r["first_path_divergence_reason"], "divergences": len(r["path_divergences"])}
+                         for r in replayed],
+            "median_steps_before_first_divergence": median,
+            "divergences": len(events),
+            "reasons": dict(Counter(e["reason"] for e in events).most_common()),
+            "reasons_by_screen_type": {k: dict(sorted(v.items())) for k, v in sorted(reasons.items())},
+            "reason_meanings": PATH_DIVERGENCE_REASONS,
+        },
+    }
+
+
 def _aggregate(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     replayed = [r for r in results if r.get("replayed")]
     outcomes = [r["outcome_agreement"] for r in replayed if r.get("outcome_agreement") is not None]
@@ -969,12 +1258,17 @@ def replay_episodes(
     out_dir: str | os.PathLike[str],
     *,
     image_width: int | None = 360,
+    resync: bool = True,
 ) -> dict[str, Any]:
     """Replay every episode in ``paths``; writes ``summary.json`` and one HTML page per replayed episode.
 
     Returns the summary: per episode (with its page), per task and overall, the episodes that could not be
     replayed with the reason (``not_replayed``), and the files that are not episode files at all
-    (``unreadable_files``: each with its path and why; the other files are still replayed).
+    (``unreadable_files``: each with its path and why; the other files are still replayed). With ``resync`` each
+    episode is also replayed by :func:`replay_episode_resync`, and the summary gets ``per_screen`` (per-screen
+    fidelity with re-synchronisation: overall, per app, per screen type) and ``path_divergence`` (where and why the
+    sim's path parts from the real one) from :func:`summarise_resync`; each episode's result gets its
+    ``per_screen``, ``first_path_divergence`` (with its reason) and ``path_divergences``.
     """
     from android_gym.episode_page import render_html
 
@@ -982,6 +1276,7 @@ def replay_episodes(
     out.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
     unreadable: list[dict[str, str]] = []
+    resynced: list[dict[str, Any]] = []
     for path in paths:
         try:
             episodes = load_real_episodes(path)
@@ -993,6 +1288,12 @@ def replay_episodes(
             continue
         for episode in episodes:
             result, page = replay_episode(episode, image_width=image_width)
+            if resync and result.get("replayed"):
+                twin = replay_episode_resync(episode)
+                resynced.append(twin)
+                result.update({k: twin[k] for k in ("per_screen", "path_divergences", "first_path_divergence",
+                                                    "first_path_divergence_reason", "steps_before_divergence")})
+                result["resync_steps"] = [{k: v for k, v in row.items() if k != "action"} for row in twin["steps"]]
             if page is not None:
                 stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(episode.source).name.replace("#", "_"))
                 target = out / f"{stem}.html"
@@ -1008,6 +1309,7 @@ def replay_episodes(
         "not_replayed": [{"source": r["source"], "task": r["task"], "reason": r["reason"]}
                          for r in results if not r.get("replayed")],
         "unreadable_files": unreadable,
+        **(summarise_resync(resynced) if resync else {}),
         "episodes": results,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
