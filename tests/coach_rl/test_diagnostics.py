@@ -124,7 +124,7 @@ def test_state_oracle_round_trip_and_labels_on_a_sim_screen():
 def test_prm_agreement_with_the_expert_on_the_rollouts_own_steps_by_hand():
     """How a PRM's r_p on the policy's own steps agrees with "this is the sim expert's action" (the learned PRM of the
     main job: 0.86 accuracy on held-out demonstrations, 0.65 on its rollouts, below the majority class)."""
-    from coach_rl.loop import _rollout_oracle_metrics
+    from coach_rl.loop import rollout_oracle_metrics
     from coach_rl.records import StepRecord
 
     def step(r_p: float, match: float | None) -> StepRecord:
@@ -132,10 +132,10 @@ def test_prm_agreement_with_the_expert_on_the_rollouts_own_steps_by_hand():
                           response="", process_reward=r_p, expert_match=match)
 
     records = [step(0.9, 1.0), step(0.2, 1.0), step(0.7, 0.0), step(0.1, 0.0), step(math.nan, 1.0), step(0.8, None)]
-    out = _rollout_oracle_metrics(records, prm=True)
+    out = rollout_oracle_metrics(records, prm=True)
     assert out["diag/rollout_expert_match"] == pytest.approx(3 / 5)  # the 5 steps whose expert is known
     # the 4 of those with a score: right on 0.9 (expert) and 0.1 (not), wrong on 0.2 and 0.7
     assert out["diag/prm_expert_agreement"] == 0.5 and out["diag/prm_expert_majority"] == 0.5
     assert out["diag/prm_expert_auc"] == 0.75  # 0.9 beats 0.7 and 0.1; 0.2 beats 0.1 only
-    assert _rollout_oracle_metrics(records) == {"diag/rollout_expert_match": pytest.approx(3 / 5)}  # no PRM
-    assert _rollout_oracle_metrics([step(0.5, None)], prm=True) == {}  # off the sim
+    assert rollout_oracle_metrics(records) == {"diag/rollout_expert_match": pytest.approx(3 / 5)}  # no PRM
+    assert rollout_oracle_metrics([step(0.5, None)], prm=True) == {}  # off the sim

@@ -179,12 +179,12 @@ def test_resume_refuses_a_different_configuration(tmp_path: Path):
 @_quiet_trl
 def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
     from coach_rl.configs import load_config
-    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
 
     cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=2",
                                 "critic_pretrain_samples=3"])
     loop = TrainingLoop(cfg, progress=False)
-    demos = _collect_demos(cfg, loop.tasks)
+    demos = collect_run_demos(cfg, loop.tasks)
     loop.model, loop.tokenizer = build_policy_model(cfg, demos)
     loop.policy = make_policy(loop.model, loop.tokenizer, cfg)
     torch.manual_seed(0)
@@ -203,7 +203,7 @@ def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
 @_quiet_trl
 def test_critic_pretrain_screen_negatives_add_other_goals_answers_on_shared_screens(tmp_path: Path):
     from coach_rl.configs import load_config
-    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
     from coach_rl.prompting import screen_index_target
 
     examples = {}
@@ -212,7 +212,7 @@ def test_critic_pretrain_screen_negatives_add_other_goals_answers_on_shared_scre
                                     "sft_instances_per_task=1", "critic_pretrain_samples=0",
                                     "critic_pretrain_contrast=0", f"critic_pretrain_screen_negatives={flag}"])
         loop = TrainingLoop(cfg, progress=False)
-        demos = _collect_demos(cfg, loop.tasks)
+        demos = collect_run_demos(cfg, loop.tasks)
         loop.model, loop.tokenizer = build_policy_model(cfg, demos)
         loop.policy = make_policy(loop.model, loop.tokenizer, cfg)
         examples[flag] = loop.critic_pretrain_examples(demos)
@@ -295,12 +295,12 @@ def test_critic_pretrain_examples_can_be_labelled_by_the_prm(tmp_path: Path):
     from coach_reward.tiny_models import build_tiny_causal_lm, scripted_backend
     from coach_rl.configs import load_config
     from coach_rl.critic_data import critic_pretrain_examples
-    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
 
     cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=1",
                                 "critic_pretrain_samples=2"])
     loop = TrainingLoop(cfg, progress=False)
-    demos = _collect_demos(cfg, loop.tasks)
+    demos = collect_run_demos(cfg, loop.tasks)
     model, tok = build_policy_model(cfg, demos)
     policy = make_policy(model, tok, cfg)
     judge_model, judge_tok = build_tiny_causal_lm(seed=3)

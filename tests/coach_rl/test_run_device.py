@@ -45,15 +45,15 @@ def test_policy_models_land_on_the_runs_device(tmp_path):
 def test_max_turns_caps_each_tasks_budget_when_max_episode_steps_is_unset():
     from android_gym.actions import Click
     from coach_rl.envs import make_envs
-    from coach_rl.loop import _env_kwargs
+    from coach_rl.loop import run_env_kwargs
 
     config = load_config("smoke", {"max_episode_steps": None, "max_turns": 2})
-    kwargs = _env_kwargs(config)
+    kwargs = run_env_kwargs(config)
     assert kwargs["max_steps_cap"] == 2 and "max_steps" not in kwargs
     (env,) = make_envs(config.coach.env_id, 1, tasks=["SystemWifiTurnOff"], env_kwargs=kwargs)
     _, info = env.reset(seed=0)
     assert env.unwrapped.task.max_steps > 2 and info["max_steps"] == 2  # the task's own budget, capped
     assert [env.step(Click(540, 1200))[3] for _ in range(2)] == [False, True]
     env.close()
-    fixed = _env_kwargs(load_config("smoke", {"max_episode_steps": 3, "max_turns": 6}))
+    fixed = run_env_kwargs(load_config("smoke", {"max_episode_steps": 3, "max_turns": 6}))
     assert fixed["max_steps"] == 3 and "max_steps_cap" not in fixed

@@ -59,15 +59,15 @@ def build_data(checkpoint: Path, config_name: str, held_out_instances: int,
     from coach_rl.configs import load_config
     from coach_rl.critic_data import critic_pretrain_examples
     from coach_rl.demos import collect_demos
-    from coach_rl.loop import _collect_demos, _policy_format, make_policy
+    from coach_rl.loop import collect_run_demos, make_policy, run_policy_format
 
     config = load_config(config_name)
     tasks = list(config.coach.tasks or [])
     model = AutoModelForCausalLM.from_pretrained(checkpoint / "policy")
     tokenizer = AutoTokenizer.from_pretrained(checkpoint / "policy")
     policy = make_policy(model, tokenizer, config)
-    demos = _collect_demos(config, tasks)
-    held = collect_demos(_policy_format(config), tasks, seeds=range(1_000_000, 1_000_000 + held_out_instances))
+    demos = collect_run_demos(config, tasks)
+    held = collect_demos(run_policy_format(config), tasks, seeds=range(1_000_000, 1_000_000 + held_out_instances))
     loop = config.loop
     train = critic_pretrain_examples(policy, demos,
                                      samples=loop.critic_pretrain_samples if samples is None else samples,

@@ -29,7 +29,7 @@ import coach_rl.sft as sft
 from coach_reward import completion_loss
 from coach_reward.prm_training import run_prm_demo
 from coach_rl.configs import load_config
-from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
 
 
 def _warmup_step(config: Any, demos: Any, steps: int) -> dict[str, float]:
@@ -84,7 +84,7 @@ def main() -> None:
             out["prm"] = _side_by_side(lambda: _prm_step(tasks, args.steps), args.repeats)
         if args.what in ("both", "warmup"):
             loop = TrainingLoop(config, progress=False)
-            demos = _collect_demos(config, loop.tasks)
+            demos = collect_run_demos(config, loop.tasks)
             out["warmup"] = {"examples": len(demos), **_side_by_side(lambda: _warmup_step(config, demos, args.steps),
                                                                      args.repeats)}
     print(json.dumps(out, indent=2))

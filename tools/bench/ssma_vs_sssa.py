@@ -41,7 +41,7 @@ import torch  # noqa: E402
 
 from android_gym.sim.latency import PRESETS  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
-from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy  # noqa: E402
+from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy  # noqa: E402
 
 VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-prm-es",
             "coach-oracle", "grpo", "ppo", "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
@@ -116,7 +116,7 @@ def warm_start(base: str, seed: int, out: Path, overrides: list[str]) -> Path:
         return target
     config = load_config(base, [*overrides, f"seed={seed}", f"output_dir={out / 'tmp-start'}"])
     loop = TrainingLoop(config, progress=False)
-    demos = _collect_demos(config, loop.tasks)
+    demos = collect_run_demos(config, loop.tasks)
     model, tokenizer = build_policy_model(config, demos)
     loop.model, loop.tokenizer = model, tokenizer
     loop.policy = make_policy(model, tokenizer, config)

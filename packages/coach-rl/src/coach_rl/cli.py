@@ -225,7 +225,7 @@ def _cmd_warmup(args: argparse.Namespace) -> int:
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
-    from coach_rl.loop import TrainingLoop, _collect_demos, build_policy_model, make_policy
+    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
     from coach_rl.sft import demo_accuracy
 
     config = _load(args)
@@ -233,7 +233,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         raise SystemExit("sft_instances_per_task or sft_max_steps is 0: set both (e.g. sft_instances_per_task=8 "
                          "sft_max_steps=100) to run a warm-up")
     loop = TrainingLoop(config, progress=False)
-    demos = _collect_demos(config, loop.tasks)
+    demos = collect_run_demos(config, loop.tasks)
     model, tokenizer = build_policy_model(config, demos)
     loop.model, loop.tokenizer = model, tokenizer
     loop.policy = make_policy(model, tokenizer, config)
@@ -252,7 +252,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     from coach_rl.configs import load_config
     from coach_rl.evaluation import evaluate_policy
-    from coach_rl.loop import _env_kwargs, _training_tasks, load_policy_model, make_policy
+    from coach_rl.loop import load_policy_model, make_policy, run_env_kwargs, run_training_tasks
     from coach_rl.run import RunDir
 
     policy_path = args.policy
@@ -274,10 +274,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise SystemExit("eval needs a trained policy: pass --policy PATH or --run RUN_DIR")
     model, tokenizer = load_policy_model(policy_path, config)
     policy = make_policy(model, tokenizer, config)
-    tasks = args.tasks.split(",") if args.tasks else list(config.loop.eval_tasks or _training_tasks(config))
+    tasks = args.tasks.split(",") if args.tasks else list(config.loop.eval_tasks or run_training_tasks(config))
     n = args.instances if args.instances is not None else (config.loop.eval_instances_per_task or 10)
     start = args.seed_offset if args.seed_offset is not None else config.loop.eval_seed_offset
-    env_kwargs = _env_kwargs(config)
+    env_kwargs = run_env_kwargs(config)
     env_kwargs.pop("latency", None)
     if args.best_of is not None:
         report = _best_of_n(args, config, policy, tasks, list(range(start, start + n)), env_kwargs, str(policy_path))
@@ -363,9 +363,9 @@ def _cmd_irr(args: argparse.Namespace) -> int:
         if not tasks:
             raise ValueError("irr needs tasks: --tasks A,B or tasks=... in the config")
         n = args.instances or loop.sft_instances_per_task or 2
-        from coach_rl.loop import _policy_format
+        from coach_rl.loop import run_policy_format
 
-        demos = collect_demos(_policy_format(config), tasks, seeds=range(loop.sft_seed_offset, loop.sft_seed_offset + n))
+        demos = collect_demos(run_policy_format(config), tasks, seeds=range(loop.sft_seed_offset, loop.sft_seed_offset + n))
         model, tokenizer = build_policy_model(config, demos)
         policy = make_policy(model, tokenizer, config)
         steps = irr_steps_from_demos(demos)

@@ -66,8 +66,13 @@ __all__ = [
     "TrainResult",
     "TrainingLoop",
     "build_policy_model",
+    "collect_run_demos",
     "load_policy_model",
     "make_policy",
+    "rollout_oracle_metrics",
+    "run_env_kwargs",
+    "run_policy_format",
+    "run_training_tasks",
     "train",
 ]
 
@@ -144,7 +149,8 @@ class TrainResult:
 # -- building blocks ---------------------------------------------------------------------------------------
 
 
-def _training_tasks(config: RunConfig) -> list[str]:
+def run_training_tasks(config: RunConfig) -> list[str]:
+    """The run's training tasks: the config's ``tasks``, else every task of its env's suite."""
     if config.coach.tasks:
         return list(config.coach.tasks)
     from android_gym.tasks import list_tasks
@@ -153,7 +159,8 @@ def _training_tasks(config: RunConfig) -> list[str]:
     return list_tasks(suite)
 
 
-def _env_kwargs(config: RunConfig) -> dict[str, Any]:
+def run_env_kwargs(config: RunConfig) -> dict[str, Any]:
+    """The keyword arguments every env of the run is made with (step budget or ``max_turns`` cap, screenshots)."""
     kwargs = dict(config.coach.env_kwargs or {})
     steps = config.coach.max_episode_steps
     if steps is not None:
@@ -164,7 +171,8 @@ def _env_kwargs(config: RunConfig) -> dict[str, Any]:
     return kwargs
 
 
-def _policy_format(config: RunConfig) -> Any:
+def run_policy_format(config: RunConfig) -> Any:
+    """The run's :class:`coach_rl.policy.PolicyFormat`: prompt mode, action format, history and pixel bounds."""
     from coach_rl.policy import PolicyFormat
 
     loop = config.loop
@@ -190,7 +198,7 @@ def make_policy(model: Any, processing_class: Any, config: RunConfig, *, version
         # the screenshots the policy sees are smart-resized within the run's pixel bounds (Table 5)
         image_processor.min_pixels, image_processor.max_pixels = args.min_pixels, args.max_pixels
     return HFPolicy(
-        model, processing_class, format=_policy_format(config),
+        model, processing_class, format=run_policy_format(config),
         max_new_tokens=int(args.max_completion_length or 128), temperature=float(args.temperature),
         top_p=float(args.top_p), max_prompt_tokens=args.max_prompt_length, batch_size=max(1, int(args.num_envs or 1)),
         version=version,
@@ -225,14 +233,15 @@ def load_policy_model(path: str | os.PathLike[str], config: RunConfig) -> tuple[
     return model.to(config.coach.device), AutoTokenizer.from_pretrained(path)
 
 
-def _collect_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
+def collect_run_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
+    """The sim expert's demonstrations of ``tasks`` for the run's SFT warm-up (and a tiny policy's tokenizer)."""
     from coach_rl.demos import collect_demos
 
     n = config.loop.sft_instances_per_task or 2  # a tiny tokenizer needs some text even without SFT
     kwargs = dict(config.coach.env_kwargs or {})
     kwargs.pop("latency", None)  # demonstrations are not timed
     kwargs.pop("faults", None)
-    return collect_demos(_policy_format(config), list(tasks),
+    return collect_demos(run_policy_format(config), list(tasks),
                          seeds=range(config.loop.sft_seed_offset, config.loop.sft_seed_offset + n),
                          env_kwargs=kwargs)
 
@@ -271,7 +280,7 @@ def steps_per_success(episodes: Sequence[Any]) -> float:
     return sum(lengths) / len(lengths) if lengths else math.nan
 
 
-def _rollout_oracle_metrics(records: Sequence[Any], prm: bool = False) -> dict[str, float]:
+def rollout_oracle_metrics(records: Sequence[Any], prm: bool = False) -> dict[str, float]:
     """``diag/rollout_expert_match``: share of the actions taken in this rollout that were the sim expert's. With a
     PRM, how its ``r_p`` on these steps (the policy's own states, not the demonstrations it was trained on) agrees with
     "this is the expert's action": ``diag/prm_expert_agreement`` (r_p > 0.5 on the same side), the majority class's
@@ -313,7 +322,7 @@ class TrainingLoop:
         self.run = RunDir(self.args.output_dir, keep=config.loop.checkpoint_keep)
         self.progress = sys.stderr.isatty() if progress is None else bool(progress)
         self.echo = echo or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.tasks = _training_tasks(config)
+        self.tasks = run_training_tasks(config)
         self.eval_tasks = list(config.loop.eval_tasks or self.tasks)
         self.state = LoopState()
         self.rng = np.random.default_rng(int(self.args.seed))
@@ -417,7 +426,7 @@ class TrainingLoop:
                        or (self.args.critic_pretrain_steps and not self.args.critic_pretrain_dataset))
         if needs_demos:
             t0 = time.perf_counter()
-            demos = _collect_demos(self.config, self.tasks)
+            demos = collect_run_demos(self.config, self.tasks)
             self.stats["demos"] = {**demos.stats.as_dict(), "records": len(demos)}
             self.echo(f"[coach-rl] {len(demos)} demonstration steps from {demos.stats.kept} expert episodes "
                       f"({time.perf_counter() - t0:.1f} s)")
@@ -541,7 +550,7 @@ class TrainingLoop:
         if not visited:
             raise ValueError("critic_pretrain_rollouts needs the simulated phone's expert in every state; the "
                              f"{len(batch.records)} steps played had none (env {self.args.env_id})")
-        fmt = _policy_format(self.config)
+        fmt = run_policy_format(self.config)
         samples = int(loop.critic_pretrain_samples)
         extra: list[list[str]] = [[] for _ in visited]
         if samples and not getattr(self.policy, "is_multimodal", False):
@@ -613,7 +622,7 @@ class TrainingLoop:
             self.collector = self._ray_collector()
         else:
             self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks,
-                                  env_kwargs=_env_kwargs(self.config))
+                                  env_kwargs=run_env_kwargs(self.config))
             self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
                                               threads=self.loop.env_threads)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
@@ -624,7 +633,7 @@ class TrainingLoop:
         self.nonfinite = attach_loop(self)  # one NaN/inf monitor: policy, rewards, actor and critic (nonfinite/*)
         self.rewards.oracle_diagnostics = bool(self.loop.oracle_diagnostics)
         if self.loop.oracle_diagnostics:
-            self.algorithm.use_oracle_format(_policy_format(self.config))
+            self.algorithm.use_oracle_format(run_policy_format(self.config))
 
     def _ray_collector(self) -> Any:
         """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
@@ -632,7 +641,7 @@ class TrainingLoop:
         from coach_rl.distributed.supervise import record_driver
 
         args = self.args
-        kwargs = {**_env_kwargs(self.config), "task": list(self.tasks)}
+        kwargs = {**run_env_kwargs(self.config), "task": list(self.tasks)}
         device = SimDeviceSpec(kwargs, env_id=args.env_id)
         spool = args.spool_dir or str(self.run.path / "spool")
         collector = RayCollector.from_config(device, self.policy, args, spool_dir=spool,
@@ -735,7 +744,7 @@ class TrainingLoop:
         iteration = state.iteration
         n = int(self.loop.validation_samples_per_instance)
         seeds = [seed for seed in self.validation_seeds() for _ in range(n)]
-        env_kwargs = _env_kwargs(self.config)
+        env_kwargs = run_env_kwargs(self.config)
         env_kwargs.pop("latency", None)  # as the evaluation: the latency study times training only
         saved_rng = capture_rng_state()
         try:
@@ -904,7 +913,7 @@ class TrainingLoop:
         record.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
 
         uses_prm = self.rewards is not None and self.rewards.prm is not None
-        record.update(_rollout_oracle_metrics(batch.records, prm=uses_prm))
+        record.update(rollout_oracle_metrics(batch.records, prm=uses_prm))
         drift = self._policy_drift(batch.records)
 
         t0 = time.perf_counter()
@@ -1026,7 +1035,7 @@ class TrainingLoop:
         from coach_rl.evaluation import evaluate_policy
 
         t0 = time.perf_counter()
-        env_kwargs = _env_kwargs(self.config)
+        env_kwargs = run_env_kwargs(self.config)
         env_kwargs.pop("latency", None)  # evaluation is not what the latency study times
         report, episodes = evaluate_policy(
             self.policy, self.eval_tasks, self.eval_seeds(), env_id=self.args.env_id, env_kwargs=env_kwargs,
