@@ -131,7 +131,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 print(line(f"{group[4:].replace('_', ' ')} {name}", screen))
         screen, path = summary["per_screen"]["overall"], summary["path_divergence"]
         print(line("overall", screen))
-        print(f"path divergence: median {path['median_steps_before_first_divergence']} step(s) before the first; "
+        print(f"path divergence: median {path['median_steps_before_first_divergence']} step(s) before the first "
+              f"(episodes without one count their length; the first where there is one: median step "
+              f"{path['median_first_divergence']}; the sim's expert: median {path['median_expert_steps']} steps for "
+              "the same task instances); "
+              f"{path['episodes_without_divergence']} episode(s) without one; "
               f"{path['divergences']} in all, by reason "
               + (", ".join(f"{k} {v}" for k, v in path["reasons"].items()) or "none"))
     overall = summary["overall"]

@@ -63,6 +63,7 @@ __all__ = [
     "RealEpisode",
     "RealStep",
     "element_key",
+    "expert_path_length",
     "load_real_episodes",
     "real_folder_listing",
     "recover_noise_files",
@@ -373,9 +374,13 @@ def recover_params(aw_class: type, goal: str, seed: int | None = None) -> tuple[
         params = android_world_params(aw_class, seed)
         if goal_of(params) == goal:
             return params, f"the episode's seed {seed}"
-    template = getattr(aw_class, "template", None)
-    if not isinstance(template, str) or not template:
-        return None, f"{aw_class.__name__} has no template to read its parameters from the goal"
+    template = _goal_template(aw_class)
+    if template is None:
+        params, how = _rows_from_goal(aw_class, goal, seed)
+        if params is not None and goal_of(params) == goal:
+            return params, how
+        return None, (f"{aw_class.__name__} has no template to read its parameters from the goal, and its goal is "
+                      f"not a table of rows ({how})")
     pattern, names = _template_regex(template)
     match = pattern.match(goal)
     if match is None:
@@ -391,6 +396,113 @@ def recover_params(aw_class: type, goal: str, seed: int | None = None) -> tuple[
     if drawn:
         how += f"; not in the goal, so drawn: {', '.join(drawn)}"
     return params, how
+
+
+def _goal_template(aw_class: type) -> str | None:
+    """The goal's template: the class's ``template``, else the prompt of the task proto AndroidWorld's information
+    retrieval tasks are built from (``task_template``, a property that does not need an instance)."""
+    template = getattr(aw_class, "template", None)
+    if isinstance(template, str) and template:
+        return template
+    proto = getattr(aw_class, "task_template", None)
+    if isinstance(proto, property) and proto.fget is not None:
+        try:
+            prompt = getattr(proto.fget(None), "prompt", None)
+        except Exception:  # noqa: BLE001 (a property that needs its instance after all)
+            prompt = None
+        if isinstance(prompt, str) and prompt:
+            return prompt
+    return None
+
+
+ROWS_KEY, NOISE_ROWS_KEY, TEXT_KIND_KEY = "row_objects", "noise_row_objects", "text_representation_type"
+
+
+def _goal_table(goal: str) -> tuple[str, list[str], list[list[str]]] | None:
+    """The rows a goal lists after its first line, as AndroidWorld writes them: ``csv`` (a header of field names,
+    then one line per row, ``|`` between values) or ``text_block`` (per row "Class: NAME" and one " field: value"
+    line per other field, a blank line between rows). Returns the kind, the field names (for ``text_block`` the
+    first is None's stand-in ``""``: the row's description) and the values per row, or None."""
+    head, sep, body = goal.partition(":\n")
+    if not sep or not body.strip():
+        return None
+    lines = body.split("\n")
+    if "|" in lines[0]:
+        fields = lines[0].split("|")
+        rows = [line.split("|", len(fields) - 1) for line in lines[1:] if line]
+        return ("csv", fields, rows) if rows and all(len(r) == len(fields) for r in rows) else None
+    fields: list[str] = []
+    rows: list[list[str]] = []
+    for block in body.strip("\n").split("\n\n"):
+        first, *rest = block.split("\n")
+        _cls, colon, description = first.partition(": ")
+        pairs = [line.strip().partition(": ") for line in rest if line.strip()]
+        if not colon or any(not p[1] for p in pairs):
+            return None
+        names = ["", *(p[0] for p in pairs)]
+        if fields and names != fields:
+            return None
+        fields = names
+        rows.append([description, *(p[2] for p in pairs)])
+    return ("text_block", fields, rows) if rows else None
+
+
+def _rows_from_goal(aw_class: type, goal: str, seed: int | None) -> tuple[dict[str, Any] | None, str]:
+    """Parameters of a task whose goal lists the rows to add (AndroidWorld's ``row_objects``, written out by
+    ``get_text_representation_of_rows``: ExpenseAddMultiple and its kind), read back from the goal's table.
+
+    The rows AndroidWorld draws under the episode's seed (or 0) give the row class and the fields the goal does not
+    show (dates); each goal row's values replace theirs: a dataclass field directly, ``amount_dollars`` as cents,
+    ``X_name`` through the class's ``X_id_to_name`` table. The noise rows stay drawn (the goal does not show them),
+    less any that share a name with a goal row. Returns (params, how) or (None, why not)."""
+    import dataclasses
+
+    from android_gym.suites.android_world import android_world_params
+
+    try:
+        params = android_world_params(aw_class, 0 if seed is None else seed)
+    except Exception as exc:  # noqa: BLE001 (a task's parameter draw may fail in any way)
+        return None, f"its parameters cannot be drawn: {exc}"
+    drawn = params.get(ROWS_KEY)
+    if not isinstance(drawn, list) or not drawn or not dataclasses.is_dataclass(drawn[0]):
+        return None, "it has no row_objects"
+    table = _goal_table(goal)
+    if table is None:
+        return None, "the goal lists no rows as csv or text blocks"
+    kind, fields, values = table
+    row_class = type(drawn[0])
+    names = {f.name for f in dataclasses.fields(row_class)}
+    key_field = next((f for f in ("name", "title") if f in names), None)
+    rows = []
+    for i, row_values in enumerate(values):
+        changes: dict[str, Any] = {}
+        for name, value in zip(fields, row_values):
+            name = name or key_field or ""
+            if name in names:
+                like = getattr(drawn[0], name)
+                changes[name] = _coerce(value, like) if like is not None else value
+            elif name == "amount_dollars" and "amount" in names and value.startswith("$"):
+                try:
+                    changes["amount"] = round(float(value[1:]) * 100)
+                except ValueError:
+                    return None, f"the amount {value!r} is not a number"
+            elif name.endswith("_name") and isinstance(getattr(row_class, f"{name[:-5]}_id_to_name", None), dict):
+                table_of = getattr(row_class, f"{name[:-5]}_id_to_name")
+                ids = [k for k, v in table_of.items() if v == value]
+                if not ids:
+                    return None, f"{value!r} is not one of {row_class.__name__}'s {name[:-5]} names"
+                changes[name[:-5]] = ids[0]
+            else:
+                return None, f"the goal's field {name!r} is not one of {row_class.__name__}'s"
+        rows.append(dataclasses.replace(drawn[i % len(drawn)], **changes))
+    params[ROWS_KEY] = rows
+    if isinstance(params.get(NOISE_ROWS_KEY), list) and key_field:
+        taken = {getattr(r, key_field) for r in rows}
+        params[NOISE_ROWS_KEY] = [r for r in params[NOISE_ROWS_KEY] if getattr(r, key_field, None) not in taken]
+    if TEXT_KIND_KEY in params:
+        params[TEXT_KIND_KEY] = kind
+    return params, (f"the goal's {kind} table of {len(rows)} row(s) ({', '.join(f or key_field or '' for f in fields)}); "
+                    f"not in the goal, so drawn: the rows' other fields, {NOISE_ROWS_KEY}")
 
 
 # -- the sim's element list -------------------------------------------------------------------------------
@@ -1174,12 +1286,40 @@ def replay_episode_resync(episode: RealEpisode) -> dict[str, Any]:
     first = events[0] if events else None
     return {
         "source": episode.source, "task": episode.task, "replayed": True, "params_from": how, "steps": rows,
+        "expert_steps": expert_path_length(episode.task, params),
         "per_screen": _screen_aggregate(rows),
         "path_divergences": events,
         "first_path_divergence": None if first is None else first["step"],
         "first_path_divergence_reason": None if first is None else first["reason"],
         "steps_before_divergence": len(episode.steps) if first is None else first["step"],
     }
+
+
+def expert_path_length(task: str, params: Mapping[str, Any], limit: int = 60) -> int | None:
+    """How many steps the sim's expert takes for this task instance (its finishing action counted), or None when
+    it has none or does not succeed within ``limit`` steps: the expert path the first divergence is set against."""
+    import gymnasium as gym
+
+    env = gym.make("AndroidWorld-v0", task=task, screenshot=False, max_steps=limit, disable_env_checker=True)
+    try:
+        env.reset(seed=0, options={"task": task, "params": dict(params)})
+        for step in range(1, limit + 1):
+            _obs, _r, terminated, truncated, info = env.step(env.unwrapped.expert_action())
+            if terminated or truncated:
+                return step if info.get("success", 0) > 0 else None
+    except Exception:  # noqa: BLE001 (a task without an expert, or an expert that gets stuck)
+        return None
+    finally:
+        env.close()
+    return None
+
+
+def _median(values: Sequence[float]) -> float | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _screen_aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -1215,11 +1355,7 @@ def summarise_resync(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for e in events:
         reasons.setdefault(e["screen_type"], {}).setdefault(e["reason"], 0)
         reasons[e["screen_type"]][e["reason"]] += 1
-    firsts = sorted(r["steps_before_divergence"] for r in replayed)
-    median = None
-    if firsts:
-        mid = len(firsts) // 2
-        median = firsts[mid] if len(firsts) % 2 else (firsts[mid - 1] + firsts[mid]) / 2
+    experts = [r["expert_steps"] for r in replayed if r.get("expert_steps") is not None]
     return {
         "per_screen": {"overall": _screen_aggregate(rows),
                        "per_app": {k: _screen_aggregate(v) for k, v in sorted(by_app.items())},
@@ -1227,9 +1363,14 @@ def summarise_resync(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "path_divergence": {
             "episodes": [{"source": r["source"], "task": r["task"], "steps": len(r["steps"]),
                           "first_divergence": r["first_path_divergence"],
-                          "reason": r["first_path_divergence_reason"], "divergences": len(r["path_divergences"])}
+                          "reason": r["first_path_divergence_reason"], "divergences": len(r["path_divergences"]),
+                          "expert_steps": r.get("expert_steps")}
                          for r in replayed],
-            "median_steps_before_first_divergence": median,
+            "median_steps_before_first_divergence": _median([r["steps_before_divergence"] for r in replayed]),
+            "median_first_divergence": _median([r["first_path_divergence"] for r in replayed
+                                                if r["first_path_divergence"] is not None]),
+            "median_expert_steps": _median(experts),
+            "episodes_without_divergence": sum(1 for r in replayed if not r["path_divergences"]),
             "divergences": len(events),
             "reasons": dict(Counter(e["reason"] for e in events).most_common()),
             "reasons_by_screen_type": {k: dict(sorted(v.items())) for k, v in sorted(reasons.items())},
