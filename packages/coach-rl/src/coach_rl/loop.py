@@ -42,7 +42,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -883,19 +883,43 @@ class TrainingLoop:
         return w / w.sum()
 
     def run_iteration(self) -> dict[str, Any]:
-        """One iteration of Algorithm 1; returns (and logs) its metrics record."""
-        started = time.perf_counter()
-        cpu_started = time.process_time()
+        """One iteration of Algorithm 1, stage by stage; returns (and logs) its metrics record."""
+        started, cpu_started = time.perf_counter(), time.process_time()
         iteration = self.state.iteration + 1
+        reward_stats, nonfinite_before = dict(self.rewards.stats.as_dict()), self.nonfinite.snapshot()
+        batch = self._collect(iteration)  # 1. rollouts, with their rewards and returns
+        t_store = time.perf_counter()
+        self._store(batch)  # 2. the replay buffer
+        record: dict[str, Any] = {"kind": "train", "iteration": iteration}
+        record.update(self._rollout_record(batch, reward_stats, time.perf_counter() - started, t_store))
+        record.update(self._update(batch, iteration, nonfinite_before))  # 3. the algorithm learns
+        self._publish()  # 4. workers holding a copy of the policy get the new weights
+        self._advance(iteration, batch, record)
+        record["time/iteration_compute"] = time.perf_counter() - started
+        validation_seconds = self._validation_stage(iteration, record)  # 5. the best policy so far, early stop
+        checkpoint_seconds = self._checkpoint_stage(iteration, started, validation_seconds)  # 6.
+        record.update({
+            "env_steps": self.state.env_steps, "episodes": self.state.episodes,
+            "policy_version": self.state.policy_version, "wall_time": self.state.train_seconds,
+            "time/checkpoint": checkpoint_seconds,
+            "time/iteration": time.perf_counter() - started - validation_seconds,
+            "cpu/iteration": time.process_time() - cpu_started,
+        })
+        self._log(record)  # 7. metrics.jsonl and the trackers
+        return record
+
+    def _collect(self, iteration: int) -> Any:
+        """This iteration's episodes: the rollout plan's seeds, stopped at the env-step budget when one is left."""
         seeds, options = self._rollout_plan(iteration)
-        reward_stats = dict(self.rewards.stats.as_dict())
-        nonfinite_before = self.nonfinite.snapshot()
         left = self.steps_left()  # stop at the budget, not past it (the in-process collector; Ray's ends its round)
         budget = {"max_steps": left} if left is not None and getattr(self.collector, "exact_budget", False) else {}
         batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False, **budget)
-        trajectories = list(batch.trajectories)
         self._since_checkpoint.extend(getattr(batch, "uids", None) or [])
-        t_store = time.perf_counter()
+        return batch
+
+    def _store(self, batch: Any) -> None:
+        """Each trajectory with its step records into the replay buffer (atomically per trajectory)."""
+        trajectories = list(batch.trajectories)
         by_episode: dict[str, list[Any]] = {}
         for record in batch.records:
             by_episode.setdefault(record.episode_id, []).append(record)
@@ -904,76 +928,80 @@ class TrainingLoop:
         for trajectory, records in zip(trajectories, by_episode.values()):
             if len(records) != len(trajectory.steps):
                 raise RuntimeError(f"a trajectory of {len(trajectory.steps)} steps came with {len(records)} records")
-            trajectory.info["replay_id"] = self.replay.add(trajectory, records)  # atomic per trajectory
-        rollout_seconds = time.perf_counter() - started
-        record: dict[str, Any] = {"kind": "train", "iteration": iteration}
-        record.update(self._rollout_metrics(batch, trajectories, rollout_seconds))
-        record["time/replay"] = time.perf_counter() - t_store
-        record.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
-        record.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
+            trajectory.info["replay_id"] = self.replay.add(trajectory, records)
 
+    def _rollout_record(self, batch: Any, reward_stats: dict[str, Any], rollout_seconds: float,
+                        t_store: float) -> dict[str, Any]:
+        """The rollout's metrics: success and steps, the collector's own, the reward calls, the oracle's view."""
+        out = self._rollout_metrics(batch, list(batch.trajectories), rollout_seconds)
+        out["time/replay"] = time.perf_counter() - t_store
+        out.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
+        out.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
         uses_prm = self.rewards is not None and self.rewards.prm is not None
-        record.update(rollout_oracle_metrics(batch.records, prm=uses_prm))
-        drift = self._policy_drift(batch.records)
+        out.update(rollout_oracle_metrics(batch.records, prm=uses_prm))
+        return out
 
+    def _update(self, batch: Any, iteration: int, nonfinite_before: Any) -> dict[str, Any]:
+        """The algorithm's update on this iteration's records, its NaN/inf events and the KL to the warm-up policy."""
+        drift = self._policy_drift(batch.records)  # built from the policy before its first update
         t0 = time.perf_counter()
         context = UpdateContext(replay=self.replay, rng=self.rng, iteration=iteration,
                                 policy_version=int(self.policy.version))
-        update = self.algorithm.update(batch.records, context)
-        record.update(update)
-        record.update(self.nonfinite.metrics(since=nonfinite_before))  # this iteration's NaN/inf events, rollout too
-        record.setdefault("time/actor", time.perf_counter() - t0)
+        out = dict(self.algorithm.update(batch.records, context))
+        out.update(self.nonfinite.metrics(since=nonfinite_before))  # this iteration's NaN/inf events, rollout too
+        out.setdefault("time/actor", time.perf_counter() - t0)
         if drift is not None:
             t_kl = time.perf_counter()
-            record["diag/kl_to_warmup"] = drift.kl(self.model)
-            record["time/diagnostics"] = time.perf_counter() - t_kl
+            out["diag/kl_to_warmup"] = drift.kl(self.model)
+            out["time/diagnostics"] = time.perf_counter() - t_kl
+        return out
+
+    def _publish(self) -> None:
+        """A new policy version; collectors whose workers hold their own copy of the policy get its weights."""
         self.policy.version += 1
         publish = getattr(self.collector, "publish_policy", None)
-        if publish is not None:  # workers that hold their own copy of the policy get the new weights
+        if publish is not None:
             publish(self.model, int(self.policy.version))
-        steps = int(record["rollout/steps"])
+
+    def _advance(self, iteration: int, batch: Any, record: Mapping[str, Any]) -> None:
+        """The run's counters after this iteration."""
         self.state.iteration = iteration
-        self.state.env_steps += steps
-        self.state.episodes += len(trajectories)
+        self.state.env_steps += int(record["rollout/steps"])
+        self.state.episodes += len(batch.trajectories)
         self.state.successes += int(record["rollout/successes"])
         self.state.policy_version = int(self.policy.version)
-        record["time/iteration_compute"] = time.perf_counter() - started
 
-        validation_seconds = 0.0
-        if self.validation_due(iteration):  # before the checkpoint: it holds the best so far (and an early stop)
+    def _validation_stage(self, iteration: int, record: dict[str, Any]) -> float:
+        """Validation when due (before the checkpoint, which then holds the best policy and an early stop); seconds."""
+        seconds = 0.0
+        if self.validation_due(iteration):
             t_val = time.perf_counter()
             record.update({k: v for k, v in self.validate().items() if k.startswith("validation/")})
-            validation_seconds = time.perf_counter() - t_val
+            seconds = time.perf_counter() - t_val
         if self.loop.validation_every:
             record["validation/env_steps"] = self.state.validation_env_steps
             record["validation/best_iteration"] = self.state.best_iteration
-        record["time/validation"] = validation_seconds
+        record["time/validation"] = seconds
+        return seconds
 
-        checkpoint_seconds = 0.0
+    def _checkpoint_stage(self, iteration: int, started: float, validation_seconds: float) -> float:
+        """A checkpoint every ``checkpoint_every`` iterations and at the end (the collector may then forget what it
+        holds); adds the iteration's training time to the run's; the checkpoint's seconds."""
         every = int(self.args.checkpoint_every)
-        final = self.finished(iteration)
-        if (every and iteration % every == 0) or final:
-            t1 = time.perf_counter()
+        if not ((every and iteration % every == 0) or self.finished(iteration)):
             self.state.train_seconds += time.perf_counter() - started - validation_seconds
-            self.state.acknowledged = list(self._since_checkpoint)
-            self.save_checkpoint()
-            acknowledge = getattr(self.collector, "acknowledge", None)
-            if acknowledge is not None:  # checkpointed: the collector's spool may forget these trajectories
-                acknowledge(self.state.acknowledged)
-            self._since_checkpoint = []
-            checkpoint_seconds = time.perf_counter() - t1
-            self.state.train_seconds += checkpoint_seconds
-        else:
-            self.state.train_seconds += time.perf_counter() - started - validation_seconds
-        record.update({
-            "env_steps": self.state.env_steps, "episodes": self.state.episodes,
-            "policy_version": self.state.policy_version, "wall_time": self.state.train_seconds,
-            "time/checkpoint": checkpoint_seconds,
-            "time/iteration": time.perf_counter() - started - validation_seconds,
-            "cpu/iteration": time.process_time() - cpu_started,
-        })
-        self._log(record)
-        return record
+            return 0.0
+        t1 = time.perf_counter()
+        self.state.train_seconds += time.perf_counter() - started - validation_seconds
+        self.state.acknowledged = list(self._since_checkpoint)
+        self.save_checkpoint()
+        acknowledge = getattr(self.collector, "acknowledge", None)
+        if acknowledge is not None:  # checkpointed: the collector's spool may forget these trajectories
+            acknowledge(self.state.acknowledged)
+        self._since_checkpoint = []
+        seconds = time.perf_counter() - t1
+        self.state.train_seconds += seconds
+        return seconds
 
     def _policy_drift(self, records: Sequence[Any]) -> Any:
         """The KL probe (:class:`coach_rl.diagnostics.PolicyDrift`): built once from the first iteration's prompts
