@@ -50,7 +50,7 @@ SDCARD_GID = 9997  # "everybody", as on emulated storage
 def _epoch_at_start() -> int:
     global _EPOCH_AT_START
     if _EPOCH_AT_START is None:
-        from android_gym.sim.phone import START_TIME
+        from android_gym.sim.constants import START_TIME
 
         _EPOCH_AT_START = int((START_TIME - _dt.datetime(1970, 1, 1)).total_seconds())
     return _EPOCH_AT_START

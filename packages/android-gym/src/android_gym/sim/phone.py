@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from android_gym.sim.app import APP_REGISTRY, App
+from android_gym.sim.constants import LAUNCHER_PACKAGE, START_TIME
 from android_gym.sim.files import FileSystem
 from android_gym.sim.fling import scroll_travel
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
@@ -30,10 +31,8 @@ from android_gym.sim.shade import WIFI_SIGNAL_DESC, build_shade
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
-LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
 SYSTEMUI_PACKAGE = "com.android.systemui"
 POPUP_WINDOW_CLASS = "android.widget.PopupWindow$PopupDecorView"  # a popup (the text toolbar): no modal window
-START_TIME = _dt.datetime(2023, 10, 15, 15, 34, 0)
 SPOKEN_CLOCK_OFFSET = _dt.timedelta(hours=-4)
 """The status bar clock's content description on the AndroidWorld emulator reads the time in the zone the image
 booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34" in every real episode)."""
@@ -299,10 +298,15 @@ class SimPhone:
         return f"{a.package}/{act}"
 
     # --- app switching ----------------------------------------------------------------------------
-    def launch(self, package: str, fresh: bool = False) -> None:
-        """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``)."""
+    def launch(self, package: str, fresh: bool = False, keep_shade: bool = False) -> None:
+        """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``).
+
+        With ``keep_shade`` (an activity started from the shell, ``am start`` or ``monkey``, as AndroidWorld's
+        ``open_app`` does) the notification shade or System UI's dialog stays over it, as on the emulator; a launch
+        from the phone's own UI closes the shade."""
         a = self.app(package)
-        self.shade = 0
+        if not keep_shade:
+            self.shade = 0
         if fresh or not a.running or a.opened_by_system:
             a.open()
         self._switch_to(package)
@@ -730,7 +734,19 @@ class SimPhone:
                 self.invalidate()
                 return
         direction = ("up" if dy < 0 else "down") if abs(dy) >= abs(dx) else ("left" if dx < 0 else "right")
-        if self.shade == BRIGHTNESS_DIALOG:  # the dialog takes no swipes
+        if self.shade == BRIGHTNESS_DIALOG:  # the dialog takes no swipes, but a finger put down beside it closes it
+            seek = next((e for e in frame.entries if e.window == "shade" and e.view.on_seek is not None), None)
+            panel = None if seek is None else min(
+                (e.bounds for e in frame.entries if e.window == "shade" and e.bounds[1] > 0
+                 and e.bounds[0] <= seek.bounds[0] and e.bounds[1] <= seek.bounds[1]
+                 and e.bounds[2] >= seek.bounds[2] and e.bounds[3] >= seek.bounds[3]),
+                key=lambda b: (b[2] - b[0]) * (b[3] - b[1]), default=seek.bounds)
+            if y1 < self.status_bar_height and direction == "down":
+                self.shade = 1  # from the status bar: the notification shade comes down in its place
+                self.shade_toggled.clear()
+            elif panel is None or not (panel[0] <= x1 < panel[2] and panel[1] <= y1 < panel[3]):
+                self.shade = 0  # as the emulator's runs show: a scroll from the middle of the screen closes it
+            self.invalidate()
             return
         if self.shade:  # down expands Quick Settings, up closes the shade
             self.shade = 2 if direction == "down" else 0 if direction == "up" else self.shade

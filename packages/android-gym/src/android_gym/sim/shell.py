@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from android_gym.sim.constants import LAUNCHER_PACKAGE, START_TIME
 from android_gym.sim.content import (
     ContentError,
     format_rows,
@@ -361,8 +362,6 @@ class Shell:
         if sub == "stack" and args[1:2] in (["list"], ["remove"]):
             tasks = self._task_ids()
             if args[1] == "list":
-                from android_gym.sim.phone import LAUNCHER_PACKAGE
-
                 shown = {LAUNCHER_PACKAGE: 1, **tasks}
                 lines = []
                 for pkg, tid in shown.items():
@@ -418,7 +417,7 @@ class Shell:
             if (action or data) and app.handle_intent(action, data, extras):
                 p._switch_to(pkg)
             else:
-                p.launch(pkg)
+                p.launch(pkg, keep_shade=True)
             return f"Starting: Intent {{ cmp={component} }}\n".encode()
         if action or data:
             for pkg in sorted(p.apps):
@@ -452,7 +451,7 @@ class Shell:
             raise ShellExit("** Error: monkey needs -p <package> here", 1)
         if pkg not in p.apps or not p.apps[pkg].in_launcher and pkg != "com.google.android.apps.nexuslauncher":
             raise ShellExit("  bash arg: -p\n** No activities found to run, monkey aborted.", 252)
-        p.launch(pkg)
+        p.launch(pkg, keep_shade=True)
         return f"  bash arg: -p\n  bash arg: {pkg}\nEvents injected: 1\n".encode()
 
     # --- settings and content ---------------------------------------------------------------------
@@ -707,8 +706,6 @@ class Shell:
 
     def _set_date(self, value: str) -> None:
         """``date MMDDhhmm[[CC]YY][.ss]`` (toybox's form, what AndroidWorld sends): set the phone's clock."""
-        from android_gym.sim.phone import START_TIME
-
         now = self.phone.now()
         main, _, secs = value.partition(".")
         if not main.isdigit() or len(main) not in (8, 10, 12) or (secs and not secs.isdigit()):
@@ -890,8 +887,6 @@ class Shell:
         if fs.is_dir(path):
             stamp = "2023-10-15 15:34:00.000000000 +0000" if full_time else "2023-10-15 15:34"
             return f"drwxrwx--x 2 root sdcard_rw 4096 {stamp} {name}"
-        from android_gym.sim.phone import START_TIME
-
         size = len(fs.read(path))
         when = START_TIME + _dt.timedelta(milliseconds=fs.mtimes.get(fs.norm(path), 0))
         if full_time:
@@ -997,8 +992,6 @@ class Shell:
 
     def _parse_touch_time(self, flag: str, value: str) -> int:
         """Milliseconds on the phone clock (0 = the frozen start time) for touch's -d/-t value."""
-        from android_gym.sim.phone import START_TIME
-
         formats = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S") if flag == "-d" else (
             "%Y%m%d%H%M.%S", "%Y%m%d%H%M", "%y%m%d%H%M.%S", "%y%m%d%H%M")
         for fmt in formats:

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 from android_gym.actions import Action, Click
 from android_gym.device import Device, DeviceError
+from android_gym.suites.sim_experts import SIM_TASKS, expert_class, reason_not_on_sim, sim_expert_task
 from android_gym.tasks.base import ExpertGenerator, Task, instance_seed
 
 __all__ = [
@@ -896,8 +897,6 @@ class AndroidWorldTask(Task):
     @property
     def reads_pixels(self) -> bool:  # type: ignore[override]
         """Whether the expert of this task (our re-creation's) reads the screenshot as well as the UI tree."""
-        from android_gym.suites.android_world_sim import SIM_TASKS, expert_class
-
         return self.name in SIM_TASKS and bool(expert_class(self.name).reads_pixels)
 
     @property
@@ -936,8 +935,6 @@ class AndroidWorldTask(Task):
         The expert only reads the screen and acts, so it drives any device running the same apps
         (the sim in-process or behind adb); other tasks have none (NotImplementedError).
         """
-        from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim, sim_expert_task
-
         if self.name not in SIM_TASKS:
             raise NotImplementedError(f"AndroidWorld's {self.name} has no scripted expert: {reason_not_on_sim(self.name)}")
         return (yield from sim_expert_task(self.name, self.params).expert(ui))

@@ -15,6 +15,8 @@ so the loop calls every hook directly.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ import numpy as np
 from coach_rl.records import StepRecord
 
 __all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm",
-           "register_algorithm"]
+           "load_all", "register_algorithm"]
 
 
 @dataclass
@@ -125,10 +127,15 @@ def register_algorithm(name: str) -> Callable[[AlgorithmFactory], AlgorithmFacto
     return decorate
 
 
+def load_all() -> None:
+    """Import every module of this package, so each registers its algorithm (a new module needs nothing else)."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if module.name != "base":
+            importlib.import_module(f"{__package__}.{module.name}")
+
+
 def algorithm_names() -> list[str]:
     """The registered algorithm names, sorted."""
-    from coach_rl.algorithms import load_all
-
     load_all()
     return sorted(_REGISTRY)
 

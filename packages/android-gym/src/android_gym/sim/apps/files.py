@@ -26,6 +26,7 @@ import posixpath
 from typing import Any
 
 from android_gym.sim.app import App, register_app
+from android_gym.sim.constants import START_TIME
 from android_gym.sim.files import FileSystemError
 from android_gym.sim.view import (
     HORIZONTAL,
@@ -131,8 +132,6 @@ class FilesApp(MultiSelect, App):
 
     def _time(self, path: str) -> str:
         """The date column of a file: its time when changed today (as the status bar writes times), else the day."""
-        from android_gym.sim.phone import START_TIME
-
         when = START_TIME + dt.timedelta(milliseconds=self.phone.files.mtimes.get(path, 0))
         if when.date() != self.phone.now().date():
             return f"{when.strftime('%b')} {when.day}"
@@ -145,8 +144,6 @@ class FilesApp(MultiSelect, App):
         if fs.is_dir(path):
             n = len(fs.listdir(path))
             return f"{n} item{'s' if n != 1 else ''}"
-        from android_gym.sim.phone import START_TIME
-
         when = START_TIME + dt.timedelta(milliseconds=fs.mtimes.get(path, 0))
         return f"{_size(len(fs.files.get(path, b'')))}, {when.strftime('%b')} {when.day}"
 
