@@ -115,3 +115,27 @@ def test_cli_report_on_a_run_folder(capsys: pytest.CaptureFixture[str], tmp_path
     assert main(["report", str(run.path)]) == 0
     assert Path(capsys.readouterr().out.strip()).name == "report.md"
     assert json.loads(json.dumps(run.read_metrics()))[0]["env_steps"] == 12
+
+
+def test_help_config_lists_every_key_with_the_help_its_field_carries(capsys):
+    import dataclasses
+    import itertools
+
+    from coach_rl.cli import main
+    from coach_rl.configs import LoopArguments, _coach_config_class, config_keys
+
+    with pytest.raises(SystemExit) as done:
+        main(["train", "--help-config"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: coach-rl train" in out and "config keys (KEY=VALUE, or in the YAML file):" in out
+    listed = {line.split(" (default ")[0].strip() for line in out.splitlines() if " (default " in line
+              and line.startswith("  ") and not line.startswith("      ")}
+    assert set(config_keys()) <= listed | {"help"}
+    for cls, name in ((_coach_config_class(), "w_p"), (_coach_config_class(), "max_turns"),
+                      (LoopArguments, "actor_states_per_iteration")):
+        field = next(f for f in dataclasses.fields(cls) if f.name == name)
+        words = " ".join(field.metadata["help"].split())
+        lines = out[out.index(f"  {name} (default "):].splitlines()[1:]
+        wrapped = [line for line in itertools.takewhile(lambda line: line.startswith("      "), lines)]
+        assert " ".join(" ".join(wrapped).split()) == words  # the key's help, as its field carries it

@@ -20,7 +20,40 @@ from typing import Any
 __all__ = ["build_parser", "main"]
 
 
+def config_keys_help(width: int = 100) -> str:
+    """Every config key with its default and the help its dataclass field carries, as TRL's own parser (``TrlParser``
+    over :class:`~coach_rl.configs.LoopArguments` and the run's ``CoachConfig``) reads them."""
+    import textwrap
+
+    from trl import TrlParser
+
+    from coach_rl.configs import LoopArguments, _coach_config_class
+
+    lines = ["config keys (KEY=VALUE, or in the YAML file):"]
+    for action in TrlParser((LoopArguments, _coach_config_class()))._actions:
+        if not action.option_strings or action.dest == "help" or action.help is None:
+            continue
+        text = " ".join(str(action.help).split()) or "(no help)"
+        lines.append(f"  {action.dest} (default {action.default!r})")
+        lines.extend(textwrap.wrap(text, width, initial_indent="      ", subsequent_indent="      "))
+    return "\n".join(lines)
+
+
+class _HelpWithConfigKeys(argparse.Action):
+    """``-h``/``--help`` that also lists the config keys (built only when asked: it imports TRL)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0,
+                         help="show this help message, with every config key and its help, and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        parser.print_help()
+        print("\n" + config_keys_help())
+        parser.exit()
+
+
 def _add_config_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument("--help-config", action=_HelpWithConfigKeys)
     parser.add_argument("--config", "-c", required=required, default=None,
                         help="shipped config name (see `coach-rl configs`) or a YAML path")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
