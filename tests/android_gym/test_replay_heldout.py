@@ -35,9 +35,9 @@ needs_android_world = pytest.mark.skipif(not android_world_available(),
 
 # The held-out part's numbers as docs/fidelity-replay.md gives them (per-screen with re-synchronisation, over the
 # 198 steps of its 10 episodes), and how far a change may move them before the doc must be updated.
-HELDOUT_DOCUMENTED = {"in_order": 0.38, "multiset": 0.56, "counterpart": 0.52, "in_order_with_counterpart": 0.71,
-                      "multiset_with_counterpart": 0.80}
-HELDOUT_MEDIAN_FIRST_DIVERGENCE = 4  # over the episodes whose path parts from the real one
+HELDOUT_DOCUMENTED = {"in_order": 0.62, "multiset": 0.75, "counterpart": 0.66, "in_order_with_counterpart": 0.91,
+                      "multiset_with_counterpart": 0.97}
+HELDOUT_MEDIAN_FIRST_DIVERGENCE = 4.5  # over the episodes whose path parts from the real one
 HELDOUT_MEDIAN_EXPERT_STEPS = 6
 TOLERANCE = 0.03
 
@@ -169,4 +169,58 @@ def test_the_held_out_part_is_measured_and_matches_the_documented_numbers(tmp_pa
     assert path["median_first_divergence"] == HELDOUT_MEDIAN_FIRST_DIVERGENCE
     assert path["median_expert_steps"] == HELDOUT_MEDIAN_EXPERT_STEPS
     assert set(path["reasons"]) <= set(path["reason_meanings"])
-    assert {"Settings", "Markor", "System UI (shade, dialogs)"} <= set(summary["per_screen"]["per_app"])
+    per_app = summary["per_screen"]["per_app"]
+    assert {"Settings", "Markor", "System UI (shade, dialogs)"} <= set(per_app)
+    # what the tuning extension's fixes gave, held out: Settings' and the shade's screens all reached and drawn as
+    # on the emulator (Accessibility, the shade staying over an app opened from the shell, the brightness dialog
+    # closing under a scroll); three of the four SystemBrightnessMin runs never part from the real path
+    assert per_app["Settings"]["counterpart"] == 1.0 and per_app["Settings"]["in_order"] >= 0.87
+    assert per_app["System UI (shade, dialogs)"]["in_order"] >= 0.97
+    brightness = [e for e in path["episodes"] if e["task"] == "SystemBrightnessMin"]
+    assert sum(e["first_divergence"] is None for e in brightness) == 3
+
+
+# -- the sim fixes the tuning extension's divergences asked for (none came from a held-out episode) ----------------
+
+
+def _texts(phone) -> list[str]:
+    return [t for e in phone.frame.entries if (t := e.text or e.view.content_desc or "")]
+
+
+def test_an_app_opened_from_the_shell_leaves_the_shade_over_it():
+    from android_gym.sim import SimPhone
+
+    phone = SimPhone()
+    phone.shade = 1
+    phone.shell("monkey -p com.android.settings -c android.intent.category.LAUNCHER 1")
+    assert phone.foreground == "com.android.settings" and phone.shade == 1  # as AndroidWorld's open_app on the emulator
+    phone.back()
+    assert phone.shade == 0 and "Network & internet" in _texts(phone)
+
+
+def test_a_scroll_from_the_middle_of_the_screen_closes_the_brightness_dialog():
+    from android_gym.sim import SimPhone
+    from android_gym.sim.phone import BRIGHTNESS_DIALOG
+
+    phone = SimPhone()
+    phone.launch("com.android.settings")
+    phone.show_brightness_dialog()
+    assert phone.shade == BRIGHTNESS_DIALOG
+    phone.swipe(540, 1200, 540, 300)  # not on the dialog: it closes, the page under it stays
+    assert phone.shade == 0 and phone.foreground == "com.android.settings"
+    phone.show_brightness_dialog()
+    phone.swipe(540, 0, 540, 2400)  # down from the status bar: the shade comes down instead
+    assert phone.shade == 1
+
+
+def test_settings_accessibility_lists_as_on_the_emulator():
+    from android_gym.sim import SimPhone
+
+    phone = SimPhone()
+    phone.launch("com.android.settings")
+    phone.apps["com.android.settings"].push("accessibility", title="Accessibility")
+    texts = _texts(phone)
+    start = texts.index("Downloaded apps")
+    assert texts[start:start + 6] == ["Downloaded apps",
+                                      "com.google.androidenv.accessibilityforwarder.AccessibilityForwarder", "On",
+                                      "Screen reader", "TalkBack", "Off / Speak items on screen"]

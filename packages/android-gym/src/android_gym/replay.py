@@ -1082,6 +1082,7 @@ _APP_NAMES = {
     "com.google.android.contacts": "Contacts", "com.google.android.documentsui": "Files",
     "com.google.android.dialer": "Phone", "com.simplemobiletools.gallery.pro": "Simple Gallery Pro",
     "com.simplemobiletools.smsmessenger": "Simple SMS Messenger", "com.google.android.apps.messaging": "Messages",
+    "com.arduia.expense": "Pro Expense",
 }
 
 PATH_DIVERGENCE_REASONS = {
@@ -1172,12 +1173,13 @@ def _resync(phone: Any, real: Sequence[Mapping[str, Any]], fresh: bool = False) 
     from android_gym.sim.phone import LAUNCHER_PACKAGE
 
     package = screen_app(real)
-    if package == STATUS_BAR_PACKAGE:
-        expanded = any(str(e.get("resource_name") or "").endswith(("slider", "brightness_slider"))
-                       or e.get("content_description") == "Bluetooth." for e in real)
-        phone.shade = 2 if expanded else 1
+    if package == STATUS_BAR_PACKAGE:  # Quick Settings' pager: expanded; a brightness slider alone: its dialog
+        ids = {str(e.get("resource_name") or e.get("resource_id") or "").rpartition("/")[2] for e in real}
+        level = 2 if "qs_pager" in ids else 3 if "slider" in ids else 1
+        phone.shade = level
         phone.invalidate()
-        return "opened the shade" + (" with Quick Settings" if expanded else "")
+        return {1: "opened the shade", 2: "opened the shade with Quick Settings",
+                3: "opened the brightness dialog"}[level]
     if package == LAUNCHER_PACKAGE:
         phone.home()
         return "went home"

@@ -51,7 +51,7 @@ MAIN_ITEMS: tuple[tuple[str, str, str], ...] = (
     ("Sound & vibration", "Volume, haptics, Do Not Disturb", "sound"),
     ("Display", "Dark theme, font size, brightness", "display"),
     ("Wallpaper & style", "Colors, themed icons, app grid", "stub"),
-    ("Accessibility", "Display, interaction, audio", "stub"),
+    ("Accessibility", "Display, interaction, audio", "accessibility"),
     ("Security", "Screen lock, Find My Device, app security", "stub"),
     ("Privacy", "Permissions, account activity, personal data", "stub"),
     ("Location", "On - 7 apps have access to location", "stub"),
@@ -697,6 +697,52 @@ class SettingsApp(App):
             self.phone.settings_put("system", "system_locales", ",".join([*tags, tag]))
         while self.page in ("add_language", "add_region") and self.pop():
             pass
+
+    # Accessibility's rows as AndroidWorld's emulator lists them (its accessibility forwarder is the one downloaded
+    # service, on): (category, [(title, summary)]); a None summary with a switch is "Audio description"'s row.
+    ACCESSIBILITY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+        ("Downloaded apps", (("com.google.androidenv.accessibilityforwarder.AccessibilityForwarder", "On"),)),
+        ("Screen reader", (("TalkBack", "Off / Speak items on screen"),)),
+        ("Display", (("Display size and text", ""), ("Color and motion", ""), ("Magnification", "Off"),
+                     ("Select to Speak", "Off / Hear selected text"))),
+        ("Interaction controls", (("Accessibility Menu", "Off / Control device via large menu"),
+                                  ("Vibration & haptics", "On"), ("Timing controls", ""), ("System controls", ""))),
+        ("Captions", (("Caption preferences", "Off"),)),
+        ("Audio", (("Audio description", "Hear a description of what\u2019s happening on screen in supported movies "
+                                         "and shows"), ("Audio adjustment", ""))),
+        ("General", (("Accessibility shortcuts", ""), ("Text-to-speech output", ""))),
+    )
+
+    def build_accessibility(self, title: str = "Accessibility") -> View:
+        """Accessibility as the emulator lists it: categories and rows, the forwarder's long name on two lines,
+        Audio description's switch (an unlabelled, not clickable Switch, as listed there). The rows open nothing."""
+        items: list[View] = []
+        for category, rows in self.ACCESSIBILITY:
+            items.append(self._category(category))
+            for row_title, summary in rows:
+                if row_title == "Audio description":
+                    switch = View(cls="android.widget.Switch", resource_id="switch_widget", checkable=True,
+                                  width=72, height=48, icon="0")
+                    texts = Column(Text(row_title, resource_id="android:id/title", size=18, max_lines=1,
+                                        padding=(0, 0), height=27.05),
+                                   Text(summary, resource_id="android:id/summary", size=14, color="#444746",
+                                        max_lines=2, padding=(0, 0), height=52.2),
+                                   cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))
+                    frame = View(cls="android.widget.LinearLayout", resource_id="android:id/widget_frame",
+                                 children=[switch])
+                    items.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(24.0, 0.0),
+                                      clickable=True, focusable=True, children=[texts, frame]))
+                elif len(row_title) > 40:  # the forwarder's class name wraps to a second line
+                    texts = Column(Text(row_title, resource_id="android:id/title", size=18, max_lines=2,
+                                        padding=(0, 0), height=50.67),
+                                   Text(summary, resource_id="android:id/summary", size=14, color="#444746",
+                                        max_lines=1, padding=(0, 0), height=19.43),
+                                   cls="android.widget.RelativeLayout", weight=1, padding=(0, 16))
+                    items.append(View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, padding=(24.0, 0.0),
+                                      clickable=True, focusable=True, children=[texts]))
+                else:
+                    items.append(self._row(row_title, summary))
+        return self._page(title, items, "accessibility:list")
 
     def build_stub(self, title: str = "Settings") -> View:
         return self._page(title, [Text("Nothing to configure here.", padding=(24, 16), color="#444746")],
