@@ -60,7 +60,8 @@ def test_shipped_algorithms_inherit_the_hooks_and_override_what_they_need():
     from coach_rl.algorithms.coach_sssa import CoachSSSAAlgorithm
     from coach_rl.algorithms.dgrpo import DGRPO
     from coach_rl.algorithms.distrl import DistRLLearner
-    from coach_rl.baselines import GRPOBaseline, PPOBaseline
+    from coach_rl.algorithms.grpo import GRPOBaseline
+    from coach_rl.algorithms.ppo import PPOBaseline
 
     shipped = [CoachAlgorithm, CoachSSSAAlgorithm, DGRPO, DistRLLearner, GRPOBaseline, PPOBaseline]
     assert all(issubclass(cls, AlgorithmHooks) for cls in shipped)
@@ -69,6 +70,7 @@ def test_shipped_algorithms_inherit_the_hooks_and_override_what_they_need():
     assert overrides["CoachAlgorithm"] == ["load_critic", "use_oracle_format"]  # critic, prm_candidates: set in __init__
     assert overrides["CoachSSSAAlgorithm"] == ["critic", "load_critic"]
     assert overrides["DGRPO"] == ["task_weights"]
+    assert not (Path(inspect.getfile(CoachAlgorithm)).parents[1] / "baselines.py").exists()  # each algorithm whole
 
 
 def test_the_loop_never_probes_the_algorithm_or_branches_on_its_name():

@@ -11,10 +11,11 @@ import torch
 from android_gym.trajectory import Step, Trajectory
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.actor import ActorUpdater
-from coach_rl.baselines import GRPOBaseline, PPOBaseline, trajectory_records
+from coach_rl.algorithms.grpo import GRPOBaseline
+from coach_rl.algorithms.ppo import PPOBaseline
 from coach_rl.config import CoachConfig
 from coach_rl.critic import Critic, CriticTrainer
-from coach_rl.records import StepRecord
+from coach_rl.records import StepRecord, trajectory_records
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +122,14 @@ def test_ppo_advantages_are_gae_lambda_one_by_hand(tiny):
     for a, r, v, e in zip(adv, ret, values, expected_ret):
         torch.testing.assert_close(r, torch.tensor(e, dtype=torch.float64))
         torch.testing.assert_close(a, torch.tensor(e, dtype=torch.float64) - v.double())
+
+
+def test_whiten_by_hand():
+    from coach_rl.advantages import whiten
+
+    x = torch.tensor([1.0, 2.0, 3.0, 6.0], dtype=torch.float64)  # mean 3, population variance (4+1+0+9)/4 = 3.5
+    torch.testing.assert_close(whiten(x, eps=0.0), (x - 3.0) / 3.5 ** 0.5)
+    assert whiten(torch.tensor([5.0])).tolist() == [5.0]  # one entry: nothing to normalise against
 
 
 def test_ppo_step_rewards_weigh_process_and_outcome_rewards_by_hand(tiny):

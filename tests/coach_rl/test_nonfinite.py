@@ -238,7 +238,7 @@ def test_the_ppo_actor_updater_skips_a_step_with_a_nan_loss():
 
 
 def test_ppo_with_a_nan_value_network_skips_its_updates_then_stops():
-    from coach_rl.baselines import PPOBaseline
+    from coach_rl.algorithms.ppo import PPOBaseline
     from coach_rl.records import StepRecord
 
     model, tok = build_tiny_causal_lm(seed=0)

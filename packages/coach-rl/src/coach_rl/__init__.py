@@ -19,7 +19,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Algorithm", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm", "register_algorithm",
     ),
     "coach_rl.algorithms.dgrpo": ("DGRPO", "DGRPOArguments"),
-    "coach_rl.baselines": ("GRPOBaseline", "PPOBaseline", "TrajectoryRecord", "trajectory_records"),
+    "coach_rl.algorithms.grpo": ("GRPOBaseline",),
+    "coach_rl.algorithms.ppo": ("PPOBaseline",),
     "coach_rl.config": ("OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"),
     "coach_rl.configs": ("LoopArguments", "RunConfig", "load_config"),
     "coach_rl.critic": ("Critic", "CriticPretrainResult", "CriticTrainer", "critic_pretrain", "critic_update"),
@@ -49,7 +50,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_policy_output", "render_indexed_elements", "render_messages_text", "sanitize_policy_text",
         "split_thought_action",
     ),
-    "coach_rl.records": ("PolicyTurn", "StepRecord", "episodes"),
+    "coach_rl.records": ("PolicyTurn", "StepRecord", "TrajectoryRecord", "episodes", "trajectory_records"),
     "coach_rl.replay": ("ReplayBuffer", "ReplayResumeReport", "ReplayStep"),
     "coach_rl.returns": (
         "coach_returns", "discounted_returns", "fill_missing_process_rewards", "gae", "retrace_targets",

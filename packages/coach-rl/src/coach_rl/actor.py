@@ -25,7 +25,7 @@ from transformers import get_scheduler
 
 from coach_rl.losses import ppo_clip_loss
 
-__all__ = ["ActorSample", "ActorUpdater"]
+__all__ = ["ActorSample", "ActorUpdater", "actor_sample", "check_epochs"]
 
 
 @dataclass
@@ -422,3 +422,26 @@ class ActorUpdater:
         self.scheduler.load_state_dict(state["scheduler"])
         self.generator.set_state(state["generator"])
         self.step = int(state["step"])
+
+
+def actor_sample(step: Any, advantage: float, use_recorded_logprobs: bool) -> ActorSample:
+    """An :class:`ActorSample` of one :class:`~coach_rl.records.StepRecord` with its advantage; recorded log-probs
+    only when asked for and aligned with the ids."""
+    old = None
+    if use_recorded_logprobs:
+        if step.token_logprobs is None or step.token_ids is None:
+            raise ValueError("use_recorded_logprobs needs token_ids and token_logprobs on every step "
+                             "(HFPolicy(record_logprobs=True))")
+        old = step.token_logprobs
+    # a down-weighted (stale) step counts less: scaling A scales its clipped surrogate term linearly
+    return ActorSample(step.prompt_text, step.response, float(advantage) * step.sample_weight, old_logps=old,
+                       completion_ids=step.token_ids)
+
+
+def check_epochs(epochs: int, mini_batch_size: int | None) -> None:
+    """``epochs`` a positive integer and ``mini_batch_size`` a positive integer or None (a ValueError naming them)."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if mini_batch_size is not None and (isinstance(mini_batch_size, bool) or not isinstance(mini_batch_size, int)
+                                        or mini_batch_size < 1):
+        raise ValueError(f"mini_batch_size must be a positive integer or None, got {mini_batch_size!r}")

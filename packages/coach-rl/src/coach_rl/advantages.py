@@ -20,6 +20,7 @@ __all__ = [
     "grpo_advantages",
     "rloo",
     "trajectory_scores",
+    "whiten",
 ]
 
 
@@ -152,3 +153,12 @@ def aride_advantages(
         raise ValueError(f"values must have the shape of rewards {tuple(r.shape)}, got {tuple(v.shape)}")
     nxt = torch.cat([v[..., 1:], torch.full_like(v[..., :1], float(last_value))], dim=-1)
     return r + gamma * nxt - v
+
+
+def whiten(x: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """``(x - mean) / (std + eps)`` over all entries (population std), as verl whitens PPO's GAE advantages across
+    the batch; fewer than two entries are returned as they are (nothing to normalise against)."""
+    t = torch.as_tensor(x)
+    if t.numel() < 2:
+        return t
+    return (t - t.mean()) / (t.std(correction=0) + eps)

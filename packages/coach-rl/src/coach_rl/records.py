@@ -18,11 +18,12 @@ While an episode runs, the collector keeps one :class:`PolicyTurn` per step besi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PolicyTurn", "StepRecord", "check_records", "episodes"]
+__all__ = ["PolicyTurn", "StepRecord", "TrajectoryRecord", "check_records", "episodes", "episodes_of",
+           "trajectory_records"]
 
 
 @dataclass
@@ -165,3 +166,25 @@ def check_records(records: Sequence[StepRecord], name: str = "records") -> list[
         if not isinstance(record, StepRecord):
             raise TypeError(f"{name}[{i}] must be a coach_rl.records.StepRecord, got {type(record).__name__}")
     return list(records)
+
+
+@dataclass
+class TrajectoryRecord:
+    """The records of one episode with its group (task instance) and outcome reward (what GRPO and PPO learn from)."""
+
+    group: Hashable
+    outcome_reward: float
+    steps: list[StepRecord] = field(default_factory=list)
+
+
+def trajectory_records(records: Sequence[StepRecord]) -> list[TrajectoryRecord]:
+    """The step records of a batch grouped into episodes (first-seen order, steps in order)."""
+    return [TrajectoryRecord(group=steps[0].group, outcome_reward=steps[0].outcome_reward, steps=steps)
+            for steps in episodes(check_records(records))]
+
+
+def episodes_of(batch: Sequence[StepRecord] | Sequence[TrajectoryRecord]) -> list[TrajectoryRecord]:
+    """Episodes of a batch of step records (grouped here) or of already grouped :class:`TrajectoryRecord` objects."""
+    if isinstance(batch, Sequence) and batch and all(isinstance(b, TrajectoryRecord) for b in batch):
+        return list(batch)  # type: ignore[arg-type]
+    return trajectory_records(batch)  # type: ignore[arg-type]

@@ -27,8 +27,8 @@ import numpy as np
 
 from coach_rl.records import StepRecord
 
-__all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm",
-           "load_all", "register_algorithm"]
+__all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "StateDictAlgorithm", "UpdateContext", "algorithm_names",
+           "build_algorithm", "load_all", "register_algorithm"]
 
 
 @dataclass
@@ -105,6 +105,36 @@ def _give_default_hooks(algorithm: Any) -> None:
         if not hasattr(algorithm, name):
             default = getattr(AlgorithmHooks, name)
             setattr(algorithm, name, types.MethodType(default, algorithm) if callable(default) else default)
+
+
+STATE_FILE = "baseline.pt"
+"""The file :class:`StateDictAlgorithm` saves into an algorithm's checkpoint folder."""
+
+
+class StateDictAlgorithm(AlgorithmHooks):
+    """``save``/``load``/``policy_model`` of the Algorithm protocol from the subclass's ``state_dict`` and
+    ``load_state_dict`` and its ``actor`` (a :class:`coach_rl.actor.ActorUpdater`): GRPO's and PPO's."""
+
+    actor: Any
+
+    @property
+    def policy_model(self) -> Any:
+        """The policy the actor updates."""
+        return self.actor.model
+
+    def save(self, directory: Path) -> None:
+        """Policy weights, optimiser and schedule states (everything :meth:`load` restores) into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        import torch
+
+        torch.save(self.state_dict(), directory / STATE_FILE)
+
+    def load(self, directory: Path) -> None:
+        """Restore what :meth:`save` wrote."""
+        import torch
+
+        self.load_state_dict(torch.load(Path(directory) / STATE_FILE, weights_only=True))
 
 
 AlgorithmFactory = Callable[..., Algorithm]
