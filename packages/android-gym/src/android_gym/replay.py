@@ -1275,7 +1275,10 @@ def replay_episode_resync(episode: RealEpisode) -> dict[str, Any]:
                     sim_action = parse_action(action, elements=sim_objects, screen_size=size)
                     if action.get("action_type") == "scroll":
                         sim_action = _androidworld_scroll(action, sim_objects, size)
+                    row["sim_action"] = sim_action.to_dict()
                     _obs, _r, terminated, truncated, info = env.step(sim_action)
+                    if info.get("error"):
+                        row["note"] = f"device error: {info['error']}"
                     if terminated or truncated:
                         row["note"] = "the sim episode ended"
                         rows.append(row)

@@ -23,6 +23,7 @@ from android_gym.sim.files import FileSystemError
 from android_gym.sim.view import (
     HORIZONTAL,
     Button,
+    CheckBox,
     Column,
     Dialog,
     EditText,
@@ -109,6 +110,9 @@ class MarkorApp(MultiSelect, App):
         self.rename_value = ""
         self.move_dir = ""
         self.print_pending = False  # Print / PDF chosen: the print preview comes up once time passes
+        self.search_query = ""
+        self.search_options = {"Regex search": False, "Case sensitive": False, "Search in content": False}
+        self.search_results: list[str] = []
 
     def on_open(self) -> None:
         self._reset_ui()
@@ -218,7 +222,7 @@ class MarkorApp(MultiSelect, App):
         else:
             actions = [self._action("Go to", "action_go_to", self._go_home),
                        self._action("Sort by", "action_sort", lambda: self.show_dialog("sort")),
-                       self._action("Search", "action_search", lambda: self.toast("Search is not available")),
+                       self._action("Search", "action_search", self._open_search),
                        self._action("More options", "", lambda: self.toast("No more options"),
                                     cls="android.widget.ImageView")]
             title = Text(f"> {posixpath.basename(self.cwd)}" if self.cwd else "Markor", size=20, weight=1,
@@ -229,10 +233,15 @@ class MarkorApp(MultiSelect, App):
                  children=bar_items)])
         files = ScrollList(rows, "main:files", resource_id="ui__filesystem_dialog__list")
         files.scrollable = len(rows) > ROWS_ON_SCREEN  # a RecyclerView is listed as scrollable only when it overflows
+        # an empty folder shows Markor's shrug over the list (a sibling of the list: listed before the ".." row, as on
+        # the emulator)
+        empty = (Text("\u00af\\_(\u30c4)_/\u00af", resource_id="empty_hint", size=22, align="center", height=134,
+                      overlay=True) if len(rows) == 1 and self.cwd else None)
         pager = View(cls="androidx.viewpager.widget.ViewPager", resource_id="main__view_pager_container",
                      scrollable=True, weight=1, children=[
                          View(cls="android.widget.FrameLayout", weight=1, children=[
-                             View(cls="android.widget.FrameLayout", weight=1, children=[files])])])
+                             View(cls="android.widget.FrameLayout", weight=1,
+                                  children=[c for c in (files, empty) if c is not None])])])
         nav = View(cls="android.widget.LinearLayout", height=56, background="#f3f6fc", children=[
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=56, children=[
                 View(cls="android.widget.FrameLayout", content_desc=label, resource_id=rid, weight=1, icon=label[:1],
@@ -581,6 +590,88 @@ class MarkorApp(MultiSelect, App):
         self.phone.files.mkdir(path)
         self.phone.set_focus(None)
         self.close_dialog()
+
+    # --- Search (the app bar's magnifier): file names under the current folder --------------------------------
+    def _open_search(self) -> None:
+        self.search_query = ""
+        self.show_dialog("search")
+        # the field takes the focus with no keyboard until it is tapped: text typed after a tap beside it (a real run
+        # tapped "Regex search", typed and pressed Enter) goes into it and Enter searches, as on the emulator
+        self.phone.set_focus("markor_search", keyboard=False)
+
+    def _set_search_query(self, value: str) -> None:
+        self.search_query = value
+
+    def _toggle_search_option(self, label: str) -> None:
+        self.search_options[label] = not self.search_options[label]
+
+    @staticmethod
+    def _dialog_column(*children: View | None, buttons: list[tuple[str, Any, str]]) -> View:
+        """A Markor (AppCompat) dialog: its title, message and fields listed before its buttons."""
+        row = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, resource_id="android:id/buttonPanel",
+                   padding=(16, 8), children=[View(cls="android.view.View", weight=1, height=1, layout_only=True)]
+                   + [Button(label, cb, resource_id=rid, background=None, height=48) for label, cb, rid in buttons])
+        return Column(*children, row, cls="android.widget.FrameLayout", resource_id="android:id/content",
+                      background="#ffffff", padding=(0, 8))
+
+    def dialog_search(self) -> View:
+        """Search as the emulator's Markor lists it: "Search", "Recursive search in current directory.", the query
+        (hint "Search"), three options, CANCEL / OK."""
+        return self._dialog_column(
+            Text("Search", resource_id="alertTitle", size=22, padding=(24, 12)),
+            Text("Recursive search in current directory.", size=15, color="#444746", padding=(24, 4)),
+            EditText(self.search_query, self._set_search_query, hint="Search", key="markor_search",
+                     on_submit=self._run_search, padding=(24, 8)),
+            *(CheckBox(on, (lambda k=label: self._toggle_search_option(k)), text=label, padding=(24, 4))
+              for label, on in self.search_options.items()),
+            buttons=[("CANCEL", self.close_dialog, "android:id/button2"), ("OK", self._run_search, "android:id/button1")])
+
+    def _run_search(self) -> None:
+        """The files and folders under the current folder whose names hold the query (as a regular expression with
+        Regex search; case-insensitively unless Case sensitive), as paths from the current folder."""
+        import re
+
+        fs = self.phone.files
+        query, opts = self.search_query, self.search_options
+        flags = 0 if opts["Case sensitive"] else re.IGNORECASE
+        try:
+            pattern = re.compile(query if opts["Regex search"] else re.escape(query), flags)
+        except re.error:
+            pattern = re.compile(re.escape(query), flags)
+        found: list[str] = []
+        pending = [self.cwd]
+        while pending and query:
+            rel = pending.pop(0)
+            for name, is_folder in self.entries(rel):
+                path = f"{rel}/{name}".strip("/")
+                if pattern.search(name):
+                    found.append(path)
+                if is_folder:
+                    pending.append(path)
+                elif opts["Search in content"] and path not in found:
+                    if pattern.search(fs.read(self.full(path)).decode("utf-8", "replace")):
+                        found.append(path)
+        self.search_results = found
+        self.phone.set_focus(None)
+        self.show_dialog("search_results")
+
+    def dialog_search_results(self) -> View:
+        """"Select": the paths found (one tap opens one), or Markor's shrug when nothing was."""
+        if not self.search_results:
+            body: list[View] = [Text("     \u00af\\_(\u30c4)_/\u00af     ", resource_id="android:id/message",
+                                     size=15, color="#444746", padding=(16, 8))]
+        else:
+            body = [ListItem(path, "", (lambda p=path: self._open_found(p)), title_id="android:id/text1",
+                             min_height=48) for path in self.search_results]
+        return self._dialog_column(Text("Select", resource_id="alertTitle", size=22, padding=(24, 12)), *body,
+                                   buttons=[("CANCEL", self.close_dialog, "android:id/button2")])
+
+    def _open_found(self, path: str) -> None:
+        self.close_dialog()
+        folder, _, name = path.rpartition("/")
+        self.cwd = folder
+        self.scroll.pop("main:files", None)
+        self._tap_entry(name, self.phone.files.is_dir(self.full(path)))
 
     def dialog_sort(self) -> View:
         options = [RadioButton(self.sort_by == key, (lambda k=key: self._set_sort(k)), text=label,
