@@ -370,25 +370,31 @@ class ActorUpdater:
             sums["loss"] += float(result.loss.detach()) * weight
             sums["clip_fraction"] += float(result.clip_fraction) * weight
             sums["approx_kl"] += float(result.approx_kl) * weight
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        clip = self.grad_clip if self.grad_clip > 0 else float("inf")
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, clip)
-        lr = self.optimizer.param_groups[0]["lr"]
-        sums.update(grad_norm=float(grad_norm), learning_rate=float(lr), tokens=float(total_tokens),
-                    advantage_mean=sum(float(samples[i].advantage) for i in idx) / len(idx), skipped_steps=0.0)
-        if not (math.isfinite(sums["loss"]) and math.isfinite(float(grad_norm))):
-            # a NaN/inf loss or gradient never reaches the weights: the step is skipped and counted
-            self.optimizer.zero_grad(set_to_none=True)
-            self.nonfinite.bad("actor_update", f"state {samples[idx[0]].prompt_text!r}",
-                               f"optimiser step skipped: loss {sums['loss']:g}, gradient norm {float(grad_norm):g}")
+        sums.update(tokens=float(total_tokens), skipped_steps=0.0,
+                    advantage_mean=sum(float(samples[i].advantage) for i in idx) / len(idx))
+        stepped = self.optimizer_step(sums["loss"], f"state {samples[idx[0]].prompt_text!r}", sums)
+        if not stepped:
             sums.update(skipped_steps=1.0, grad_norm=math.nan)
-            return sums
-        self.nonfinite.ok("actor_update")
+        return sums
+
+    def optimizer_step(self, loss: float, where: str, metrics: dict[str, float] | None = None) -> bool:
+        """The one optimiser step of every actor (PPO/GRPO here, DGRPO, DistRL), after the caller's ``backward()``:
+        clip the gradient norm to ``grad_clip``, then step the optimiser and the schedule; a NaN/inf ``loss`` or
+        gradient never reaches the weights (the gradients are dropped and the event counted in ``nonfinite``, naming
+        ``where``). ``metrics`` gets ``grad_norm`` and ``learning_rate``; True when the weights moved."""
+        from coach_rl.nonfinite import skip_nonfinite_step
+
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        grad_norm = torch.nn.utils.clip_grad_norm_(params, self.grad_clip if self.grad_clip > 0 else float("inf"))
+        if metrics is not None:
+            metrics.update(grad_norm=float(grad_norm), learning_rate=float(self.optimizer.param_groups[0]["lr"]))
+        if skip_nonfinite_step(self, loss, grad_norm, where):
+            return False
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        return sums
+        return True
 
     # -- resume -------------------------------------------------------------------------------------------
 

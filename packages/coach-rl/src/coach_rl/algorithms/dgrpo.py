@@ -41,7 +41,6 @@ from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_alg
 from coach_rl.curriculum import FailureCurriculum
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.losses import dgrpo_loss, kl_to_reference
-from coach_rl.nonfinite import skip_nonfinite_step
 from coach_rl.positive_replay import PositiveReplay, ReplayTrajectory, prune_negatives
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import spa_rewards
@@ -381,20 +380,13 @@ class DGRPO(AlgorithmHooks):
                 loss = loss + beta * kl * weight
                 kl_sum += float(kl.detach()) * weight
             loss.backward()
-        params = [p for p in actor.model.parameters() if p.requires_grad]
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, actor.grad_clip if actor.grad_clip > 0 else float("inf"))
-        lr = actor.optimizer.param_groups[0]["lr"]
-        if skip_nonfinite_step(actor, float(summary.policy_loss) + beta * kl_sum, grad_norm, "a DGRPO actor step"):
-            grad_norm = torch.tensor(math.nan)
-        else:
-            actor.optimizer.step()
-            actor.scheduler.step()
-            actor.optimizer.zero_grad(set_to_none=True)
-            actor.step += 1
+        step: dict[str, float] = {}
+        if not actor.optimizer_step(float(summary.policy_loss) + beta * kl_sum, "a DGRPO actor step", step):
+            step["grad_norm"] = math.nan
         return {"policy_loss": float(summary.policy_loss), "kl_ref": kl_sum,
                 "loss": float(summary.policy_loss) + beta * kl_sum, "clip_fraction": float(summary.clip_fraction),
-                "ratio_mean": float(summary.ratio.mean()), "grad_norm": float(grad_norm), "learning_rate": float(lr),
-                "tokens": float(total_tokens), "trajectories": float(n_traj)}
+                "ratio_mean": float(summary.ratio.mean()), "grad_norm": step["grad_norm"],
+                "learning_rate": step["learning_rate"], "tokens": float(total_tokens), "trajectories": float(n_traj)}
 
     # -- resume ---------------------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ from coach_rl.advantages import aride_advantages
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.losses import distrl_actor_loss
-from coach_rl.nonfinite import monitor_of, skip_nonfinite_step
+from coach_rl.nonfinite import monitor_of
 from coach_rl.priorities import PrioritizedTrajectorySampler, TrajectoryStats
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import retrace_targets
@@ -358,16 +358,7 @@ class DistRLLearner(AlgorithmHooks):
             sums["entropy"] += float(out.entropy) * weight
             sums["invalid_share"] += float(out.penalty) * weight
             sums["policy_term"] += float(out.policy_term) * weight
-        params = [p for p in actor.model.parameters() if p.requires_grad]
-        clip = actor.grad_clip if actor.grad_clip > 0 else float("inf")
-        sums["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(params, clip))
-        sums["learning_rate"] = float(actor.optimizer.param_groups[0]["lr"])
-        if skip_nonfinite_step(actor, sums["loss"], sums["grad_norm"], "a DistRL actor step"):
-            return sums
-        actor.optimizer.step()
-        actor.scheduler.step()
-        actor.optimizer.zero_grad(set_to_none=True)
-        actor.step += 1
+        actor.optimizer_step(sums["loss"], "a DistRL actor step", sums)
         return sums
 
     # -- resume ---------------------------------------------------------------------------------------------
