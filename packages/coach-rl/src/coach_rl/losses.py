@@ -1,6 +1,13 @@
-"""Losses of the Android Coach update: the critic's clipped value loss (Eq. 2) and the PPO clipped surrogate (Eq. 4).
+"""Every loss that trains a model here, each tested against hand-computed numbers (tests/coach_rl/test_losses.py and
+the *_math tests):
 
-Both reduce with a masked mean over elements (tokens): ``sum(loss * mask) / sum(mask)``. A mask that
+- :func:`clipped_value_loss`: the critic's clipped value loss (Android Coach Eq. 2; also PPO's V and DistRL's critic);
+- :func:`ppo_clip_loss`: the PPO clipped surrogate on tokens (Eq. 4: Coach, GRPO, PPO, Coach K = 1);
+- :func:`dgrpo_loss`: MobileRL's trajectory-level clipped ratio with a KL term;
+- :func:`kl_to_reference`: the k3 estimate of the KL to a frozen reference policy (DGRPO, Coach's ``beta``);
+- :func:`distrl_actor_loss`: DistRL's A-RIDE actor loss (clipped importance weights, entropy, invalid-action penalty).
+
+The token losses reduce with a masked mean over elements (tokens): ``sum(loss * mask) / sum(mask)``. A mask that
 selects nothing gives a loss of 0 that is still connected to the graph (``backward`` works and gives
 zero gradients), so a padded micro-batch never crashes a step. Masked-out positions may hold anything,
 NaN included: they are replaced before the sum, never multiplied by 0.
