@@ -417,7 +417,7 @@ class Shell:
             if (action or data) and app.handle_intent(action, data, extras):
                 p._switch_to(pkg)
             else:
-                p.launch(pkg, keep_shade=True)
+                p.launch(pkg, from_shell=True)
             return f"Starting: Intent {{ cmp={component} }}\n".encode()
         if action or data:
             for pkg in sorted(p.apps):
@@ -451,7 +451,7 @@ class Shell:
             raise ShellExit("** Error: monkey needs -p <package> here", 1)
         if pkg not in p.apps or not p.apps[pkg].in_launcher and pkg != "com.google.android.apps.nexuslauncher":
             raise ShellExit("  bash arg: -p\n** No activities found to run, monkey aborted.", 252)
-        p.launch(pkg, keep_shade=True)
+        p.launch(pkg, from_shell=True)
         return f"  bash arg: -p\n  bash arg: {pkg}\nEvents injected: 1\n".encode()
 
     # --- settings and content ---------------------------------------------------------------------

@@ -168,6 +168,8 @@ class SettingsApp(App):
         self.dns_choice = ""
 
     # ``am start -a <action>`` targets, as Settings declares them.
+    launch_clears_top = True  # the homepage is single-task: open_app brings it back over the pages above it
+
     INTENT_PAGES: dict[str, str] = {
         "android.settings.SETTINGS": "main",
         "android.settings.NOTIFICATION_SETTINGS": "notifications",
