@@ -254,3 +254,19 @@ def test_markors_search_dialog_and_empty_folder_list_as_on_the_emulator():
     markor.search_query = "found"
     markor._run_search()
     assert markor.search_results == ["found_me.md"]
+
+
+def test_settings_opened_from_the_shell_comes_back_on_its_homepage():
+    from android_gym.sim import SimPhone
+
+    phone = SimPhone()
+    phone.launch("com.android.settings")
+    settings = phone.apps["com.android.settings"]
+    settings.push("display", title="Display")
+    phone.home()
+    phone.shell("monkey -p com.android.settings -c android.intent.category.LAUNCHER 1")
+    assert settings.page == "main"  # single-task homepage: the pages above it are gone
+    settings.push("display", title="Display")
+    phone.home()
+    phone.launch("com.android.settings")  # from the phone's own UI: the task comes back as it was
+    assert settings.page == "display"
