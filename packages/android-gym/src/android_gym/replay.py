@@ -889,8 +889,8 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
     """
     import gymnasium as gym
 
-    import android_gym  # noqa: F401  (registers the env ids)
     from android_gym.actions import ActionParseError, parse_action
+    from android_gym.envs import register_envs
     from android_gym.episode_page import ViewEpisode, ViewStep, encode_image
     from android_gym.suites.android_world import AndroidWorldSuite, android_world_available
     from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim
@@ -910,6 +910,7 @@ def replay_episode(episode: RealEpisode, *, image_width: int | None = 360) -> tu
     if episode.no_steps_reason:
         return _empty_result(episode, episode.no_steps_reason, params_from=how), None
 
+    register_envs()  # the env ids (importing the android_gym package registers them too)
     env = gym.make("AndroidWorld-v0", task=episode.task, screenshot=True, max_steps=len(episode.steps) + 1,
                    disable_env_checker=True)
     try:
@@ -1203,8 +1204,8 @@ def replay_episode_resync(episode: RealEpisode) -> dict[str, Any]:
     """
     import gymnasium as gym
 
-    import android_gym  # noqa: F401  (registers the env ids)
     from android_gym.actions import ActionParseError, parse_action
+    from android_gym.envs import register_envs
     from android_gym.suites.android_world import AndroidWorldSuite, android_world_available
     from android_gym.suites.android_world_sim import SIM_TASKS, reason_not_on_sim
 
@@ -1221,6 +1222,7 @@ def replay_episode_resync(episode: RealEpisode) -> dict[str, Any]:
         return _empty_result(episode, f"the task instance could not be recovered: {how}")
     if episode.no_steps_reason:
         return _empty_result(episode, episode.no_steps_reason, params_from=how)
+    register_envs()  # the env ids (importing the android_gym package registers them too)
     env = gym.make("AndroidWorld-v0", task=episode.task, screenshot=False, max_steps=10 * len(episode.steps) + 10,
                    disable_env_checker=True)
     rows: list[dict[str, Any]] = []
@@ -1305,6 +1307,9 @@ def expert_path_length(task: str, params: Mapping[str, Any], limit: int = 60) ->
     it has none or does not succeed within ``limit`` steps: the expert path the first divergence is set against."""
     import gymnasium as gym
 
+    from android_gym.envs import register_envs
+
+    register_envs()
     env = gym.make("AndroidWorld-v0", task=task, screenshot=False, max_steps=limit, disable_env_checker=True)
     try:
         env.reset(seed=0, options={"task": task, "params": dict(params)})
