@@ -130,3 +130,10 @@ def test_grpo_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="rewards contains NaN"):
         grpo_advantages(torch.tensor([1.0, float("nan")]))
 
+
+
+def test_batch_mean_advantages_by_hand() -> None:
+    from coach_rl.advantages import batch_mean_advantages
+
+    q = torch.tensor([0.2, 0.5, 0.8, 0.1])  # mean 0.4
+    torch.testing.assert_close(batch_mean_advantages(q), torch.tensor([-0.2, 0.1, 0.4, -0.3]))

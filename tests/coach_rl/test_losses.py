@@ -198,3 +198,12 @@ def test_kl_to_reference_importance_weighted_hand_numbers_and_gradient() -> None
     assert float(value) == pytest.approx(2 * k3)
     with pytest.raises(ValueError, match="logp_old must have the shape"):
         kl_to_reference(two, two, logp_old=old)
+
+
+def test_rescale_to_batch_tokens_weighs_every_token_of_the_batch_the_same() -> None:
+    from coach_rl.losses import rescale_to_batch_tokens
+
+    # two micro-batches, 3 and 1 tokens with per-token losses [1, 2, 3] and [10]: token means 2 and 10
+    parts = [(torch.tensor(2.0), torch.tensor(3.0)), (torch.tensor(10.0), torch.tensor(1.0))]
+    total = sum(rescale_to_batch_tokens(mean, tokens, torch.tensor(4.0)) for mean, tokens in parts)
+    assert float(total) == pytest.approx((1 + 2 + 3 + 10) / 4)  # the batch's token mean, 4.0

@@ -16,6 +16,7 @@ import torch
 __all__ = [
     "acloo",
     "aride_advantages",
+    "batch_mean_advantages",
     "dgrpo_advantages",
     "grpo_advantages",
     "rloo",
@@ -162,3 +163,9 @@ def whiten(x: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     if t.numel() < 2:
         return t
     return (t - t.mean()) / (t.std(correction=0) + eps)
+
+
+def batch_mean_advantages(q: torch.Tensor) -> torch.Tensor:
+    """``A = Q(s, a) - mean Q`` over the batch: Coach K = 1's advantage of the one stored action per state (ACLOO needs
+    K >= 2 actions of the same state, so the batch's mean critic value is the baseline)."""
+    return q - q.mean()

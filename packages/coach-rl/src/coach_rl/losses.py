@@ -5,7 +5,9 @@ the *_math tests):
 - :func:`ppo_clip_loss`: the PPO clipped surrogate on tokens (Eq. 4: Coach, GRPO, PPO, Coach K = 1);
 - :func:`dgrpo_loss`: MobileRL's trajectory-level clipped ratio with a KL term;
 - :func:`kl_to_reference`: the k3 estimate of the KL to a frozen reference policy (DGRPO, Coach's ``beta``);
-- :func:`distrl_actor_loss`: DistRL's A-RIDE actor loss (clipped importance weights, entropy, invalid-action penalty).
+- :func:`distrl_actor_loss`: DistRL's A-RIDE actor loss (clipped importance weights, entropy, invalid-action penalty);
+- :func:`rescale_to_batch_tokens`: a micro-batch's token-mean loss re-weighted so every token of the batch weighs the
+  same (Coach's trainer, TRL's "dapo" normaliser).
 
 The token losses reduce with a masked mean over elements (tokens): ``sum(loss * mask) / sum(mask)``. A mask that
 selects nothing gives a loss of 0 that is still connected to the graph (``backward`` works and gives
@@ -28,6 +30,7 @@ __all__ = [
     "distrl_actor_loss",
     "kl_to_reference",
     "ppo_clip_loss",
+    "rescale_to_batch_tokens",
 ]
 
 
@@ -341,3 +344,10 @@ def distrl_actor_loss(
         entropy = (-seq_logp).mean() if per_sample.numel() else seq_logp.sum()
         penalty = p_invalid.mean() if per_sample.numel() else seq_logp.sum()
     return DistRLLossOutput(loss, rho, policy_term.detach(), entropy.detach(), penalty.detach())
+
+
+def rescale_to_batch_tokens(loss: torch.Tensor, tokens: torch.Tensor, batch_tokens: torch.Tensor) -> torch.Tensor:
+    """A micro-batch's token-mean ``loss`` over its ``tokens`` re-weighted to ``loss * tokens / batch_tokens``: summed
+    over the micro-batches of a batch of ``batch_tokens`` tokens it is the batch's token mean, every token weighing
+    the same however the batch was split (TRL's "dapo" normaliser)."""
+    return loss * tokens / batch_tokens

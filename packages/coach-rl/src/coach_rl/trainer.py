@@ -75,7 +75,7 @@ from trl.trainer.utils import (
 
 from coach_rl.advantages import acloo
 from coach_rl.critic import Critic
-from coach_rl.losses import kl_to_reference, ppo_clip_loss
+from coach_rl.losses import kl_to_reference, ppo_clip_loss, rescale_to_batch_tokens
 from coach_rl.nonfinite import NonFiniteLogits, NonFiniteMonitor, all_finite
 from coach_rl.prefix_update import SHARED_ATTENTION, group_rows, shared_prefix_logps
 from coach_rl.replay import ReplayStep
@@ -771,7 +771,7 @@ class CoachTrainer(GRPOTrainer):
         normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
         if mode == "train":
             normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
-        loss = total * tokens / normalizer
+        loss = rescale_to_batch_tokens(total, tokens, normalizer)
         metrics["clip_ratio/region_mean"].append(self.accelerator.gather(out.clip_fraction).nanmean().item())
         metrics["ppo/approx_kl"].append(self.accelerator.gather(out.approx_kl).nanmean().item())
         entropy = (entropies.detach() * mask).sum() / tokens

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from coach_rl.actor import ActorSample, ActorUpdater
+from coach_rl.advantages import batch_mean_advantages
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import CoachAlgorithm, build_coach
 from coach_rl.diagnostics import step_advantage_metrics
@@ -58,7 +59,7 @@ class CoachSSSAAlgorithm(AlgorithmHooks):
         states, actions = [r.prompt_text for r in picked], [r.response for r in picked]
         with torch.no_grad():
             q = self.critic.score(states, actions, batch_size=self.coach.critic_batch_size)
-        advantages = (q - q.mean()).tolist()
+        advantages = batch_mean_advantages(q).tolist()
         samples = [ActorSample(s, a, float(adv)) for s, a, adv in zip(states, actions, advantages)]
         metrics = self.actor.update(samples, mini_batch_size=self.mini_batch_size)
         out.update({f"actor/{k}": v for k, v in metrics.items()})
