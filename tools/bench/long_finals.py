@@ -23,6 +23,8 @@ if "--summarize-only" not in sys.argv:
 done = {label: [j for j in jobs if j.done()] for label, jobs in finals.items()}
 tuned = {label: {"best": s, "tried": []} for label, s in SETTINGS.items()}
 result = summarize(done, plan, tuned, sweep.points)
+result["provenance"]["command"] = "python tools/bench/long_finals.py (final runs only: " + " ".join(
+    f"{label} {' '.join(f'{k}={v:g}' for k, v in s.items())};" for label, s in SETTINGS.items()) + " no tuning runs)"
 result["warnings"] = ["no tuning on this task set: each algorithm at its settings tuned by coach-rl sweep on the main "
                       "job's tasks (2026-11-28-fair-comparison.md)"]
 (sweep.out / "sweep.json").write_text(json.dumps(result, indent=2))
