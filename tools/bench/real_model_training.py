@@ -40,7 +40,7 @@ from typing import Any
 
 def _cli(package: str) -> list[str]:
     """The command line of one of our CLIs, run by this interpreter (works from ``src`` on PYTHONPATH too)."""
-    return [sys.executable, "-c", f"import sys; from {package}.cli import main; sys.exit(main())"]
+    return [sys.executable, "-m", f"{package}.cli"]
 
 
 class GPUMemory:
@@ -111,13 +111,11 @@ class Bench:
             tmp.write_text(json.dumps(self.result, indent=1, default=str))
             os.replace(tmp, self.out / "result.json")
 
-    def run(self, label: str, cmd: list[str], log: Path, env: dict[str, str] | None = None,
-            reserve: float = 0.0) -> tuple[int, float]:
+    def run(self, label: str, cmd: list[str], log: Path, reserve: float = 0.0) -> tuple[int, float]:
         """Run ``cmd`` to its end or to the deadline (less ``reserve`` seconds); (exit code, seconds). 124: timed out."""
         t0 = time.monotonic()
         with open(log, "w") as fh:
-            proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-                                    start_new_session=True)
+            proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
             self.gpu.labels[proc.pid] = label
             try:
                 code = proc.wait(timeout=max(1.0, self.left() - reserve))
@@ -196,7 +194,8 @@ class Bench:
         run.parent.mkdir(parents=True, exist_ok=True)
         cmd = [*_cli("coach_rl"), "train", "--config", self.args.config, f"algorithm={algorithm}", f"seed={seed}",
                f"init_from={init}", f"policy_model={self.model_dir}", f"output_dir={run}", f"learning_rate={lr}",
-               f"max_env_steps={self.args.env_steps}",               "total_iterations=1000", *rewards, *self.args.overrides, "--no-progress"]
+               f"max_env_steps={self.args.env_steps}", "total_iterations=1000", *rewards, *self.args.overrides,
+               "--no-progress"]
         code, secs = self.run(name, cmd, run.with_suffix(".log"), reserve=self.args.reserve)
         entry: dict[str, Any] = {"algorithm": algorithm, "learning_rate": float(lr), "seed": seed, "exit_code": code,
                                  "train_wall_s": secs, **_times(run), **_run_metrics(run)}
@@ -284,10 +283,11 @@ def _times(run: Path) -> dict[str, Any]:
 
 
 def _run_metrics(run: Path) -> dict[str, Any]:
-    rows = [m for m in _metrics(run) if "iteration" in m and "rollout/success_rate" in m]
+    metrics = _metrics(run)
+    rows = [m for m in metrics if "iteration" in m and "rollout/success_rate" in m]
     out: dict[str, Any] = {
         "iterations": len(rows),
-        "env_steps": max((int(m.get("env_steps", 0)) for m in _metrics(run)), default=0),
+        "env_steps": max((int(m.get("env_steps", 0)) for m in metrics), default=0),
         "rollout_success": [round(float(m["rollout/success_rate"]), 3) for m in rows],
     }
     for label, suffix in (("before_greedy", "before"), ("before_sampled", "before_sampled"),

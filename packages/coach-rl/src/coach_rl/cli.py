@@ -40,9 +40,9 @@ def config_keys_help(width: int = 100) -> str:
 
 
 class _HelpWithConfigKeys(argparse.Action):
-    """``-h``/``--help`` that also lists the config keys (built only when asked: it imports TRL)."""
+    """``--help-config``: the command's help, then every config key (built only when asked: it imports TRL)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **_: Any) -> None:
         super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0,
                          help="show this help message, with every config key and its help, and exit")
 
@@ -282,7 +282,6 @@ def _cmd_sft(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-
     from coach_rl.configs import load_config
     from coach_rl.evaluation import evaluate_policy
     from coach_rl.loop import load_policy_model, make_policy, run_env_kwargs, run_training_tasks

@@ -440,7 +440,6 @@ class TrainingLoop:
 
     def _warm_start(self, checkpoint: Path) -> None:
         """Policy, critic and evaluation-before from another run's checkpoint (``init_from``); fresh optimisers."""
-
         if not (checkpoint / "MANIFEST.json").is_file():
             raise FileNotFoundError(f"init_from={checkpoint} is not a complete coach-rl checkpoint (no MANIFEST.json)")
         policy_dir = next((d for d in (checkpoint / _POLICY_DIR, checkpoint / "actor" / "policy") if d.is_dir()), None)
@@ -677,7 +676,6 @@ class TrainingLoop:
         return self.run.checkpoint_path(self.state.iteration)
 
     def _restore(self, checkpoint: Path) -> None:
-
         saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=True)
         self.state = LoopState(**saved["state"])
         self.stats = dict(saved.get("stats", {}))

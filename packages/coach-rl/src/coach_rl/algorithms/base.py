@@ -96,7 +96,7 @@ class AlgorithmHooks:
         return None
 
 
-_HOOKS = ("critic", "prm_candidates", "task_weights", "load_critic", "use_oracle_format")
+_HOOKS = tuple(name for name in vars(AlgorithmHooks) if not name.startswith("_"))
 
 
 def _give_default_hooks(algorithm: Any) -> None:
