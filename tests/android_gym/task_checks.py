@@ -109,7 +109,8 @@ def check_android_world_expert_solves(name: str, seeds: int = 3, *, start_must_s
         else:
             assert task.is_successful(device) < 1.0, (name, seed, "solved before any action")
         result = run_expert(task, device, initialize=False)
-        assert result.success == 1.0, (name, seed, task.goal)
+        assert result.success == 1.0, (name, seed, task.goal, result.answer, result.steps,
+                                       [a.to_dict() for a in result.actions][-4:])
 
 
 def check_start_state(task: Task, read_state: Callable[[SimDevice], Any],

@@ -112,3 +112,29 @@ def test_expert_solves_androidworlds_instances_on_three_seeds():
     to (tools/android_world_sim_table.py). Most of its time is AndroidWorld's set-up encoding ~20 videos frame by
     frame, twice per seed (the second set-up checks the start state); the recreation is held to five seeds above."""
     check_android_world_expert_solves("MarkorTranscribeVideo", seeds=3)
+
+
+@needs_android_world
+@pytest.mark.slow
+def test_androidworlds_videos_are_the_same_for_the_same_instance_and_leave_numpys_state_alone():
+    """AndroidWorld draws its frames' noise from NumPy's global generator, unseeded; our adapter seeds it with the
+    instance seed during set-up, so an instance's start state is the same pixel for pixel on every reset (a
+    reproducible run, and a pixel-reading expert that behaves the same), and puts the caller's NumPy state back."""
+    import numpy as np
+
+    from android_gym.suites.android_world_sim import AndroidWorldSimSuite
+
+    suite = AndroidWorldSimSuite(["MarkorTranscribeVideo"])
+
+    def video_bytes(seed: int) -> bytes:
+        device = SimDevice()
+        suite.attach(device)
+        task = suite.instance("MarkorTranscribeVideo", seed, 0)
+        np.random.seed(12345)
+        task.initialize(device)
+        assert np.random.randint(0, 2**31) == np.random.RandomState(12345).randint(0, 2**31)  # state untouched
+        return device.phone.files.read(f"/sdcard/Download/{task.params['video_name']}")
+
+    first, again, other = video_bytes(0), video_bytes(0), video_bytes(1)
+    assert first == again
+    assert first != other

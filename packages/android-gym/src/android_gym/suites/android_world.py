@@ -866,6 +866,28 @@ def _scratch_of(env: AndroidWorldEnvAdapter) -> Iterator[None]:
         _scratch_dir.reset(token)
 
 
+@contextlib.contextmanager
+def _numpy_seeded(seed: int | None) -> Iterator[None]:
+    """NumPy's global generator seeded with the instance seed while AndroidWorld sets the instance up, then put back.
+
+    AndroidWorld seeds Python's ``random`` for an instance's parameters but draws the noise of its video frames
+    (``user_data_generation._create_mpeg_with_messages``) from NumPy's global generator, unseeded, so the same
+    instance got different pixels on every reset. Seeded, an instance seed gives the same start state pixel for
+    pixel (what reproducible RL runs and the pixel-reading experts rely on); the caller's NumPy state is untouched.
+    """
+    if seed is None:
+        yield
+        return
+    import numpy as np
+
+    state = np.random.get_state()
+    np.random.seed(int(seed) % 2**32)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
 class AndroidWorldTask(Task):
     """One AndroidWorld task class (``aw_class``) seen as an android-gym :class:`Task`.
 
@@ -915,7 +937,7 @@ class AndroidWorldTask(Task):
         env.interaction_cache = ""
         if getattr(self.aw_task, "initialized", False):  # a second reset of the same instance
             self.aw_task.initialized = False
-        with _sim_clock(device), _scratch_of(env):
+        with _sim_clock(device), _scratch_of(env), _numpy_seeded(self.seed):
             self.aw_task.initialize_task(env)
         self._initialized = True
         if getattr(self.aw_task, "start_on_home_screen", True):  # AndroidWorld's episode runner then goes home
