@@ -143,3 +143,68 @@ def test_dgrpo_gives_an_episode_alone_in_its_group_no_advantage(sim_records):
     assert [(t.episode_id, t.advantage) for t in alone] == [("expert", 0.0)]
     with pytest.raises(ValueError, match="dgrpo_group_size"):
         DGRPOArguments(dgrpo_group_size=1)
+
+
+def _hand_dgrpo_step(model, reference, rows, old, advantages, beta, clip_eps):
+    """The gradient of DGRPO's objective over the whole batch, by hand in one pass: the clipped trajectory ratio
+    (log r = sum over its steps' completion tokens of logp - logp_old) averaged over trajectories, plus beta times the
+    token mean over every completion token of the batch of k3 = e^(ref - logp) - (ref - logp) - 1."""
+    def completion_logps(net, row):
+        ids = torch.tensor([row.ids])
+        logits = net(input_ids=ids).logits[0, :-1].float()
+        logps = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, 1:, None])[:, 0]
+        return logps[-row.n_completion:]
+
+    logps = [completion_logps(model, row) for row in rows]
+    with torch.no_grad():
+        refs = [completion_logps(reference, row) for row in rows]
+    log_ratio = torch.zeros(len(advantages))
+    for row, logp, before in zip(rows, logps, old):
+        log_ratio = log_ratio + torch.nn.functional.one_hot(torch.tensor(row.trajectory), len(advantages)) * (logp - before).sum()
+    ratio = torch.exp(log_ratio)
+    policy = -torch.minimum(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages).mean()
+    diff = torch.cat(refs) - torch.cat(logps)
+    kl = (torch.exp(diff) - diff - 1.0).mean()
+    params = [p for p in model.parameters() if p.requires_grad]
+    return torch.autograd.grad(policy + beta * kl, params), float(kl.detach())
+
+
+def test_dgrpo_step_with_kl_is_the_documented_loss_over_the_whole_batch(sim_records):
+    """beta > 0 over several micro-batches (a trajectory split across two, micro-batches of unequal token counts): the
+    step is plain SGD on the gradient of dgrpo_loss's objective over the whole batch, computed by hand in one pass."""
+    (model, tok), records = sim_records
+    beta, lr = 10.0, 0.1
+    actor = ActorUpdater(copy.deepcopy(model), tok, lr=lr, grad_clip=0.0, micro_batch_size=2)
+    dgrpo = DGRPO(actor, DGRPOArguments(dgrpo_group_size=3, dgrpo_kl_beta=beta, dgrpo_dapr=False, dgrpo_fcf=False))
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():  # a reference away from the policy: the KL and its gradient are not 0
+        for p in dgrpo.reference.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=generator))
+    params = [p for p in actor.model.parameters() if p.requires_grad]
+    actor.optimizer = torch.optim.SGD(params, lr=lr)  # the parameters move by exactly -lr * gradient
+    actor.scheduler = torch.optim.lr_scheduler.LambdaLR(actor.optimizer, lambda _: 1.0)
+    seen = {}
+    step = dgrpo._optimizer_step
+
+    def spy(batch, rows, old, chosen):
+        seen.update(batch=batch, rows=rows, old=[o.clone() for o in old], chosen=list(chosen))
+        seen["start"] = [p.detach().clone() for p in params]
+        seen["hand"], seen["kl"] = _hand_dgrpo_step(actor.model, dgrpo.reference, rows, seen["old"],
+                                                    torch.tensor([t.advantage for t in batch]), beta, actor.clip_eps)
+        seen["hand_no_kl"], _ = _hand_dgrpo_step(actor.model, dgrpo.reference, rows, seen["old"],
+                                                 torch.tensor([t.advantage for t in batch]), 0.0, actor.clip_eps)
+        return step(batch, rows, old, chosen)
+
+    dgrpo._optimizer_step = spy
+    metrics = dgrpo.update(records, UpdateContext())
+    rows = seen["rows"]
+    assert metrics["actor/steps"] == 1.0 and seen["chosen"] == list(range(len(seen["batch"])))
+    chunks = [rows[i:i + 2] for i in range(0, len(rows), 2)]
+    assert any(a[-1].trajectory == b[0].trajectory for a, b in zip(chunks, chunks[1:]))  # a trajectory split in two
+    assert len({sum(r.n_completion for r in c) for c in chunks}) > 1  # micro-batches weigh differently by tokens
+    assert metrics["actor/kl_ref"] == pytest.approx(seen["kl"], rel=1e-4) and seen["kl"] > 0.01
+    moved = torch.cat([(p.detach() - s).flatten() for p, s in zip(params, seen["start"])])
+    expected = torch.cat([-lr * g.flatten() for g in seen["hand"]])
+    without_kl = torch.cat([-lr * g.flatten() for g in seen["hand_no_kl"]])
+    assert float((expected - without_kl).norm()) > 0.3 * float(expected.norm())  # the KL term is a real part of it
+    assert float((moved - expected).norm()) <= 1e-4 * float(expected.norm())

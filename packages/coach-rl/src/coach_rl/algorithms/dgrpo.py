@@ -351,7 +351,6 @@ class DGRPO(AlgorithmHooks):
         for i, cur in zip(row_ids, current):
             full[slot[rows[i].trajectory]] += float((cur - old[i]).sum())
         advantages = torch.tensor([batch[t].advantage for t in chosen], dtype=torch.float32)
-        summary = dgrpo_loss(full, advantages, clip_eps=actor.clip_eps, beta=0.0)
         n_traj = len(chosen)
         total_tokens = sum(rows[i].n_completion for i in row_ids)
         kl_sum = 0.0
@@ -370,21 +369,27 @@ class DGRPO(AlgorithmHooks):
             touched = sorted({slot[rows[i].trajectory] for i in chunk})
             idx = torch.tensor(touched, device=device)
             log_ratio = full.to(device)[idx] - part.detach()[idx] + part[idx]
-            out = dgrpo_loss(log_ratio, advantages.to(device)[idx], clip_eps=actor.clip_eps, beta=0.0)
-            loss = out.policy_loss * (len(touched) / n_traj)
+            # This micro-batch's share of the batch's loss: the policy term's share is its trajectories' (it is their
+            # mean), the KL's its tokens' (the batch KL is a token mean). dgrpo_loss adds beta * kl to the policy
+            # term, so kl is given here as the micro-batch's KL over the policy term's share.
+            share = len(touched) / n_traj
+            kl = None
             if self.reference is not None and beta > 0:
                 with torch.no_grad():
                     ref = self._logps(self.reference, collated)
                 weight = int(mask.sum()) / total_tokens
                 kl = kl_to_reference(logps, ref, mask)
-                loss = loss + beta * kl * weight
                 kl_sum += float(kl.detach()) * weight
-            loss.backward()
+                kl = kl * (weight / share)
+            out = dgrpo_loss(log_ratio, advantages.to(device)[idx], clip_eps=actor.clip_eps, beta=beta, kl=kl)
+            (out.loss * share).backward()
+        summary = dgrpo_loss(full, advantages, clip_eps=actor.clip_eps, beta=beta,
+                             kl=torch.tensor(kl_sum, dtype=torch.float64))
         step: dict[str, float] = {}
-        if not actor.optimizer_step(float(summary.policy_loss) + beta * kl_sum, "a DGRPO actor step", step):
+        if not actor.optimizer_step(float(summary.loss), "a DGRPO actor step", step):
             step["grad_norm"] = math.nan
         return {"policy_loss": float(summary.policy_loss), "kl_ref": kl_sum,
-                "loss": float(summary.policy_loss) + beta * kl_sum, "clip_fraction": float(summary.clip_fraction),
+                "loss": float(summary.loss), "clip_fraction": float(summary.clip_fraction),
                 "ratio_mean": float(summary.ratio.mean()), "grad_norm": step["grad_norm"],
                 "learning_rate": step["learning_rate"], "tokens": float(total_tokens), "trajectories": float(n_traj)}
 
