@@ -18,13 +18,13 @@ import torch
 import android_gym  # noqa: F401  (registers the env ids)
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.actor import ActorSample, ActorUpdater
+from coach_rl.algorithms.coach import CoachTrainer
 from coach_rl.config import CoachConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.nonfinite import NonFiniteError, NonFiniteLogits, NonFiniteMonitor, check_weights
 from coach_rl.policy import NONFINITE_SAMPLE_ERROR, HFPolicy, PolicyRequest
 from coach_rl.rewards import RewardPipeline
 from coach_rl.rollout import RolloutCollector
-from coach_rl.trainer import CoachTrainer
 
 from .test_rewards import ExpertPolicy
 

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from coach_reward.tiny_models import build_tiny_causal_lm
+from coach_rl.algorithms.coach import CoachTrainer
 from coach_rl.prefix_update import group_rows, pack_groups
-from coach_rl.trainer import CoachTrainer
 
 from .trainer_parts import K, trainer_config, vowel_critic
 

@@ -103,7 +103,7 @@ def test_bad_arguments_are_named(text_lm):
 def _trainer(vision_lm, tmp_path, **overrides):
     import copy
 
-    from coach_rl.trainer import CoachTrainer
+    from coach_rl.algorithms.coach import CoachTrainer
 
     model, processor = vision_lm
     kwargs = dict(output_dir=str(tmp_path), use_cpu=True, report_to="none", save_strategy="no", bf16=False,

@@ -9,10 +9,10 @@ import torch
 
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.advantages import acloo
+from coach_rl.algorithms.coach import CoachTrainer, CriticReward, completion_text
 from coach_rl.critic import Critic
 from coach_rl.losses import ppo_clip_loss
 from coach_rl.replay import ReplayStep
-from coach_rl.trainer import CoachTrainer, CriticReward, completion_text
 
 from .trainer_parts import K, trainer_config, vowel_critic
 
@@ -239,7 +239,7 @@ def test_configuration_and_rows_are_checked(tiny, tmp_path):
 
 def test_coachs_gradient_comes_from_losses_ppo_clip_loss(tiny, tmp_path, monkeypatch):
     """The readable formula is the one that runs: changing coach_rl.losses.ppo_clip_loss changes Coach's gradient."""
-    import coach_rl.trainer as trainer_module
+    import coach_rl.algorithms.coach as coach_module
     from coach_rl.losses import PPOLossOutput
 
     model, tok = tiny
@@ -262,7 +262,7 @@ def test_coachs_gradient_comes_from_losses_ppo_clip_loss(tiny, tmp_path, monkeyp
         result = ppo_clip_loss(*args, **kwargs)
         return PPOLossOutput(3 * result.loss, result.clip_fraction, result.approx_kl)
 
-    monkeypatch.setattr(trainer_module, "ppo_clip_loss", tripled)
+    monkeypatch.setattr(coach_module, "ppo_clip_loss", tripled)
     torch.testing.assert_close(gradient(), 3 * real)
     assert calls
 

@@ -168,9 +168,9 @@ def run_k(model: Any, processor: Any, critic: Any, rows: list[dict[str, Any]], k
     ``beta > 0`` adds the KL anchor (``CoachConfig.beta``): the trainer keeps a frozen copy of the policy, and every
     generated batch gets one more forward pass through it (TRL's ``ref_per_token_logps``), inside ``actor_update``.
     """
+    from coach_rl.algorithms.coach import CoachTrainer
     from coach_rl.config import CoachConfig
     from coach_rl.critic import CriticTrainer
-    from coach_rl.trainer import CoachTrainer
 
     cuda = torch.cuda.is_available()
     with tempfile.TemporaryDirectory(prefix="real_size_") as out:

@@ -170,8 +170,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Time every K shared and unshared; print (and with ``--out`` write) the JSON."""
+    from coach_rl.algorithms.coach import CoachTrainer
     from coach_rl.config import CoachConfig
-    from coach_rl.trainer import CoachTrainer
 
     args = parse_args(argv)
     cuda = torch.cuda.is_available()

@@ -18,6 +18,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "coach_rl.algorithms": (
         "Algorithm", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm", "register_algorithm",
     ),
+    "coach_rl.algorithms.coach": ("COACH_LOSS_TYPES", "CoachTrainer", "CriticReward", "completion_text"),
     "coach_rl.algorithms.dgrpo": ("DGRPO", "DGRPOArguments"),
     "coach_rl.algorithms.grpo": ("GRPOBaseline",),
     "coach_rl.algorithms.ppo": ("PPOBaseline",),
@@ -65,7 +66,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RolloutStats",
     ),
     "coach_rl.sft": ("DemoAccuracy", "SFTResult", "demo_accuracy", "sft_warmup"),
-    "coach_rl.trainer": ("COACH_LOSS_TYPES", "CoachTrainer", "CriticReward", "completion_text"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

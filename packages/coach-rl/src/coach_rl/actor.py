@@ -1,6 +1,6 @@
 r"""The actor update the GRPO and PPO baselines share: PPO clipped surrogate on stored (prompt, response) pairs.
 
-Android Coach resamples K fresh actions per state (``coach_rl.trainer.CoachTrainer``); the SSSA baselines
+Android Coach resamples K fresh actions per state (``coach_rl.algorithms.coach.CoachTrainer``); the SSSA baselines
 instead learn from the one action the policy took in the environment. :class:`ActorUpdater` does that: it
 tokenises each ``(prompt_text, completion_text)`` exactly as generation saw it (the templated prompt, then
 the response tokens, then EOS), computes per-token log-probabilities of the completion, and minimises

@@ -5,7 +5,8 @@ Left alone they surface far from their cause (sampling with NaN logits ends in a
 "probability tensor contains either inf, nan or element < 0", naming neither state nor step). Each producer checks
 its own output instead:
 
-- **sampling** (:class:`NonFiniteLogits`, a ``generate`` logits processor): a row whose next-token logits hold NaN,
+- **sampling** (:class:`NonFiniteLogits`, a ``generate`` logits processor; :func:`guarded_generate` adds it to a
+  model's ``generate`` that someone else calls, TRL's): a row whose next-token logits hold NaN,
   +inf or nothing but -inf gets logits that end the reply (EOS) and is flagged; the policy marks that sample failed
   (``action=None``, ``error`` says why; the actor update gives it no advantage) and counts it;
 - **critic scores**, **PRM scores**, **advantages**: a non-finite value marks its sample (the group of K, the step)
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -37,6 +39,7 @@ __all__ = [
     "attach_loop",
     "check_weights",
     "first_nonfinite_parameter",
+    "guarded_generate",
     "monitor_of",
     "skip_nonfinite_step",
 ]
@@ -218,3 +221,25 @@ def check_weights(modules: Iterable[Any], iteration: int | None) -> None:
     if name is not None:
         raise NonFiniteError("checkpoint", iteration, name, 1, f"the weight {name} holds NaN/inf, so this checkpoint "
                              "was not written (the last one saved is the last good model)")
+
+
+@contextmanager
+def guarded_generate(model: Any, guard: NonFiniteLogits) -> Iterator[None]:
+    """``model.generate`` with ``guard`` appended to its logits processors, for the duration of the block."""
+    from transformers import LogitsProcessorList
+
+    had_own = "generate" in vars(model)
+    original = model.generate
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        processors = list(kwargs.pop("logits_processor", None) or [])
+        return original(*args, logits_processor=LogitsProcessorList([*processors, guard]), **kwargs)
+
+    model.generate = generate
+    try:
+        yield
+    finally:
+        if had_own:
+            model.generate = original
+        else:
+            del model.generate

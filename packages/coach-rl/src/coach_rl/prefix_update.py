@@ -18,8 +18,11 @@ backward.
 Vision-language policies (Qwen2-VL / Qwen2.5-VL style: ``pixel_values`` per image patch, ``image_grid_thw``,
 multimodal RoPE) pack the same way: the screenshot goes through the vision tower once per state, the prompt keeps
 the 3D positions the model's own ``get_rope_index`` gives it, and the replies continue from its last position as text
-after an image does (``CoachTrainer`` supplies both; rows are packed together only when their screenshots are equal
-pixel for pixel, not just their text).
+after an image does (:func:`vlm_prompt_inputs` gives both from a TRL batch; :func:`split_by_images` packs rows
+together only when their screenshots are equal pixel for pixel, not just their text).
+
+``CoachTrainer`` (:mod:`coach_rl.algorithms.coach`) runs its log-prob passes through :func:`shared_prefix_logps`, and
+:func:`shuffle_groups` shuffles its generated batches by whole groups of K, so a state's replies stay in one micro-batch.
 
 Limits: the mask is an explicit 4D mask, which the "sdpa" and "eager" attention implementations take (flash
 attention does not: those models keep the unshared path, with a warning). Other multimodal layouts (video, tiles)
@@ -28,13 +31,14 @@ keep the unshared path too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from typing import Any
 
 import torch
 
-__all__ = ["SHARED_ATTENTION", "group_rows", "pack_groups", "shared_prefix_logps"]
+__all__ = ["SHARED_ATTENTION", "VLM_FIELDS", "group_rows", "pack_groups", "shared_prefix_logps",
+           "shuffle_groups", "split_by_images", "vlm_prompt_inputs"]
 
 SHARED_ATTENTION: tuple[str, ...] = ("sdpa", "eager")
 """Attention implementations that take the explicit 4D block mask of the packed sequence."""
@@ -203,3 +207,101 @@ def shared_prefix_logps(
     if compute_entropy:
         entropies = torch.cat([t for _, t in entropy_parts])[inverse]
     return logps, entropies
+
+
+# -- a TRL batch's vision-language rows, and its groups of K kept together --------------------------------------------
+
+
+VLM_FIELDS = frozenset({"pixel_values", "image_grid_thw", "num_images", "mm_token_type_ids"})
+"""The multimodal inputs of a Qwen-VL-style row the shared update knows how to pack (screenshots, no video)."""
+
+
+def _image_spans(multimodal: Mapping[str, Any]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Per row: its ``(first, last)`` images in ``image_grid_thw`` and its ``(first, last)`` patches in ``pixel_values``."""
+    counts = [int(n) for n in multimodal["num_images"]]
+    patches = [int(p) for p in multimodal["image_grid_thw"].prod(-1).tolist()]
+    images, rows_patches = [], []
+    first_image = first_patch = 0
+    for n in counts:
+        size = sum(patches[first_image:first_image + n])
+        images.append((first_image, first_image + n))
+        rows_patches.append((first_patch, first_patch + size))
+        first_image += n
+        first_patch += size
+    return images, rows_patches
+
+
+def split_by_images(groups: list[list[int]] | None, multimodal: Mapping[str, Any]) -> list[list[int]] | None:
+    """Groups of rows with the same prompt text AND the same screenshots (pixel for pixel): two states can share
+    their text (the image placeholders only count patches) and differ in what the screen shows."""
+    if groups is None:
+        return None
+    images, patches = _image_spans(multimodal)
+    grid, pixels = multimodal["image_grid_thw"], multimodal["pixel_values"]
+
+    def same(a: int, b: int) -> bool:
+        (ia, ja), (ib, jb) = images[a], images[b]
+        (pa, qa), (pb, qb) = patches[a], patches[b]
+        return (ja - ia == jb - ib and qa - pa == qb - pb and torch.equal(grid[ia:ja], grid[ib:jb])
+                and torch.equal(pixels[pa:qa], pixels[pb:qb]))
+
+    out: list[list[int]] = []
+    for rows in groups:
+        split: list[list[int]] = []
+        for row in rows:
+            for part in split:
+                if same(part[0], row):
+                    part.append(row)
+                    break
+            else:
+                split.append([row])
+        out.extend(split)
+    return out
+
+
+def vlm_prompt_inputs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_length: int,
+                      groups: list[list[int]], multimodal: Mapping[str, Any]) -> dict[str, Any]:
+    """What a Qwen-VL-style policy needs for the packed prompts: each group's multimodal-RoPE positions (its
+    ``get_rope_index`` over the prompt, images at their grid positions) and, per forward, its screenshots' patches."""
+    images, patches = _image_spans(multimodal)
+    grid, pixels = multimodal["image_grid_thw"], multimodal["pixel_values"]
+    token_types = multimodal.get("mm_token_type_ids")
+    config = model.config
+    positions = []
+    for rows in groups:
+        row = rows[0]
+        real = attention_mask[row, :-completion_length].bool()
+        ids = input_ids[row, :-completion_length][real]
+        if token_types is not None:
+            types = token_types[row, :-completion_length][real]
+        else:
+            types = (ids == getattr(config, "image_token_id", -1)).int()
+        first, last = images[row]
+        pos, _ = model.model.get_rope_index(ids[None], mm_token_type_ids=types[None].int(),
+                                            image_grid_thw=grid[first:last], attention_mask=torch.ones_like(ids)[None])
+        positions.append(pos[:, 0])
+
+    def extra(indices: list[int]) -> dict[str, Any]:
+        rows = [groups[i][0] for i in indices]
+        return {"pixel_values": torch.cat([pixels[slice(*patches[r])] for r in rows]),
+                "image_grid_thw": torch.cat([grid[slice(*images[r])] for r in rows])}
+
+    return {"prompt_positions": positions, "extra_inputs": extra}
+
+
+def shuffle_groups(batch: dict[str, Any], k: int) -> dict[str, Any]:
+    """The rows of a generation batch with its groups of ``k`` consecutive rows in a random order (global torch RNG,
+    as TRL's row shuffle); each group's rows stay together and in order."""
+    rows = len(next(v for v in batch.values() if v is not None and not (isinstance(v, torch.Tensor) and v.ndim == 0)))
+    if rows % k:
+        raise RuntimeError(f"{rows} rows do not form whole groups of K={k}")
+    order = (torch.randperm(rows // k)[:, None] * k + torch.arange(k)[None]).reshape(-1)
+
+    def take(value: Any) -> Any:
+        if value is None or (isinstance(value, torch.Tensor) and value.ndim == 0):
+            return value
+        if isinstance(value, torch.Tensor):
+            return value[order]
+        return [value[i] for i in order.tolist()]
+
+    return {key: take(value) for key, value in batch.items()}

@@ -8,6 +8,10 @@ tokens. :func:`generate_shared_prefix` runs the prompt once per state (all but i
 states), repeats the cache K times along the batch, and lets ``generate`` sample the K continuations from it: the
 same distribution as K independent rows (same model, same positions; greedy decoding gives the same tokens up to
 floating-point reassociation), at the cost of one prompt pass per state.
+
+``CoachTrainer`` (:mod:`coach_rl.algorithms.coach`, ``share_prompt_prefix``) finds the groups of K in a TRL generation
+batch with :func:`field_layout`: how the batch's multimodal fields (screenshots) split into rows, so one copy per state
+is tokenised and prefilled, and the fields of each group compared.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
-__all__ = ["generate_shared_prefix", "repeat_rows"]
+__all__ = ["FieldLayout", "field_layout", "generate_shared_prefix", "images_per_row", "repeat_rows"]
 
 
 def repeat_rows(value: Any, k: int) -> Any:
@@ -115,3 +120,81 @@ def generate_shared_prefix(
         for module, deltas in saved:
             module.rope_deltas = deltas
         model.train(was_training)
+
+
+# -- the groups of K in a TRL generation batch: how its multimodal fields split into rows -----------------------
+
+
+def images_per_row(images: Any, rows: int) -> list[int]:
+    """Images each row shows (TRL's ``images``: one list per row, ``None`` for a row without)."""
+    if images is None:
+        return [0] * rows
+    return [len(row) if row else 0 for row in images]
+
+
+class FieldLayout:
+    """How the multimodal fields of a batch split into rows: per row, per image, or per image patch."""
+
+    def __init__(self, kinds: dict[str, str], image_counts: list[int], patches: list[int]) -> None:
+        self.kinds, self.image_counts, self.patches = kinds, image_counts, patches
+
+    def _spans(self, row: int, kind: str) -> tuple[int, int]:
+        if kind == "row":
+            return row, row + 1
+        first = sum(self.image_counts[:row])
+        last = first + self.image_counts[row]
+        if kind == "image":
+            return first, last
+        return sum(self.patches[:first]), sum(self.patches[:last])
+
+    def take(self, fields: dict[str, Any], rows: list[int]) -> dict[str, Any]:
+        """The fields of ``rows`` (in that order, repeats allowed), in the same layout."""
+        out: dict[str, Any] = {}
+        for key, value in fields.items():
+            kind = self.kinds[key]
+            if isinstance(value, (torch.Tensor, np.ndarray)):
+                parts = [value[slice(*self._spans(r, kind))] for r in rows]
+                join = torch.cat if isinstance(value, torch.Tensor) else np.concatenate
+                out[key] = join(parts) if parts else value[:0]
+            else:
+                out[key] = [value[r] for r in rows]
+        return out
+
+    def groups_equal(self, fields: dict[str, Any], k: int) -> bool:
+        """Whether each group of ``k`` consecutive rows holds the same values in every field."""
+        rows = len(self.image_counts)
+        for key, value in fields.items():
+            kind = self.kinds[key]
+            for row in range(rows):
+                first = row - row % k
+                if isinstance(value, (torch.Tensor, np.ndarray)):
+                    a, b = value[slice(*self._spans(row, kind))], value[slice(*self._spans(first, kind))]
+                    if a.shape != b.shape or not bool((a == b).all()):
+                        return False
+                elif value[row] != value[first]:
+                    return False
+        return True
+
+
+def field_layout(fields: dict[str, Any], image_counts: list[int]) -> FieldLayout | None:
+    """Classify each multimodal field (Qwen-VL style: ``image_grid_thw`` per image, ``pixel_values`` per patch).
+
+    ``None`` when a field fits no known layout: the caller then leaves the batch to TRL as it is.
+    """
+    rows, n_images = len(image_counts), sum(image_counts)
+    grid = fields.get("image_grid_thw")
+    arrays = (torch.Tensor, np.ndarray)
+    patches = [int(p) for p in grid.prod(-1).tolist()] if isinstance(grid, arrays) and grid.ndim == 2 else []
+    kinds: dict[str, str] = {}
+    for key, value in fields.items():
+        is_array = isinstance(value, arrays) and value.ndim > 0
+        size = value.shape[0] if is_array else (len(value) if isinstance(value, list) else -1)
+        if size == rows and key != "pixel_values":
+            kinds[key] = "row"
+        elif is_array and size == n_images and key != "pixel_values":
+            kinds[key] = "image"
+        elif is_array and len(patches) == n_images and patches and size == sum(patches):
+            kinds[key] = "patch"
+        else:
+            return None
+    return FieldLayout(kinds, image_counts, patches)
