@@ -180,6 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-configs", default=None, metavar="DIR",
                    help="also write the tuned configs (<config>-<algorithm>.yaml) into DIR")
 
+    p = sub.add_parser("prm-data", help="PRM training rows from runs' own rollouts (their replay buffers), labelled "
+                                        "by the episode's outcome, or by the sim expert to measure a PRM "
+                                        "(coach_rl.prm_rollouts); coach-reward train-prm / eval read the folder")
+    p.add_argument("runs", nargs="+", help="run folders (or their replay/ folders)")
+    p.add_argument("--labels", choices=["outcome", "oracle"], default="outcome",
+                   help="outcome: correct when the episode succeeded and the reply parsed (what a deployment knows; "
+                        "default); oracle: the sim expert's next action (a diagnostic, to evaluate a PRM)")
+    p.add_argument("--output", required=True, help="dataset folder to write")
+
     p = sub.add_parser("configs", help="list the shipped configs, or print one")
     p.add_argument("name", nargs="?", default=None)
     return parser
@@ -442,6 +451,21 @@ def _cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prm_data(args: argparse.Namespace) -> int:
+    from coach_rl.prm_rollouts import rollout_prm_rows, save_rollout_prm_dataset
+
+    missing = [r for r in args.runs if not Path(r).exists()]
+    if missing:
+        raise SystemExit(f"no run folder at {', '.join(missing)}")
+    rows = rollout_prm_rows(args.runs, labels=args.labels)
+    paths = save_rollout_prm_dataset(rows, args.output)
+    correct = sum(bool(r["label"]) for r in rows)
+    print(json.dumps({"rows": len(rows), "correct": correct, "labels": args.labels,
+                      "episodes": len({(r["source"], r["episode_id"]) for r in rows}),
+                      "output": {k: str(v) for k, v in paths.items()}}, indent=2))
+    return 0
+
+
 def _cmd_configs(args: argparse.Namespace) -> int:
     from coach_rl.configs import list_configs, read_config_file
 
@@ -494,7 +518,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 _COMMANDS = {"train": _cmd_train, "sweep": _cmd_sweep, "warmup": _cmd_warmup, "sft": _cmd_sft, "eval": _cmd_eval, "irr": _cmd_irr,
              "report": _cmd_report,
-             "summarize": _cmd_summarize, "configs": _cmd_configs}
+             "summarize": _cmd_summarize, "prm-data": _cmd_prm_data, "configs": _cmd_configs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
