@@ -287,3 +287,97 @@ def test_print_preview_does_not_come_up_once_the_note_was_left():
     phone.invalidate()
     phone.advance_clock(1000)
     assert markor.page == "editor" and markor.editor["path"].endswith("books.md")
+
+
+# --- issue 35 round 2: the tuning extension's MarkorMoveNote and ExpenseAddMultiple runs ----------------------
+
+
+def _keys(phone: SimPhone) -> list[str]:
+    return [e.content_desc for e in ui_of(phone).elements if e.resource_id.endswith(":id/key_pos_0_0")]
+
+
+def test_a_note_opened_under_gboard_takes_it_with_shift_on_and_a_txt_note_gets_the_plain_text_bar():
+    # a real run searched "Markor" in the launcher (Gboard stays up), opened a folder, then a .txt note: Gboard
+    # served the editor ("Q", the shortcuts row), and the bar had Ordered list ... Indent instead of Bold, Italic
+    phone = SimPhone()
+    phone.launch(PKG)
+    markor = phone.apps[PKG]
+    phone.files.write(f"{MARKOR_DIR}/koala.txt", "1Z14EQ\n")
+    phone.ime_detached = True
+    phone.invalidate()
+    tap_row(phone, "koala.txt")
+    assert markor.page == "editor" and phone.focus == "markor_editor" and phone.keyboard_shown
+    assert _keys(phone) == ["Q"] and "More features" in descs(phone)
+    assert "Ordered list" in descs(phone) and "Indent" in descs(phone) and "Bold" not in descs(phone)
+    phone.back()  # hides Gboard; opening a note without it up leaves it down
+    phone.back()
+    tap_row(phone, "koala.txt")
+    assert not phone.keyboard_shown
+
+
+def test_the_editors_submenus_list_as_on_the_emulator_and_gboard_comes_back_after_them():
+    phone = SimPhone()
+    phone.launch(PKG)
+    phone.files.write(f"{MARKOR_DIR}/koala.txt", "text\n")
+    phone.ime_detached = True
+    phone.invalidate()
+    tap_row(phone, "koala.txt")
+    tap_on(phone, text="More options")
+    shown = texts(phone)
+    at = shown.index("File settings")
+    assert not phone.keyboard_shown and shown[at:at + 5] == ["File settings", "Share", "Tools", "Info", "Reload"]
+    tap_on(phone, text="File settings")
+    from android_gym.replay import sim_ui_elements  # AndroidWorld's list: breadth first
+
+    listed_now = [(e.text or "", e.class_name.rsplit(".", 1)[-1]) for e in sim_ui_elements(phone.dump())
+                  if e.package_name == PKG]
+    assert listed_now == [("File settings", "TextView"), ("Wrap words", "TextView"), ("", "CheckBox"),
+                          ("Syntax highlighting", "TextView"), ("", "CheckBox"), ("Auto-format", "TextView"),
+                          ("", "CheckBox"), ("Font Size", "TextView"), ("Format", "TextView")]
+    phone.back()
+    assert phone.apps[PKG].dialog is None and phone.keyboard_shown and _keys(phone) == ["Q"]
+    tap_on(phone, text="More options")
+    tap_on(phone, text="Tools")
+    assert "Speed Read" in texts(phone)
+
+
+def test_search_offers_the_last_query_again_and_select_filters_its_results():
+    phone = SimPhone()
+    phone.launch(PKG)
+    markor = phone.apps[PKG]
+    phone.files.write(f"{MARKOR_DIR}/Work/penguin.txt", "x\n")
+    tap_on(phone, text="Search")
+    assert not phone.keyboard_shown
+    phone.type_text("zebra")
+    phone.keyevent("KEYCODE_ENTER")
+    assert markor.dialog[0] == "search_results" and not phone.keyboard_shown  # the shrug: no field
+    phone.back()
+    tap_on(phone, text="Search")
+    assert phone.keyboard_shown and "zebra" in texts(phone)  # the last query, with Gboard, offered under the field
+    suggestion = [e for e in ui_of(phone).elements if e.resource_id == "android:id/text1"]
+    assert [e.text for e in suggestion] == ["zebra"] and not suggestion[0].clickable
+    phone.tap(*suggestion[0].center)  # the drop-down alone, clickable, without Gboard; a second tap takes it
+    from android_gym.replay import sim_ui_elements  # AndroidWorld's list: the focused window's
+
+    assert [e.text for e in sim_ui_elements(phone.dump()) if e.package_name == PKG] == ["zebra"]
+    assert not phone.keyboard_shown
+    tap_on(phone, text="zebra")
+    assert markor.dialog[0] == "search" and phone.keyboard_shown
+    markor.search_query = "penguin"
+    tap_on(phone, text="OK")
+    assert "Work/penguin.txt" in texts(phone) and phone.focus == "markor_search_filter" and phone.keyboard_shown
+    tap_on(phone, text="Work/penguin.txt")
+    assert markor.page == "editor" and phone.keyboard_shown and _keys(phone) == ["Q"]
+
+
+def test_the_browsers_more_options_and_ok_without_a_name():
+    phone = SimPhone()
+    phone.launch(PKG)
+    markor = phone.apps[PKG]
+    tap_on(phone, text="More options")
+    assert texts(phone)[-3:-1] == ["Import from device", "Settings"]  # the status bar's clock last
+    phone.back()
+    before = list_dir(phone)
+    tap_on(phone, text="Create a new file or folder")
+    tap_on(phone, text="OK")  # over the "my_note" hint: the dialog closes, nothing is created
+    assert markor.dialog is None and list_dir(phone) == before

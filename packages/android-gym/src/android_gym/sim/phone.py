@@ -456,11 +456,15 @@ class SimPhone:
         self.toasts.append((str(text), self.ticks + TOAST_TICKS))
         self.invalidate()
 
-    def set_focus(self, key: str | None, keyboard: bool = True) -> None:
-        """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard."""
+    def set_focus(self, key: str | None, keyboard: bool = True, shift: bool | None = None) -> None:
+        """Focus the editable field with identity ``key`` (None clears focus) and show the keyboard. ``shift``
+        sets Gboard's Shift instead of reading it off the field (a note opened with its cursor before its text)."""
         if key is not None:
             self.ime_detached = False
-        if key is not None and self._frame is not None and key in self._frame.editables:
+        if key is not None and shift is not None:
+            self._shift_pending = False
+            self.keyboard_shift, self.keyboard_symbols = shift, False
+        elif key is not None and self._frame is not None and key in self._frame.editables:
             self._auto_shift(self._frame.editables.get(key))
         else:  # a field of a page not built yet (an editor opening focused): Shift follows it once it is
             self._shift_pending = key is not None

@@ -808,6 +808,22 @@ def _sim_clock(device: Device) -> Iterator[None]:
                 _no_wait_modules.clear()
 
 
+def _emulator_steady_state(device: Device) -> None:
+    """Bring a simulated phone to the state AndroidWorld's emulator is in between tasks where the sim's factory phone
+    differs: Markor's notebook folder is empty (every AndroidWorld task that writes notes clears it in its
+    ``tear_down``; a real ExpenseAddMultiple run opened Markor on an empty folder). Other devices are left alone."""
+    from android_gym.sim import SimDevice
+
+    if not isinstance(device, SimDevice):
+        return
+    from android_gym.sim.apps.markor import MARKOR_ROOT
+
+    files = device.phone.files
+    if files.is_dir(MARKOR_ROOT):
+        for name in files.listdir(MARKOR_ROOT):
+            files.remove(f"{MARKOR_ROOT}/{name}", recursive=True)
+
+
 _scratch_dir: contextvars.ContextVar[str | None] = contextvars.ContextVar("android_world_scratch_dir", default=None)
 _scratch_lock = threading.Lock()
 _scratch_installed = False
@@ -937,6 +953,7 @@ class AndroidWorldTask(Task):
         env.interaction_cache = ""
         if getattr(self.aw_task, "initialized", False):  # a second reset of the same instance
             self.aw_task.initialized = False
+        _emulator_steady_state(device)
         with _sim_clock(device), _scratch_of(env), _numpy_seeded(self.seed):
             self.aw_task.initialize_task(env)
         self._initialized = True

@@ -68,11 +68,21 @@ DEFAULT_FOLDERS = ("Journal", "Work", "Recipes")
 TEXT_ACTIONS = ("Check list", "Unordered list", "Bold", "Italic", "Delete lines", "Open link", "Attach",
                 "Special Key", "Date and time")
 """The editor's text actions bar (a Markdown note's)."""
+PLAIN_TEXT_ACTIONS = ("Check list", "Unordered list", "Ordered list", "Delete lines", "Open link", "Attach",
+                      "Special Key", "Date and time", "Indent")
+"""The text actions bar of a plain-text (.txt) note, as far as the screen shows it (the MarkorMoveNote runs)."""
+FILE_SETTINGS = (("Wrap words", True), ("Syntax highlighting", True), ("Auto-format", True), ("Font Size", None),
+                 ("Format", None))
+"""The editor's More options > File settings submenu: (item, its checkbox's state or None without one)."""
+TOOLS = ("Speed Read",)
+"""The editor's More options > Tools submenu."""
 SHARE_FORMATS = ("Plain Text", "Print / PDF", "File", "HTML", "HTML (as plain text)", "Image", "Screenshot",
                  "Calendar")
 """The editor's More options > Share submenu."""
 ROWS_ON_SCREEN = 11
 """File rows that fit in the Files tab without scrolling."""
+ROWS_OVER_KEYBOARD = 7
+"""File rows that fit in the Files tab above Gboard (a folder of eight rows scrolls there, as a real run shows)."""
 
 
 def _size(n: int) -> str:
@@ -99,6 +109,7 @@ class MarkorApp(MultiSelect, App):
         for rel, minutes_ago, content in DEFAULT_NOTES:
             fs.write(f"{MARKOR_ROOT}/{rel}", content, self.phone.clock_ms - minutes_ago * 60_000)
         self.sort_by = "name"
+        self.search_history: list[str] = []  # Search's past queries (Markor keeps them: the field offers them again)
         self._reset_ui()
 
     def _reset_ui(self) -> None:
@@ -113,6 +124,8 @@ class MarkorApp(MultiSelect, App):
         self.search_query = ""
         self.search_options = {"Regex search": False, "Case sensitive": False, "Search in content": False}
         self.search_results: list[str] = []
+        self.search_filter = ""
+        self.menu_hid_keyboard = False  # the editor's menu hid Gboard: it comes back when the menu goes
 
     def on_open(self) -> None:
         self._reset_ui()
@@ -223,7 +236,7 @@ class MarkorApp(MultiSelect, App):
             actions = [self._action("Go to", "action_go_to", self._go_home),
                        self._action("Sort by", "action_sort", lambda: self.show_dialog("sort")),
                        self._action("Search", "action_search", self._open_search),
-                       self._action("More options", "", lambda: self.toast("No more options"),
+                       self._action("More options", "", lambda: self.show_dialog("browser_menu"),
                                     cls="android.widget.ImageView")]
             title = Text(f"> {posixpath.basename(self.cwd)}" if self.cwd else "Markor", size=20, weight=1,
                          max_lines=1, padding=(16, 14))
@@ -232,11 +245,13 @@ class MarkorApp(MultiSelect, App):
             View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=64, padding=(4.0, 8.0),
                  children=bar_items)])
         files = ScrollList(rows, "main:files", resource_id="ui__filesystem_dialog__list")
-        files.scrollable = len(rows) > ROWS_ON_SCREEN  # a RecyclerView is listed as scrollable only when it overflows
-        # an empty folder shows Markor's shrug over the list (a sibling of the list: listed before the ".." row, as on
-        # the emulator)
+        # a RecyclerView is listed as scrollable only when it overflows (Gboard, up over the list, leaves fewer rows)
+        keyboard_up = self.phone.keyboard_shown or self.phone.ime_detached
+        files.scrollable = len(rows) > (ROWS_OVER_KEYBOARD if keyboard_up else ROWS_ON_SCREEN)
+        # an empty folder (the notebook's root too) shows Markor's shrug over the list (a sibling of the list: listed
+        # before the ".." row, as on the emulator)
         empty = (Text("\u00af\\_(\u30c4)_/\u00af", resource_id="empty_hint", size=22, align="center", height=134,
-                      overlay=True) if len(rows) == 1 and self.cwd else None)
+                      overlay=True) if len(rows) == 1 else None)
         pager = View(cls="androidx.viewpager.widget.ViewPager", resource_id="main__view_pager_container",
                      scrollable=True, weight=1, children=[
                          View(cls="android.widget.FrameLayout", weight=1, children=[
@@ -267,6 +282,13 @@ class MarkorApp(MultiSelect, App):
         self.selection = []
         self.cwd = ""
         self.scroll.pop("main:files", None)
+
+    def dialog_browser_menu(self) -> View:
+        """The Files tab's More options: Import from device, Settings (an ExpenseAddMultiple run opened it; the sim
+        has neither behind them)."""
+        items = [ListItem(label, "", lambda t=label: self._menu_then(lambda: self.toast(f"{t} is not available")),
+                          title_id="title", min_height=48) for label in ("Import from device", "Settings")]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
 
     def dialog_selection_menu(self) -> View:
         """More options in selection mode: Clipboard, Move, Copy, Create shortcut, Share (as on the emulator)."""
@@ -307,6 +329,7 @@ class MarkorApp(MultiSelect, App):
     def on_back(self) -> bool:
         if self.dialog is not None:
             self.dialog = None
+            self._keyboard_back()
             return True
         if self.page == "editor":
             self.close_editor()
@@ -327,7 +350,12 @@ class MarkorApp(MultiSelect, App):
         self.editor = {"path": path, "text": text, "saved": text, "exists": fs.is_file(path)}
         self.print_pending = False
         self.selection = []
+        keyboard_up = self.phone.keyboard_shown or self.phone.ime_detached
         self.push("editor", path=path)
+        if keyboard_up:
+            # the editor takes the focus as it opens, its cursor before the text: Gboard, when it is up (left by the
+            # launcher's search or a dialog's field), serves it with Shift on (the MarkorMoveNote runs)
+            self.phone.set_focus("markor_editor", shift=True)
 
     def _set_text(self, value: str) -> None:
         self.editor["text"] = value
@@ -367,6 +395,7 @@ class MarkorApp(MultiSelect, App):
         name = posixpath.basename(path)
         stem = next((name[:-len(ext)] for ext in TEXT_EXTENSIONS if name.lower().endswith(ext) and len(name) > len(ext)),
                     name)
+        plain = name.lower().endswith(".txt") and not name.lower().endswith(".todo.txt")
         bar = [self._action(desc, rid, cb) for desc, rid, cb in (
             ("Undo", "action_undo", lambda: self.toast("Nothing to undo")),
             ("Redo", "action_redo", lambda: self.toast("Nothing to redo")),
@@ -383,7 +412,7 @@ class MarkorApp(MultiSelect, App):
                            View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=48, children=[
                                View(cls="android.widget.ImageView", content_desc=desc, clickable=True, width=48,
                                     height=40, icon=desc[:1], on_click=lambda d=desc: self.toast(d))
-                               for desc in TEXT_ACTIONS])])
+                               for desc in (PLAIN_TEXT_ACTIONS if plain else TEXT_ACTIONS)])])
         actions.dump_rank = -1  # listed before the text, though drawn under it
         page = View(cls="android.widget.FrameLayout", weight=1, children=[
             View(cls="android.widget.LinearLayout", weight=1, children=[
@@ -432,15 +461,49 @@ class MarkorApp(MultiSelect, App):
 
     def _editor_menu(self) -> None:
         """More options in edit mode: the menu's popup takes the window's focus, so the keyboard goes (the real
-        episode lists the menu without Gboard); the text keeps its focus for when the menu is gone."""
+        episode lists the menu without Gboard); the text keeps its focus, and Gboard comes back once the menu (or
+        its submenu) is gone, as the MarkorMoveNote runs show."""
+        self.menu_hid_keyboard = self.phone.keyboard_shown
         self.phone.keyboard_shown = False
         self.show_dialog("editor_menu")
 
+    def close_dialog(self) -> None:
+        super().close_dialog()
+        self._keyboard_back()
+
+    def _keyboard_back(self) -> None:
+        if self.menu_hid_keyboard and self.dialog is None:
+            self.menu_hid_keyboard = False
+            if self.page == "editor" and self.phone.focus == "markor_editor":
+                self.phone.keyboard_shown = True
+
     def dialog_editor_menu(self) -> View:
-        """The editor's More options: File settings, Share (a submenu of formats), Tools, Info, Reload."""
-        entries = (("File settings", self.close_dialog), ("Share", lambda: self.show_dialog("share_menu")),
-                   ("Tools", self.close_dialog), ("Info", self.close_dialog), ("Reload", self.close_dialog))
+        """The editor's More options: File settings and Tools (submenus), Share (a submenu of formats), Info,
+        Reload."""
+        entries = (("File settings", lambda: self.show_dialog("file_settings_menu")),
+                   ("Share", lambda: self.show_dialog("share_menu")),
+                   ("Tools", lambda: self.show_dialog("tools_menu")), ("Info", self.close_dialog),
+                   ("Reload", self.close_dialog))
         items = [ListItem(label, "", cb, title_id="title", min_height=48) for label, cb in entries]
+        return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def dialog_file_settings_menu(self) -> View:
+        """File settings' submenu as the emulator lists it: its header, then Wrap words, Syntax highlighting and
+        Auto-format (each with its checkbox, on), Font Size, Format. The sim changes none of them."""
+        items: list[View] = [Text("File settings", resource_id="android:id/title", size=14, color="#5f6368",
+                                  padding=(16, 12))]
+        for label, checked in FILE_SETTINGS:
+            # the checkbox sits a level deeper than the row's texts' layout (listed after its title, as there)
+            box = None if checked is None else View(cls="android.widget.FrameLayout", width=40, height=40, children=[
+                View(cls="android.widget.CheckBox", resource_id="checkbox", checkable=True, checked=checked,
+                     width=32, height=32)])
+            items.append(ListItem(label, "", self.close_dialog, title_id="title", min_height=48, trailing=box))
+        return Dialog("", Column(*items, resource_id="popup_menu"))
+
+    def dialog_tools_menu(self) -> View:
+        """Tools' submenu: its header, then Speed Read (which the sim does not run)."""
+        items: list[View] = [Text("Tools", resource_id="android:id/title", size=14, color="#5f6368", padding=(16, 12))]
+        items += [ListItem(label, "", self.close_dialog, title_id="title", min_height=48) for label in TOOLS]
         return Dialog("", Column(*items, resource_id="popup_menu"))
 
     def dialog_share_menu(self) -> View:
@@ -560,7 +623,12 @@ class MarkorApp(MultiSelect, App):
         return name
 
     def create_file(self) -> None:
-        """OK in the New file dialog: create the note and open it in the editor."""
+        """OK in the New file dialog: create the note and open it in the editor; with no name typed the dialog just
+        closes (a real ExpenseAddMultiple run pressed OK over the "my_note" hint: nothing was created)."""
+        if not self.new_name.strip():
+            self.phone.set_focus(None)
+            self.close_dialog()
+            return
         name = self._checked_name(self.new_name)
         if name is None:
             return
@@ -593,11 +661,13 @@ class MarkorApp(MultiSelect, App):
 
     # --- Search (the app bar's magnifier): file names under the current folder --------------------------------
     def _open_search(self) -> None:
-        self.search_query = ""
-        self.show_dialog("search")
         # the field takes the focus with no keyboard until it is tapped: text typed after a tap beside it (a real run
-        # tapped "Regex search", typed and pressed Enter) goes into it and Enter searches, as on the emulator
-        self.phone.set_focus("markor_search", keyboard=False)
+        # tapped "Regex search", typed and pressed Enter) goes into it and Enter searches, as on the emulator. Once a
+        # search has run, the field opens with the last query, Gboard up and the past queries offered under it (a
+        # MarkorMoveNote run's second search)
+        self.search_query = self.search_history[-1] if self.search_history else ""
+        self.show_dialog("search")
+        self.phone.set_focus("markor_search", keyboard=bool(self.search_history))
 
     def _set_search_query(self, value: str) -> None:
         self.search_query = value
@@ -606,13 +676,15 @@ class MarkorApp(MultiSelect, App):
         self.search_options[label] = not self.search_options[label]
 
     @staticmethod
-    def _dialog_column(*children: View | None, buttons: list[tuple[str, Any, str]]) -> View:
-        """A Markor (AppCompat) dialog: its title, message and fields listed before its buttons."""
+    def _dialog_column(*children: View | None, buttons: list[tuple[str, Any, str]],
+                       after: list[View] | None = None) -> View:
+        """A Markor (AppCompat) dialog: its title, message and fields listed before its buttons (then ``after``,
+        a field's drop-down)."""
         row = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, resource_id="android:id/buttonPanel",
                    padding=(16, 8), children=[View(cls="android.view.View", weight=1, height=1, layout_only=True)]
                    + [Button(label, cb, resource_id=rid, background=None, height=48) for label, cb, rid in buttons])
-        return Column(*children, row, cls="android.widget.FrameLayout", resource_id="android:id/content",
-                      background="#ffffff", padding=(0, 8))
+        return Column(*children, row, *(after or ()), cls="android.widget.FrameLayout",
+                      resource_id="android:id/content", background="#ffffff", padding=(0, 8))
 
     def dialog_search(self) -> View:
         """Search as the emulator's Markor lists it: "Search", "Recursive search in current directory.", the query
@@ -621,10 +693,36 @@ class MarkorApp(MultiSelect, App):
             Text("Search", resource_id="alertTitle", size=22, padding=(24, 12)),
             Text("Recursive search in current directory.", size=15, color="#444746", padding=(24, 4)),
             EditText(self.search_query, self._set_search_query, hint="Search", key="markor_search",
-                     on_submit=self._run_search, padding=(24, 8)),
+                     on_submit=self._run_search, padding=(24, 8), ime_action="Done"),
             *(CheckBox(on, (lambda k=label: self._toggle_search_option(k)), text=label, padding=(24, 4))
               for label, on in self.search_options.items()),
-            buttons=[("CANCEL", self.close_dialog, "android:id/button2"), ("OK", self._run_search, "android:id/button1")])
+            buttons=[("CANCEL", self.close_dialog, "android:id/button2"), ("OK", self._run_search, "android:id/button1")],
+            after=self._search_suggestions())
+
+    def _search_suggestions(self) -> list[View]:
+        """The past queries that hold the typed text, in the field's drop-down (listed after the dialog's buttons)."""
+        typed = self.search_query.strip().lower()
+        if not typed or self.phone.focus != "markor_search" or not self.phone.keyboard_shown:
+            return []
+        # the drop-down is a popup window of its own: its rows come a level below the dialog's buttons
+        return [View(cls="android.widget.FrameLayout", children=[
+            Text(q, resource_id="android:id/text1", size=16, max_lines=1, padding=(16, 12),
+                 on_click=lambda q=q: self.show_dialog("search_suggestion", query=q))])
+            for q in dict.fromkeys(reversed(self.search_history)) if typed in q.lower()][:3]
+
+    def dialog_search_suggestion(self, query: str) -> View:
+        """A tap on a past query in Search's drop-down: the emulator's screen then lists the drop-down alone, its
+        row clickable, without Gboard, until the row is tapped again, which puts it in the field and brings the
+        dialog and Gboard back (a MarkorMoveNote run)."""
+        self.phone.keyboard_shown = False
+        return Column(View(cls="android.widget.FrameLayout", children=[
+            Text(query, resource_id="android:id/text1", size=16, max_lines=1, padding=(16, 12), clickable=True,
+                 on_click=lambda: self._take_suggestion(query))]), background="#ffffff")
+
+    def _take_suggestion(self, query: str) -> None:
+        self.search_query = query
+        self.show_dialog("search")
+        self.phone.set_focus("markor_search")
 
     def _run_search(self) -> None:
         """The files and folders under the current folder whose names hold the query (as a regular expression with
@@ -633,6 +731,8 @@ class MarkorApp(MultiSelect, App):
 
         fs = self.phone.files
         query, opts = self.search_query, self.search_options
+        if query.strip():
+            self.search_history = [q for q in self.search_history if q != query] + [query]
         flags = 0 if opts["Case sensitive"] else re.IGNORECASE
         try:
             pattern = re.compile(query if opts["Regex search"] else re.escape(query), flags)
@@ -652,17 +752,27 @@ class MarkorApp(MultiSelect, App):
                     if pattern.search(fs.read(self.full(path)).decode("utf-8", "replace")):
                         found.append(path)
         self.search_results = found
+        self.search_filter = ""
         self.phone.set_focus(None)
         self.show_dialog("search_results")
+        if found:  # the list's filter field takes the focus, Gboard up (its row of digits), as on the emulator
+            self.phone.set_focus("markor_search_filter")
+
+    def _set_search_filter(self, value: str) -> None:
+        self.search_filter = value
 
     def dialog_search_results(self) -> View:
-        """"Select": the paths found (one tap opens one), or Markor's shrug when nothing was."""
+        """"Select": a filter field (hint "Search") over the paths found (one tap opens one), or Markor's shrug
+        when nothing was."""
         if not self.search_results:
             body: list[View] = [Text("     \u00af\\_(\u30c4)_/\u00af     ", resource_id="android:id/message",
                                      size=15, color="#444746", padding=(16, 8))]
         else:
-            body = [ListItem(path, "", (lambda p=path: self._open_found(p)), title_id="android:id/text1",
-                             min_height=48) for path in self.search_results]
+            shown = [p for p in self.search_results if self.search_filter.strip().lower() in p.lower()]
+            body = [EditText(self.search_filter, self._set_search_filter, hint="Search", key="markor_search_filter",
+                             padding=(24, 8), input_type="visible_password")]
+            body += [ListItem(path, "", (lambda p=path: self._open_found(p)), title_id="android:id/text1",
+                              min_height=48) for path in shown]
         return self._dialog_column(Text("Select", resource_id="alertTitle", size=22, padding=(24, 12)), *body,
                                    buttons=[("CANCEL", self.close_dialog, "android:id/button2")])
 
