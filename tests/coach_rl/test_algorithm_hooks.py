@@ -66,9 +66,11 @@ def test_shipped_algorithms_inherit_the_hooks_and_override_what_they_need():
     shipped = [CoachAlgorithm, CoachSSSAAlgorithm, DGRPO, DistRLLearner, GRPOBaseline, PPOBaseline]
     assert all(issubclass(cls, AlgorithmHooks) for cls in shipped)
     assert {"coach", "coach_sssa", "dgrpo", "distrl", "grpo", "ppo"} <= set(algorithm_names())
-    overrides = {cls.__name__: sorted(n for n in _HOOKS if n in vars(cls)) for cls in shipped}
-    assert overrides["CoachAlgorithm"] == ["load_critic", "use_oracle_format"]  # critic, prm_candidates: set in __init__
-    assert overrides["CoachSSSAAlgorithm"] == ["critic", "load_critic"]
+    own = {cls: cls.__mro__[:cls.__mro__.index(AlgorithmHooks)] for cls in shipped}  # the class and its own bases
+    overrides = {cls.__name__: sorted(n for n in _HOOKS if any(n in vars(c) for c in own[cls])) for cls in shipped}
+    # critic (both) and prm_candidates (Coach): set in __init__; load_critic: their shared CoachCritic's
+    assert overrides["CoachAlgorithm"] == ["load_critic", "use_oracle_format"]
+    assert overrides["CoachSSSAAlgorithm"] == ["load_critic"]
     assert overrides["DGRPO"] == ["task_weights"]
     assert not (Path(inspect.getfile(CoachAlgorithm)).parents[1] / "baselines.py").exists()  # each algorithm whole
 

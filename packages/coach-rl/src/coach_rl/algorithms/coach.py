@@ -6,8 +6,9 @@ buffer), then the actor samples K actions for states drawn from the replay buffe
 and applies ACLOO (Eq. 3, :func:`coach_rl.advantages.acloo`) and the PPO clip (Eq. 4,
 :func:`coach_rl.losses.ppo_clip_loss`). No environment step is spent on the K - 1 extra actions.
 
-The file reads top to bottom: :class:`CoachAlgorithm`, the update the training loop calls; :func:`build_coach`,
-how a run config builds it; then the actor beside it, :class:`CoachTrainer`, a TRL ``GRPOTrainer`` whose reward is
+The file reads top to bottom: :class:`CoachCritic`, the critic half (the K = 1 ablation, ``coach_sssa``, shares it);
+:class:`CoachAlgorithm`, the update the training loop calls; :func:`build_critic` and :func:`build_coach`, how a run
+config builds them; then the actor beside it, :class:`CoachTrainer`, a TRL ``GRPOTrainer`` whose reward is
 the critic (:class:`CriticReward`) and whose advantages are ACLOO, as TRL keeps a trainer beside its config.
 
 **The actor's rows.** One row of the actor's training data is one **stored online state** (Algorithm 1, lines
@@ -106,10 +107,12 @@ __all__ = [
     "ACTOR_STATE_NAME",
     "COACH_LOSS_TYPES",
     "CoachAlgorithm",
+    "CoachCritic",
     "CoachTrainer",
     "CriticReward",
     "POLICY_DIR_NAME",
     "build_coach",
+    "build_critic",
     "checkpointing_requested",
     "completion_text",
     "critic_examples",
@@ -132,36 +135,22 @@ _FORMAT_VERSION = 1
 _CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
 
 
-class CoachAlgorithm(AlgorithmHooks):
-    """Critic-guided Single State Multiple Actions: critic update on ``R_t``, then K critic-scored actions per state."""
+class CoachCritic(AlgorithmHooks):
+    """Android Coach's critic half: ``Q(s, a)`` regressed onto the return targets ``R_t`` (Algorithm 1, lines 18-21;
+    Eq. 2's clipped value loss in :class:`coach_rl.critic.CriticTrainer`) and its files in a checkpoint.
 
-    name = "coach"
-    episodes_per_instance = 1
+    :class:`CoachAlgorithm` adds the K-action actor to it; :mod:`coach_rl.algorithms.coach_sssa` (the K = 1
+    ablation) a stored-action one. Build both parts of it for a run config with :func:`build_critic`.
+    """
 
-    def __init__(self, actor: Any, critic: Critic, critic_trainer: CriticTrainer, *,
-                 critic_updates_per_iteration: int | None = None, critic_batch_size: int = 8,
-                 actor_states_per_iteration: int | None = None, prm_candidates: int = 0) -> None:
-        """``actor`` a :class:`CoachTrainer` whose reward is ``critic``; ``critic_trainer`` its
-        optimiser; ``prm_candidates`` extra replies per collected state the PRM labels as critic targets."""
-        self.actor = actor
+    def __init__(self, critic: Critic, critic_trainer: CriticTrainer, *, critic_updates_per_iteration: int | None = None,
+                 critic_batch_size: int = 8) -> None:
+        """``critic_trainer`` the optimiser of ``critic``; ``critic_updates_per_iteration`` None: one pass over the
+        iteration's records, else that many batches of ``critic_batch_size`` drawn from the replay buffer."""
         self.critic = critic
         self.critic_trainer = critic_trainer
         self.critic_updates_per_iteration = critic_updates_per_iteration
         self.critic_batch_size = int(critic_batch_size)
-        self.actor_states_per_iteration = actor_states_per_iteration
-        self.prm_candidates = int(prm_candidates)
-
-    @property
-    def policy_model(self) -> Any:
-        """The policy the actor trains."""
-        return self.actor.model
-
-    def update(self, records: Sequence[StepRecord], context: UpdateContext) -> dict[str, float]:
-        """Phase 3 (critic on ``(s, a, R_t)``) then Phase 4 (actor on states sampled from the replay buffer)."""
-        records = check_records(records)
-        out = self.critic_update(records, context)
-        out.update(self.actor_update(len(records), context))
-        return out
 
     def critic_update(self, records: list[StepRecord], context: UpdateContext) -> dict[str, float]:
         """Regress Q onto R_t (Algorithm 1, lines 18-21): this iteration's records, or replay batches."""
@@ -178,6 +167,54 @@ class CoachAlgorithm(AlgorithmHooks):
             out.update({f"critic/{k}": v for k, v in metrics.items()})
             out["critic/candidate_examples"] = float(len(states) - len(records))
         out["time/critic"] = time.perf_counter() - t0
+        return out
+
+    def save_critic(self, directory: Path) -> None:
+        """The critic's weights (``critic/``) and its optimiser (``critic_trainer.pt``) into ``directory``."""
+        self.critic.save(directory / _CRITIC_DIR)
+        torch.save(self.critic_trainer.state_dict(include_critic=False), directory / _CRITIC_TRAINER)
+
+    def load_critic_state(self, directory: Path) -> None:
+        """Restore what :meth:`save_critic` wrote."""
+        self.critic.load_state_dict(Critic.load(directory / _CRITIC_DIR).state_dict())
+        self.critic_trainer.load_state_dict(torch.load(directory / _CRITIC_TRAINER, weights_only=True))
+
+    def load_critic(self, directory: Path) -> bool:
+        """Take the critic weights of another run's saved algorithm folder (``init_from``); False when it has none."""
+        path = Path(directory) / _CRITIC_DIR
+        if not path.is_dir():
+            return False
+        self.critic.load_state_dict(Critic.load(path).state_dict())
+        return True
+
+
+class CoachAlgorithm(CoachCritic):
+    """Critic-guided Single State Multiple Actions: critic update on ``R_t``, then K critic-scored actions per state."""
+
+    name = "coach"
+    episodes_per_instance = 1
+
+    def __init__(self, actor: Any, critic: Critic, critic_trainer: CriticTrainer, *,
+                 critic_updates_per_iteration: int | None = None, critic_batch_size: int = 8,
+                 actor_states_per_iteration: int | None = None, prm_candidates: int = 0) -> None:
+        """``actor`` a :class:`CoachTrainer` whose reward is ``critic``; ``critic_trainer`` its
+        optimiser; ``prm_candidates`` extra replies per collected state the PRM labels as critic targets."""
+        self.actor = actor
+        super().__init__(critic, critic_trainer, critic_updates_per_iteration=critic_updates_per_iteration,
+                         critic_batch_size=critic_batch_size)
+        self.actor_states_per_iteration = actor_states_per_iteration
+        self.prm_candidates = int(prm_candidates)
+
+    @property
+    def policy_model(self) -> Any:
+        """The policy the actor trains."""
+        return self.actor.model
+
+    def update(self, records: Sequence[StepRecord], context: UpdateContext) -> dict[str, float]:
+        """Phase 3 (critic on ``(s, a, R_t)``) then Phase 4 (actor on states sampled from the replay buffer)."""
+        records = check_records(records)
+        out = self.critic_update(records, context)
+        out.update(self.actor_update(len(records), context))
         return out
 
     def actor_update(self, new_steps: int, context: UpdateContext) -> dict[str, float]:
@@ -203,8 +240,7 @@ class CoachAlgorithm(AlgorithmHooks):
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         torch.save(self.actor.actor_state_dict(include_model=False, include_rng=False), directory / ACTOR_STATE_NAME)
-        self.critic.save(directory / _CRITIC_DIR)
-        torch.save(self.critic_trainer.state_dict(include_critic=False), directory / _CRITIC_TRAINER)
+        self.save_critic(directory)
         reference = self.actor.reference_state_dict()
         if reference is not None:  # beta > 0: the KL anchor (the starting policy) is not the policy saved beside it
             torch.save(reference, directory / _REFERENCE)
@@ -212,8 +248,7 @@ class CoachAlgorithm(AlgorithmHooks):
     def load(self, directory: Path) -> None:
         """Restore :meth:`save` (the policy weights are loaded by the loop into the model given at construction)."""
         directory = Path(directory)
-        self.critic.load_state_dict(Critic.load(directory / _CRITIC_DIR).state_dict())
-        self.critic_trainer.load_state_dict(torch.load(directory / _CRITIC_TRAINER, weights_only=True))
+        self.load_critic_state(directory)
         self.actor.load_actor_state_dict(torch.load(directory / ACTOR_STATE_NAME, map_location="cpu", weights_only=False))
         if self.actor.kl_reference is not None:
             path = directory / _REFERENCE
@@ -221,14 +256,6 @@ class CoachAlgorithm(AlgorithmHooks):
                 raise FileNotFoundError(f"beta > 0 but the checkpoint has no KL reference ({path}): it was saved by "
                                         "a run with beta = 0; resume it with beta=0 or start a new run")
             self.actor.load_reference_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-
-    def load_critic(self, directory: Path) -> bool:
-        """Take the critic weights of another run's saved algorithm folder (``init_from``); False when it has none."""
-        path = Path(directory) / _CRITIC_DIR
-        if not path.is_dir():
-            return False
-        self.critic.load_state_dict(Critic.load(path).state_dict())
-        return True
 
 
 def critic_examples(records: Sequence[StepRecord]) -> tuple[list[str], list[str], list[float]]:
@@ -251,10 +278,10 @@ def estimated_steps_per_iteration(args: Any) -> int:
     return max(1, args.rollout_batch_size * min(episode, 8))
 
 
-@register_algorithm("coach")
-def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachAlgorithm:
-    """Android Coach for a run config: critic from ``critic_model_name_or_path`` (default: the policy's backbone)."""
-    args, loop = config.coach, config.loop
+def build_critic(config: Any, model: Any, tokenizer: Any) -> tuple[Critic, CriticTrainer]:
+    """Coach's critic for a run config, from ``critic_model_name_or_path`` (default: the policy's backbone), and its
+    optimiser, whose schedule is planned for the run's critic steps."""
+    args = config.coach
     if args.critic_model_name_or_path:
         critic = Critic.from_pretrained_lm(args.critic_model_name_or_path, seed=int(args.seed),
                                            action_targets=args.critic_action_targets).to(args.device)
@@ -263,11 +290,19 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
     if checkpointing_requested(args):
         # The critic is the policy's size: the config's checkpointing covers its updates as it covers the actor's.
         enable_checkpointing(critic.backbone, args)
-    iterations = int(args.total_iterations)
     per_iteration = estimated_steps_per_iteration(args)
-    critic_steps = iterations * (args.critic_updates_per_iteration or math.ceil(per_iteration / args.critic_batch_size))
-    critic_trainer = CriticTrainer.from_config(critic, args, max(1, critic_steps))
-    states = loop.actor_states_per_iteration or per_iteration
+    critic_steps = int(args.total_iterations) * (args.critic_updates_per_iteration
+                                                 or math.ceil(per_iteration / args.critic_batch_size))
+    return critic, CriticTrainer.from_config(critic, args, max(1, critic_steps))
+
+
+@register_algorithm("coach")
+def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachAlgorithm:
+    """Android Coach for a run config: the critic of :func:`build_critic`, and a :class:`CoachTrainer` on the policy."""
+    args, loop = config.coach, config.loop
+    critic, critic_trainer = build_critic(config, model, tokenizer)
+    iterations = int(args.total_iterations)
+    states = loop.actor_states_per_iteration or estimated_steps_per_iteration(args)
     actor = CoachTrainer(model, critic, args, tokenizer, num_training_steps=max(1, iterations * max(1, states // 2)))
     # The run's trackers (coach_rl.trackers) report every record; TRL's own reporting callbacks would write a
     # second, partial copy into transformers' default runs/<date>_<host> in the working folder.

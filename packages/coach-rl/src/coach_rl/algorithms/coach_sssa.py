@@ -1,9 +1,9 @@
 r"""Critic-guided Single State Single Action: Android Coach's critic with one action per state (the K = 1 ablation).
 
-The critic is trained exactly as in :mod:`coach_rl.algorithms.coach`; the actor learns from the one action the
-policy took at each stored state, with the plain critic-value advantage ``A = Q(s, a) - mean Q`` over the sampled
-batch (ACLOO needs K >= 2 actions of the same state) and the same PPO clip (Eq. 4). It isolates what sampling K
-actions per state adds on top of the critic.
+The critic is Coach's own (:class:`coach_rl.algorithms.coach.CoachCritic`, trained exactly as in
+:mod:`coach_rl.algorithms.coach`); the actor learns from the one action the policy took at each stored state, with
+the plain critic-value advantage ``A = Q(s, a) - mean Q`` over the sampled batch (ACLOO needs K >= 2 actions of the
+same state) and the same PPO clip (Eq. 4). It isolates what sampling K actions per state adds on top of the critic.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import torch
 
 from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import batch_mean_advantages
-from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
-from coach_rl.algorithms.coach import CoachAlgorithm, build_coach
+from coach_rl.algorithms.base import UpdateContext, register_algorithm
+from coach_rl.algorithms.coach import CoachCritic, build_critic
+from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records
 
@@ -27,22 +28,22 @@ __all__ = ["CoachSSSAAlgorithm"]
 _ACTOR_STATE = "sssa_actor.pt"
 
 
-class CoachSSSAAlgorithm(AlgorithmHooks):
+class CoachSSSAAlgorithm(CoachCritic):
     """Coach's critic update, then a PPO-clip update of the stored actions with advantage ``Q - mean Q``."""
 
     name = "coach_sssa"
     episodes_per_instance = 1
 
-    def __init__(self, coach: CoachAlgorithm, actor: ActorUpdater, *, mini_batch_size: int | None = None) -> None:
-        """``coach`` supplies the critic and its trainer; ``actor`` updates the policy on stored actions."""
-        self.coach = coach
+    def __init__(self, critic: Critic, critic_trainer: CriticTrainer, actor: ActorUpdater, *,
+                 critic_updates_per_iteration: int | None = None, critic_batch_size: int = 8,
+                 actor_states_per_iteration: int | None = None, mini_batch_size: int | None = None) -> None:
+        """The critic and its optimiser as :class:`CoachCritic` takes them; ``actor`` updates the policy on the stored
+        actions of ``actor_states_per_iteration`` replay states (default: as many as the iteration's records)."""
+        super().__init__(critic, critic_trainer, critic_updates_per_iteration=critic_updates_per_iteration,
+                         critic_batch_size=critic_batch_size)
         self.actor = actor
+        self.actor_states_per_iteration = actor_states_per_iteration
         self.mini_batch_size = mini_batch_size
-
-    @property
-    def critic(self) -> Any:
-        """The critic Q(s, a) (pre-trained by the loop like Coach's)."""
-        return self.coach.critic
 
     @property
     def policy_model(self) -> Any:
@@ -52,13 +53,13 @@ class CoachSSSAAlgorithm(AlgorithmHooks):
     def update(self, records: Sequence[StepRecord], context: UpdateContext) -> dict[str, float]:
         """Critic on ``(s, a, R_t)``, then the stored actions of replay states weighted by ``Q - mean Q``."""
         records = check_records(records)
-        out = self.coach.critic_update(records, context)
+        out = self.critic_update(records, context)
         t0 = time.perf_counter()
-        n = self.coach.actor_states_per_iteration or len(records)
+        n = self.actor_states_per_iteration or len(records)
         picked = context.replay.sample_records(max(1, min(n, len(context.replay))), context.rng)
         states, actions = [r.prompt_text for r in picked], [r.response for r in picked]
         with torch.no_grad():
-            q = self.critic.score(states, actions, batch_size=self.coach.critic_batch_size)
+            q = self.critic.score(states, actions, batch_size=self.critic_batch_size)
         advantages = batch_mean_advantages(q).tolist()
         samples = [ActorSample(s, a, float(adv)) for s, a, adv in zip(states, actions, advantages)]
         metrics = self.actor.update(samples, mini_batch_size=self.mini_batch_size)
@@ -71,23 +72,26 @@ class CoachSSSAAlgorithm(AlgorithmHooks):
     def save(self, directory: Path) -> None:
         """The critic's state (as Coach's) and the actor updater's optimiser."""
         directory = Path(directory)
-        self.coach.save(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.save_critic(directory)
         torch.save(self.actor.state_dict(include_model=False), directory / _ACTOR_STATE)
 
     def load(self, directory: Path) -> None:
-        """Restore :meth:`save`."""
+        """Restore :meth:`save` (a folder saved before this ablation stopped building Coach's actor trainer holds its
+        ``actor_trainer.pt`` too, which is not read)."""
         directory = Path(directory)
-        self.coach.load(directory)
+        self.load_critic_state(directory)
         self.actor.load_state_dict(torch.load(directory / _ACTOR_STATE, weights_only=False))
-
-    def load_critic(self, directory: Path) -> bool:
-        """Take another run's critic (``init_from``)."""
-        return self.coach.load_critic(directory)
 
 
 @register_algorithm("coach_sssa")
 def build_coach_sssa(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachSSSAAlgorithm:
-    """Coach's critic with an :class:`ActorUpdater` on the stored actions (the same actor settings)."""
-    coach = build_coach(config, model, tokenizer, **parts)
-    actor = ActorUpdater.from_config(model, tokenizer, config.coach)
-    return CoachSSSAAlgorithm(coach, actor, mini_batch_size=config.coach.per_device_train_batch_size)
+    """Coach's critic (:func:`build_critic`) with an :class:`ActorUpdater` on the stored actions (the same actor
+    settings)."""
+    args = config.coach
+    critic, critic_trainer = build_critic(config, model, tokenizer)
+    actor = ActorUpdater.from_config(model, tokenizer, args)
+    return CoachSSSAAlgorithm(critic, critic_trainer, actor, critic_updates_per_iteration=args.critic_updates_per_iteration,
+                              critic_batch_size=args.critic_batch_size,
+                              actor_states_per_iteration=config.loop.actor_states_per_iteration,
+                              mini_batch_size=args.per_device_train_batch_size)
