@@ -35,9 +35,10 @@ needs_android_world = pytest.mark.skipif(not android_world_available(),
 
 # The held-out part's numbers as docs/fidelity-replay.md gives them (per-screen with re-synchronisation, over the
 # 198 steps of its 10 episodes), and how far a change may move them before the doc must be updated.
-HELDOUT_DOCUMENTED = {"in_order": 0.62, "multiset": 0.76, "counterpart": 0.67, "in_order_with_counterpart": 0.91,
+# round 2 (the Markor fixes from the tuning extension's MarkorMoveNote and ExpenseAddMultiple runs), measured once
+HELDOUT_DOCUMENTED = {"in_order": 0.76, "multiset": 0.86, "counterpart": 0.84, "in_order_with_counterpart": 0.90,
                       "multiset_with_counterpart": 0.97}
-HELDOUT_MEDIAN_FIRST_DIVERGENCE = 4.5  # over the episodes whose path parts from the real one
+HELDOUT_MEDIAN_FIRST_DIVERGENCE = 4  # over the episodes whose path parts from the real one
 HELDOUT_MEDIAN_EXPERT_STEPS = 6
 TOLERANCE = 0.03
 
@@ -178,6 +179,11 @@ def test_the_held_out_part_is_measured_and_matches_the_documented_numbers(tmp_pa
     assert per_app["System UI (shade, dialogs)"]["in_order"] >= 0.97
     brightness = [e for e in path["episodes"] if e["task"] == "SystemBrightnessMin"]
     assert sum(e["first_divergence"] is None for e in brightness) == 3
+    # round 2's Markor (a note opened under Gboard, .txt notes' bar, the editor's submenus, Search's history): most
+    # held-out Markor screens are reached now, and one of the two MarkorMoveNote runs never parts
+    assert per_app["Markor"]["counterpart"] >= 0.8 and per_app["Markor"]["in_order"] >= 0.72
+    markor = [e for e in path["episodes"] if e["task"] == "MarkorMoveNote"]
+    assert sum(e["first_divergence"] is None for e in markor) == 1
 
 
 # -- the sim fixes the tuning extension's divergences asked for (none came from a held-out episode) ----------------
