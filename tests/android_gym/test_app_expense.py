@@ -13,7 +13,7 @@ from android_gym.tasks.sim import expense as expense_tasks
 from android_gym.tasks.sim.crossapp import expenses_csv, parse_expenses_csv, without_reimbursable
 from android_gym.tasks.sim.expense import read_expenses, row_key
 
-from .sim_ui import tap_on, texts, type_in, ui_of
+from .sim_ui import descs, tap_on, texts, type_in, ui_of
 from .task_checks import (
     check_android_world_tasks,
     check_expert_solves,
@@ -38,40 +38,64 @@ def rows(phone: SimPhone, where: str = "") -> list[dict]:
 # --- the app -------------------------------------------------------------------------------------------------
 
 
-def test_home_shows_month_total_and_recent_then_logs_and_statistics():
+def open_drawer(phone: SimPhone) -> None:
+    """Tap Home's drawer button: the app bar's first button, with no label or description (as on the emulator)."""
+    button = next(e for e in ui_of(phone).elements
+                  if e.class_name.endswith("ImageButton") and not e.resource_id and not e.content_desc)
+    phone.tap(*button.center)
+
+
+def test_home_shows_week_totals_and_recent_then_logs_and_statistics():
     phone = SimPhone()
     phone.launch(PKG)
     shown = texts(phone)
-    assert "October expense" in shown and "$2,027.53" in shown  # income is not an expense
+    # this week (Sunday Oct 15 to Sunday Oct 22) holds no expense yet; the "+" button has no label
+    assert shown[:8] == ["Home", "Totals", "OCT 15 - 22", "INCOME", "0", "USD", "OUTCOME", "0"]
+    assert "Expenses in this Week" in shown and "Recent" in shown and "More" not in shown
+    assert not any(e.text or e.content_desc for e in ui_of(phone).elements if e.resource_id.endswith("fb_main_add"))
     names = [e.text for e in ui_of(phone).elements if e.resource_id.endswith(":id/tv_name")]
-    assert names == ["Restaurant Meal", "Stationery", "Charity", "Medications", "Textbooks"]
-    tap_on(phone, text="More")
+    assert names[:3] == ["Restaurant Meal", "Stationery", "Charity"]  # newest first
+    assert "Yesterday 2:25 PM" in shown and "38.8" in shown and "2023 Oct 13" in shown
+    phone.shell(f"content insert --uri {URI} --bind name:s:Bonus --bind amount:l:50000 --bind category:i:2")
+    phone.shell(f"content insert --uri {URI} --bind name:s:Lunch --bind amount:l:1250 --bind category:i:3")
+    phone.launch(PKG)
+    shown = texts(phone)
+    assert shown[3:8] == ["INCOME", "500", "USD", "OUTCOME", "12.5"]  # income is not an expense
+    assert "Today 3:34 PM" in shown
+    open_drawer(phone)
+    tap_on(phone, text="Expense Logs")
     assert "Expense Logs" in texts(phone) and "Oct 14, 2023" in texts(phone)
     phone.swipe(540, 2000, 540, 400, 300)
     phone.swipe(540, 2000, 540, 400, 300)
     assert "Rent Payment" in texts(phone)  # the oldest, at the bottom of the long list
     phone.back()
-    tap_on(phone, text="Open navigation drawer")
+    open_drawer(phone)
     tap_on(phone, text="Statistics")
-    assert texts(phone)[:3] == ["Statistics", "Income", "$4,200.00"]
+    assert texts(phone)[:3] == ["Statistics", "Income", "$4,700.00"]
 
 
 def test_add_expense_through_the_form_with_validation():
     phone = SimPhone()
     phone.launch(PKG)
-    tap_on(phone, text="Add expense")
-    tap_on(phone, text="Save")
+    tap_on(phone, rid="fb_main_add")
+    assert texts(phone)[:2] == ["Expense Entry", "15 Oct 2023 3:34 PM"] and not phone.keyboard_shown
+    tap_on(phone, text="SAVE")
     assert "Please enter a name" in texts(phone)
     type_in(phone, "edt_name", "Bus ticket")
     type_in(phone, "edt_amount", "2.5x")
-    tap_on(phone, text="Save")
+    assert "USD" in texts(phone)  # Amount's suffix once it has the focus
+    pad = [e.content_desc for e in ui_of(phone).elements if ":id/key_pos_number_line" in e.resource_id]
+    assert pad[:4] == ["1", "2", "3", "Dash"] and "Next" in descs(phone)  # Gboard's number pad
+    tap_on(phone, text="SAVE")
     assert "Please enter a valid amount" in texts(phone)
     tap_on(phone, rid="edt_amount", long=True)
     phone.type_text("2.75")
-    tap_on(phone, text="Category")
+    assert "Transportation" not in texts(phone)  # past the five categories that fit: the row scrolls sideways
+    row = next(e for e in ui_of(phone).elements if e.resource_id.endswith(":id/rv_category"))
+    phone.swipe(row.center[0] + 300, row.center[1], row.center[0] - 300, row.center[1], 300)
     tap_on(phone, text="Transportation")
     type_in(phone, "edt_note", "Airport shuttle")
-    tap_on(phone, text="Save")
+    tap_on(phone, text="SAVE")
     assert "Expense saved" in texts(phone) and "Bus ticket" in texts(phone)
     row = rows(phone, "name = 'Bus ticket'")[0]
     assert (row["amount"], row["category"], row["note"]) == ("275", "7", "Airport shuttle")
@@ -85,7 +109,7 @@ def test_detail_edit_and_delete_with_confirmation():
     tap_on(phone, text="Edit")
     tap_on(phone, rid="edt_amount", long=True)
     phone.type_text("30")
-    tap_on(phone, text="Update")
+    tap_on(phone, text="UPDATE")
     assert rows(phone, "name = 'Charity'")[0]["amount"] == "3000"
     tap_on(phone, text="Delete")
     tap_on(phone, text="Cancel")
@@ -98,7 +122,8 @@ def test_detail_edit_and_delete_with_confirmation():
 def test_multi_select_delete_in_the_logs():
     phone = SimPhone()
     phone.launch(PKG)
-    tap_on(phone, text="More")
+    open_drawer(phone)
+    tap_on(phone, text="Expense Logs")
     tap_on(phone, text="Stationery", long=True)
     assert "1 selected" in texts(phone)
     tap_on(phone, text="Medications")

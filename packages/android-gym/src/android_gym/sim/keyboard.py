@@ -57,14 +57,39 @@ def _gap(width: float | None = None, weight: float = 0.0, height: float = 1.0) -
     return View(cls="android.view.View", width=width, weight=weight, height=height, layout_only=True)
 
 
+_NUMBER_PAD = (("1", "2", "3", "Dash"), ("4", "5", "6", "Space"), ("7", "8", "9", "Delete"), (",", "0", ".", None))
+
+
+def _number_pad(enter_label: str, type_char: Callable[[str], None], press: Callable[[str], None]) -> View:
+    """Gboard's number pad (a field for a number: Pro Expense's Amount): no header row, four rows of four keys
+    ``key_pos_number_line<row>_<column>`` (Dash, Space, Delete in the last column), the action key last."""
+    rows: list[View] = [_row([_gap(weight=1.0)], 44.2), _row([_gap(weight=1.0)], 8.0)]
+    for r, keys in enumerate(_NUMBER_PAD, 1):
+        row: list[View] = []
+        for c, key in enumerate(keys, 1):
+            if key is None:
+                row.append(_key("key_pos_ime_action", enter_label, lambda: press("enter"), weight=1.0))
+            elif key == "Delete":
+                row.append(_key(f"key_pos_number_line{r}_{c}", key, lambda: press("delete"), "Del"))
+            else:
+                char = {"Dash": "-", "Space": " "}.get(key, key)
+                row.append(_key(f"key_pos_number_line{r}_{c}", key, lambda ch=char: type_char(ch), char))
+        rows.append(_row(row))
+    keys_area = View(cls="android.widget.FrameLayout", resource_id=_ID + "keyboard_holder", weight=1.0,
+                     background="#e9eef6", padding=(2.0, 0.0), children=rows)
+    return _with_nav(keys_area, press, lambda _text: None)
+
+
 def build_keyboard(shift: bool, symbols: bool, enter_label: str, type_char: Callable[[str], None],
                    press: Callable[[str], None], *, digits_row: bool = False, emoji: bool = True,
-                   say: Callable[[str], None] | None = None) -> View:
+                   say: Callable[[str], None] | None = None, number_pad: bool = False) -> View:
     """The keyboard window's view. ``type_char(c)`` types one character; ``press(name)`` handles "shift",
     "symbols", "delete", "enter" and "back" (the navigation strip's Back: hide the keyboard). ``digits_row``
     puts the digits above the letters (Gboard's layout for a phone-number field here), without the emoji key;
     ``say(text)`` answers the keys the sim has nothing behind (voice input, emoji, other keyboards)."""
     tell = say or (lambda _text: None)
+    if number_pad:
+        return _number_pad(enter_label, type_char, press)
     if digits_row:
         header = [_key(f"key_pos_password_header_number_{d}", d, lambda d=d: type_char(d)) for d in "1234567890"]
     else:
@@ -111,6 +136,10 @@ def build_keyboard(shift: bool, symbols: bool, enter_label: str, type_char: Call
     key_rows.append(_row(bottom))
     keys_area = View(cls="android.widget.FrameLayout", resource_id=_ID + "keyboard_holder", weight=1.0,
                      background="#e9eef6", padding=(2.0, 0.0), children=key_rows)
+    return _with_nav(keys_area, press, tell)
+
+
+def _with_nav(keys_area: View, press: Callable[[str], None], tell: Callable[[str], None]) -> View:
     nav = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=NAV_STRIP_DP, layout_only=True,
                background="#e9eef6", children=[
                    _gap(27.0), View(cls="android.widget.ImageView", content_desc="Back",

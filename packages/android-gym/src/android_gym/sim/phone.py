@@ -731,6 +731,13 @@ class SimPhone:
                 if e.view.scroll_key is not None and e.view.scrollable and abs(dy) >= abs(dx):
                     start = e
                     break
+                if (e.view.scroll_key is not None and e.view.scrollable and e.view.orientation == HORIZONTAL
+                        and abs(dx) > abs(dy)):  # a list laid out as a row scrolls sideways
+                    owner = self.apps.get(e.package) or self.foreground_app
+                    key = e.view.scroll_key
+                    owner.scroll[key] = max(0, owner.scroll.get(key, 0) - scroll_travel(dx, duration_ms, self.density))
+                    self.invalidate()
+                    return
         if start is not None:
             owner = self.apps.get(start.package)
             if owner is None and start.window in ("app", "dialog"):
@@ -1044,7 +1051,8 @@ class SimPhone:
 
     def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds) -> Window:
         kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label, self._ime_type,
-                               self._ime_press, digits_row=kind in ("phone", "dropdown", "visible_password"), say=self.toast)
+                               self._ime_press, digits_row=kind in ("phone", "dropdown", "visible_password"), say=self.toast,
+                               number_pad=kind == "number")
         layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 

@@ -493,6 +493,11 @@ def layout(view: View, x: int, y: int, width: int, height: int, scale: float,
     if view.orientation == HORIZONTAL:
         widths = _row_widths(view, iw, scale)
         cx = ix
+        if view.scroll_key is not None and scroll is not None:  # a list scrolling sideways (a row of chips)
+            limit = max(0, sum(widths) - iw)
+            offset = min(max(0, scroll.get(view.scroll_key, 0)), limit)
+            scroll[view.scroll_key] = offset
+            cx -= offset
         for c, w in zip(children, widths):
             if (c.children and c.height is None) or (c.height is None and c.weight):
                 ch = ih  # containers in a row fill its height, as do weighted children without a height

@@ -1,10 +1,12 @@
 """Pro Expense (com.arduia.expense): expenses with name, amount, category, note and date.
 
-Pages: ``main`` (home: this month's total, the five most recent expenses, "More" to the logs, the
-navigation drawer and an "Add expense" FAB), ``logs`` (every expense, newest first, under date
-headers; long-press a row to start selecting, tap rows to add them, Delete in the app bar asks for
-confirmation), ``detail`` (one expense with Edit and Delete), ``entry`` (the form: Name, Amount,
-Category picker dialog, Note, date; Save) and ``statistics`` (totals per category).
+Pages: ``main`` (home as the emulator lists it: this week's INCOME and OUTCOME totals, "Expenses in
+this Week", the newest expenses under "Recent", the drawer button and a "+" button, neither labelled),
+``logs`` (every expense, newest first, under date headers, reached from the navigation drawer's
+"Expense Logs"; long-press a row to start selecting, tap rows to add them, Delete in the app bar asks
+for confirmation), ``detail`` (one expense with Edit and Delete), ``entry`` (the form: Name, Amount on
+Gboard's number pad, a sideways-scrolling row of category names, Note; SAVE) and ``statistics``
+(totals per category).
 
 Provider (authority ``com.arduia.expense``; the real app keeps a Room database ``accounting.db``,
 which the simulated app exposes as a content provider instead):
@@ -33,7 +35,6 @@ from android_gym.sim.view import (
     Fab,
     ImageButton,
     ListItem,
-    RadioButton,
     ScrollList,
     Text,
     Toolbar,
@@ -69,6 +70,17 @@ DEFAULT_EXPENSES: tuple[tuple[int, str, str, int, int, str], ...] = (
     (13, "09:50", "Stationery", 1240, 1, "Notebooks and pens"),
     (14, "14:25", "Restaurant Meal", 3880, 3, "Lunch with Sam"),
 )
+
+
+_CHIP_ORDER: tuple[tuple[int, str], ...] = ((3, "Food"), (2, "Income"), (4, "Housing"), (5, "Social"),
+                                           (6, "Entertainment"), (7, "Transportation"), (8, "Clothes"),
+                                           (9, "Health Care"), (10, "Education"), (11, "Donation"), (1, "Others"))
+"""The entry form's row of categories, in the emulator's order (the first five fit the screen)."""
+
+
+def _plain_amount(cents: int) -> str:
+    """An amount as Pro Expense's home screen shows it beside "USD": "285.07", "442.5", "0"."""
+    return f"{cents / 100:.2f}".rstrip("0").rstrip(".")
 
 
 def format_amount(cents: int) -> str:
@@ -194,29 +206,75 @@ class ProExpenseApp(MultiSelect, App):
 
     # --- pages -------------------------------------------------------------------------------------
     def build_main(self) -> View:
+        """Home as the emulator's Pro Expense lists it (ExpenseAddMultiple runs): the "Add expense" button (no
+        description), the drawer button, "Home", then the list: "Totals" for this week (Sunday to Sunday) with
+        INCOME and OUTCOME, each an amount beside "USD", "Expenses in this Week" (its chart is not listed), "Recent"
+        and the newest expenses (name, "Today 4:00 PM" / "Yesterday ..." / "2023 Oct 10", amount, "USD")."""
         now = self.phone.now()
-        month_total = sum(e["amount"] for e in self.expenses
-                          if from_ms(e["created_date"]).month == now.month and e["category"] != 2)
-        recent = [self._row(e, selectable=False) for e in self.newest_first()[:5]]
-        if not recent:
-            recent = [Text("No expenses yet", resource_id="tv_no_data", align="center", padding=(24, 32),
-                           color="#5f6368")]
-        card = Column(
-            Text(f"{now.strftime('%B')} expense", resource_id="tv_month_label", size=14, color="#5f6368"),
-            Text(format_amount(month_total), resource_id="tv_total_cost", size=32, bold=True),
-            resource_id="cv_total_cost", background="#e0f2f1", padding=(8, 12),
-        )
-        header = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=52, children=[
-            Text("Recent", resource_id="tv_recent_label", size=18, bold=True, weight=1, padding=(16, 12)),
-            Button("More", self._open_logs, resource_id="btn_more_expenses", background=None, height=48),
-        ])
-        return Column(
-            Toolbar("Home", on_back=lambda: self.show_dialog("drawer"), back_desc="Open navigation drawer",
-                    resource_id="tb_home"),
-            ScrollList([card, header, *recent], "main:home", resource_id="rv_home"),
-            Fab("Add expense", self.new_expense, resource_id="fb_main_add"),
-            cls="androidx.drawerlayout.widget.DrawerLayout", resource_id="dl_main", weight=1,
-        )
+        start = (now - dt.timedelta(days=(now.weekday() + 1) % 7)).date()
+        end = start + dt.timedelta(days=7)
+        span = f"{start.strftime('%b').upper()} {start.day} - " + (
+            str(end.day) if end.month == start.month else f"{end.strftime('%b').upper()} {end.day}")
+        week = [e for e in self.expenses if start <= from_ms(e["created_date"]).date() <= end]
+        income = sum(e["amount"] for e in week if e["category"] == 2)
+        outcome = sum(e["amount"] for e in week if e["category"] != 2)
+
+        def flat(*children: View, **kw: Any) -> View:  # a layout the dump leaves out: its children a level up
+            return View(cls="android.widget.LinearLayout", layout_only=True, children=list(children), **kw)
+
+        def amount(value: int, rid: str, symbol_id: str, size: float) -> View:
+            return flat(Text(_plain_amount(value), resource_id=rid, size=size, bold=True, padding=(0, 0), width=None),
+                        Text("USD", resource_id=symbol_id, size=14, padding=(4, 6), width=40),
+                        orientation=HORIZONTAL, height=size * 1.3)
+
+        totals = flat(
+            Text("Totals", resource_id="tv_expense_in_out_title", size=18, bold=True, padding=(24, 0), height=24),
+            Text(span, resource_id="tv_date_range", size=14, padding=(24, 2), height=26),
+            flat(Text("INCOME", resource_id="tv_income", size=12, padding=(40, 0), height=14),
+                 flat(amount(income, "tv_income_value", "tv_income_symobol", 26), padding=(40, 0)),
+                 Text("OUTCOME", resource_id="tv_outcome", size=12, padding=(40, 0), height=14),
+                 flat(amount(outcome, "tv_outcome_value", "tv_outcome_symbol", 26), padding=(40, 0)),
+                 padding=(0, 16)),
+            height=236)
+        chart = flat(Text("Expenses in this Week", resource_id="tv_title", size=18, bold=True, padding=(24, 0),
+                          height=24),
+                     Text(span, resource_id="tv_date_range", size=14, padding=(24, 2), height=26),
+                     View(cls="android.view.View", height=150, layout_only=True), height=279)
+        header = Text("Recent", resource_id="tv_recent_lists", size=18, bold=True, padding=(24, 0), height=36)
+        rows = [self._recent_row(e, now) for e in self.newest_first()[:10]]
+        items = [totals, chart, header, *rows]
+        drawer = View(cls="android.widget.ImageButton", clickable=True, focusable=True, width=56, height=56,
+                      icon="=", on_click=lambda: self.show_dialog("drawer"))
+        bar = View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=56, background="#ffffff",
+                   children=[drawer, Text("Home", size=20, padding=(16, 14), weight=1)])
+        fab = Fab("", self.new_expense, resource_id="fb_main_add")  # no description on the emulator
+        page = View(cls="android.widget.FrameLayout", weight=1, children=[
+            bar, View(cls="android.widget.FrameLayout", weight=1, children=[
+                ScrollList(items, "main:home", resource_id="rv_home", cls="androidx.recyclerview.widget.RecyclerView")])])
+        # the button is a child of the page's root, the bar a level deeper and the list one more: listed in that
+        # order, as there
+        return Column(View(cls="android.widget.FrameLayout", weight=1, children=[page]), fab,
+                      cls="androidx.drawerlayout.widget.DrawerLayout", resource_id="dl_main", weight=1,
+                      layout_only=True)
+
+    def _recent_row(self, e: dict[str, Any], now: dt.datetime) -> View:
+        when = from_ms(e["created_date"])
+        clock = f"{when.hour % 12 or 12}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
+        days = (now.date() - when.date()).days
+        said = (f"Today {clock}" if days == 0 else f"Yesterday {clock}" if days == 1
+                else f"{when.year} {when.strftime('%b')} {when.day}")
+        eid = e["expense_id"]
+        return View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=71, clickable=True,
+                    on_click=lambda i=eid: self.push("detail", expense_id=i), padding=(24, 0), children=[
+                        View(cls="android.widget.ImageView", width=56, height=48, layout_only=True,
+                             icon=CATEGORIES.get(e["category"], "O")[:1]),
+                        View(cls="android.widget.LinearLayout", weight=1, layout_only=True, padding=(16, 12),
+                             children=[Text(e["name"], resource_id="tv_name", size=16, max_lines=1, padding=(0, 0),
+                                            height=22),
+                                       Text(said, resource_id="tv_date", size=13, padding=(0, 0), height=16)]),
+                        Text(_plain_amount(e["amount"]), resource_id="tv_amount", size=18, bold=True, padding=(0, 0),
+                             width=56, align="end"),
+                        Text("USD", resource_id="tv_currency_symbol", size=14, padding=(4, 0), width=28)])
 
     def _open_logs(self) -> None:
         self.selection = []
@@ -285,6 +343,7 @@ class ProExpenseApp(MultiSelect, App):
         self.selection = []
         self.form = {"expense_id": None, "name": "", "amount": "", "category": 1, "note": ""}
         self.push("entry", expense_id=None)
+        self.phone.set_focus("expense_name", keyboard=False)  # Name has the focus, Gboard stays down
 
     def edit_expense(self, expense_id: int) -> None:
         """Open the entry form on an existing expense."""
@@ -299,37 +358,59 @@ class ProExpenseApp(MultiSelect, App):
         self.form[key] = value
 
     def build_entry(self, expense_id: int | None) -> View:
+        """The entry form as the emulator's Pro Expense lists it (ExpenseAddMultiple runs): the up button (no
+        description), "Expense Entry" and the date and time, Time and Calendar, then Name, Amount ("USD" after it
+        once it has the focus or a value), the categories' row, Note, SAVE and the lock, then the categories' names.
+        The focused field, while empty, lists its placeholder first. The form opens with Name focused, no keyboard;
+        Amount takes Gboard's number pad."""
         f = self.form
         now = self.phone.now()
-        items: list[View] = [
-            EditText(f["name"], lambda v: self._set("name", v), hint="Name", resource_id="edt_name"),
-            EditText(f["amount"], lambda v: self._set("amount", v), hint="Amount", resource_id="edt_amount"),
-            ListItem("Category", CATEGORIES.get(f["category"], "Others"), self._open_categories,
-                     resource_id="cl_category", title_id="tv_category_label", subtitle_id="tv_category_value",
-                     icon="C"),
-            EditText(f["note"], lambda v: self._set("note", v), hint="Note", resource_id="edt_note", multiline=True),
-            Text(f"{now.strftime('%b')} {now.day}, {now.year}", resource_id="tv_date", size=14, color="#5f6368",
-                 padding=(16, 12)),
-            Button("Save" if expense_id is None else "Update", self.save, resource_id="btn_save"),
-        ]
-        title = "Expense Entry" if expense_id is None else "Update Expense"
-        return Column(Toolbar(title, on_back=self.pop, resource_id="tb_entry"),
-                      ScrollList(items, "entry:form", resource_id="sv_entry", cls="android.widget.ScrollView"),
-                      cls="android.widget.LinearLayout", resource_id="cl_entry", weight=1)
+        when = f"{now.day} {now.strftime('%b')} {now.year} {now.hour % 12 or 12}:{now.minute:02d} " + (
+            "AM" if now.hour < 12 else "PM")
 
-    def _open_categories(self) -> None:
-        self.phone.set_focus(None)
-        self.show_dialog("category")
+        def flat(*children: View, **kw: Any) -> View:
+            return View(cls="android.widget.LinearLayout", layout_only=True, children=list(children), **kw)
 
-    def dialog_category(self) -> View:
-        options = [RadioButton(self.form.get("category") == cid, (lambda c=cid: self._pick_category(c)), text=name,
-                               resource_id="rb_category", height=44) for cid, name in CATEGORIES.items()]
-        return Dialog("Category", Column(*options, resource_id="rg_category", padding=(16, 0)),
-                      [("Cancel", self.close_dialog)], button_ids=["android:id/button2"])
+        def field(key: str, hint: str, rid: str, height: float = 56, suffix: bool = False, **kw: Any) -> list[View]:
+            """The field, and over it (listed before it, drawn beneath it) its placeholder while it has the focus
+            and no text; ``suffix``: "USD" over its end once it has the focus or a value (listed after it)."""
+            box = EditText(f[key], lambda v, k=key: self._set(k, v), hint=hint, resource_id=rid, key=f"expense_{key}",
+                           min_height=height, **kw)
+            parts = [box]
+            if self.phone.focus == f"expense_{key}" and not f[key]:
+                parts.append(Text("", resource_id="textinput_placeholder", height=height, padding=(0, 0), overlay=True,
+                                  dump_rank=-1))
+            if suffix and (self.phone.focus == f"expense_{key}" or f[key]):
+                parts.append(Text("USD", resource_id="textinput_suffix_text", size=16, padding=(0, 16), height=height,
+                                  align="end", overlay=True))
+            return [View(cls="android.widget.LinearLayout", layout_only=True, children=parts)]
+
+        amount_box = field("amount", "Amount", "edt_amount", suffix=True, input_type="number", ime_action="Next")
+        chips = ScrollList([View(cls="android.widget.FrameLayout", clickable=True, orientation=HORIZONTAL,
+                                 on_click=lambda c=cid: self._pick_category(c), children=[
+                                     Text(name, resource_id="tv_name", size=16, padding=(12, 8), max_lines=1)])
+                            for cid, name in _CHIP_ORDER], "entry:categories", resource_id="rv_category",
+                           cls="androidx.recyclerview.widget.RecyclerView", orientation=HORIZONTAL, height=46)
+        up = View(cls="android.widget.ImageButton", clickable=True, focusable=True, width=56, height=56, icon="<",
+                  on_click=self.pop)
+        bar = View(cls="android.view.ViewGroup", orientation=HORIZONTAL, height=56, children=[
+            up, flat(Text("Expense Entry" if expense_id is None else "Update Expense", size=20, padding=(16, 0)),
+                     Text(when, size=14, padding=(16, 0)), weight=1),
+            View(cls="android.widget.TextView", content_desc="Time", resource_id="time", clickable=True, width=48,
+                 height=48, icon="T", on_click=lambda: self.toast("Time")),
+            View(cls="android.widget.TextView", content_desc="Calendar", resource_id="calendar", clickable=True,
+                 width=48, height=48, icon="C", on_click=lambda: self.toast("Calendar"))])
+        form = View(cls="android.widget.LinearLayout", padding=(24, 16), weight=1, children=[
+            *field("name", "Name", "edt_name", ime_action="Next"), *amount_box, chips,
+            *field("note", "Note", "edt_note", height=95, multiline=True),
+            flat(Button("SAVE" if expense_id is None else "UPDATE", self.save, resource_id="btn_save", weight=1),
+                 View(cls="androidx.cardview.widget.CardView", resource_id="cv_lock", clickable=True, width=50,
+                      height=44, icon="L", on_click=lambda: None), orientation=HORIZONTAL, height=56)])
+        return Column(bar, View(cls="android.widget.FrameLayout", weight=1, children=[form]),
+                      cls="android.widget.LinearLayout", resource_id="cl_entry", weight=1, layout_only=True)
 
     def _pick_category(self, cid: int) -> None:
         self.form["category"] = cid
-        self.close_dialog()
 
     def save(self) -> None:
         """Validate the form and store the expense; toasts say what is wrong."""

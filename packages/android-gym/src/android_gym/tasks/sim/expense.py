@@ -179,10 +179,21 @@ def describe(row: dict[str, Any]) -> str:
 # --- expert building blocks -------------------------------------------------------------------------------
 
 
+def open_drawer(ui: Any):
+    """Open Pro Expense's navigation drawer: the app bar's first button (an icon with no label or description)."""
+
+    def drawer_button(e: Any) -> bool:
+        return ((e.class_name or "").endswith("ImageButton") and e.clickable and not (e.text or e.content_desc)
+                and not id_is("fb_main_add")(e))
+
+    return (yield from tap_where(ui, drawer_button, scroll=False))
+
+
 def open_logs(ui: Any):
-    """Open Pro Expense and its "Expense Logs" list (Home's "More")."""
+    """Open Pro Expense and its "Expense Logs" list (the navigation drawer's entry; Home lists only the newest)."""
     ui = yield OpenApp(EXPENSE_APP)
-    return (yield from tap_text(ui, "More"))
+    ui = yield from open_drawer(ui)
+    return (yield from tap_text(ui, "Expense Logs", scroll=False))
 
 
 def visible_rows(ui: Any) -> list[tuple[Any, str, str, str]]:
@@ -202,16 +213,27 @@ def visible_rows(ui: Any) -> list[tuple[Any, str, str, str]]:
     return out
 
 
+def pick_category(ui: Any, category: str):
+    """Tap ``category`` in the entry form's row of category names, scrolling the row sideways to it (five fit)."""
+
+    def chip(e: Any) -> bool:
+        return e.text == category and id_is("tv_name")(e)
+
+    rows = find_all(ui, id_is("rv_category"))
+    if not rows:
+        raise ExpertStuck("the entry form's categories are not on screen")
+    ui, element = yield from scroll_to(ui, chip, direction="right", at=rows[0].center)
+    return (yield tap(element))
+
+
 def add_expense_expert(ui: Any, row: dict[str, Any], app_open: bool = False):
-    """Fill the "Add expense" form for ``row`` (name, amount, category, note) and Save."""
+    """Fill the entry form (Home's add button) for ``row`` (name, amount, category, note) and SAVE."""
     if not app_open:
         ui = yield OpenApp(EXPENSE_APP)
-    ui = yield from tap_text(ui, "Add expense", scroll=False)
+    ui = yield from tap_id(ui, "fb_main_add", scroll=False)  # the round "+" button, no label or description
     ui = yield from type_into(ui, row["name"], resource_id="edt_name")
     ui = yield from type_into(ui, f"{row['cents'] / 100:.2f}", resource_id="edt_amount")
-    ui = yield from tap_text(ui, "Category")
-    # The category list scrolls inside its dialog on a short screen.
-    ui = yield from tap_where(ui, lambda e: e.text == row["category"] and e.resource_id.endswith(":id/rb_category"))
+    ui = yield from pick_category(ui, row["category"])
     ui = yield from type_into(ui, row["note"], resource_id="edt_note")
     return (yield from tap_text(ui, "Save"))
 
