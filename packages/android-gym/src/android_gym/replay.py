@@ -255,6 +255,16 @@ def _json_episode(data: Mapping[str, Any], src: Path) -> RealEpisode:
                        success=_as_float(outcome), steps=steps, meta=meta)
 
 
+def _json_action(action: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """An AndroidWorld ``JSONAction`` (record or dict) as the action dict its JSON form is: the fields it sets."""
+    if action is None:
+        return None, "no action was recorded for this step"
+    fields = action if isinstance(action, Mapping) else getattr(action, "__dict__", None)
+    if not isinstance(fields, Mapping) or not fields.get("action_type"):
+        return None, f"the recorded action is not a JSONAction (got {type(action).__name__})"
+    return {str(k): v for k, v in fields.items() if v is not None and not str(k).startswith("_")}, None
+
+
 def _pickle_episode(data: Any, src: Path, n: int) -> RealEpisode:
     where = f"{src}: episode {n}"
     if not isinstance(data, Mapping):
@@ -265,8 +275,13 @@ def _pickle_episode(data: Any, src: Path, n: int) -> RealEpisode:
     episode_data = data["episode_data"] or {}
     if not isinstance(episode_data, Mapping):
         raise ValueError(f"{where}: field 'episode_data' must be a dict of per-step lists")
-    elements_per_step = episode_data.get("before_element_list")
+    # T3A/M3A-style agents keep the element list they read as ``before_element_list`` and the model's reply as
+    # ``action_output``; agents without a language model keep the environment's ``State.ui_elements`` and the
+    # ``JSONAction`` they performed (``android_action``).
+    field_name = "before_element_list" if episode_data.get("before_element_list") else "ui_elements"
+    elements_per_step = episode_data.get(field_name)
     replies = episode_data.get("action_output") or []
+    performed = episode_data.get("android_action") or []
     steps: list[RealStep] = []
     reason = None
     if not elements_per_step:
@@ -275,11 +290,14 @@ def _pickle_episode(data: Any, src: Path, n: int) -> RealEpisode:
     else:
         for i, elements in enumerate(elements_per_step):
             if elements is None:
-                raise ValueError(f"{where}: field 'episode_data.before_element_list[{i}]' is empty")
-            plain = [_plain_element(e, f"{where}: field 'episode_data.before_element_list[{i}][{j}]'")
+                raise ValueError(f"{where}: field 'episode_data.{field_name}[{i}]' is empty")
+            plain = [_plain_element(e, f"{where}: field 'episode_data.{field_name}[{i}][{j}]'")
                      for j, e in enumerate(elements)]
             reply = replies[i] if i < len(replies) and isinstance(replies[i], str) else ""
-            action, error = _action_from_reply(reply)
+            if reply or i >= len(performed):
+                action, error = _action_from_reply(reply)
+            else:
+                action, error = _json_action(performed[i])
             steps.append(RealStep(index=i, elements=plain, reply=reply, action=action, action_error=error))
     screen = data.get("screen_config") or {}
     size = None
