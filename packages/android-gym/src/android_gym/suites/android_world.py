@@ -811,17 +811,24 @@ def _sim_clock(device: Device) -> Iterator[None]:
 def _emulator_steady_state(device: Device) -> None:
     """Bring a simulated phone to the state AndroidWorld's emulator is in between tasks where the sim's factory phone
     differs: Markor's notebook folder is empty (every AndroidWorld task that writes notes clears it in its
-    ``tear_down``; a real ExpenseAddMultiple run opened Markor on an empty folder). Other devices are left alone."""
+    ``tear_down``; a real ExpenseAddMultiple run opened Markor on an empty folder), and so is the contacts store
+    (AndroidWorld's emulator image has no contacts; only tasks that need some add them, and the sim's sample
+    contacts are the sim's own: a real ExpenseDeleteSingle run's Phone showed its Contacts tab empty). Other devices
+    are left alone."""
     from android_gym.sim import SimDevice
 
     if not isinstance(device, SimDevice):
         return
+    from android_gym.sim.apps.contacts import CONTACTS_PKG
     from android_gym.sim.apps.markor import MARKOR_ROOT
 
     files = device.phone.files
     if files.is_dir(MARKOR_ROOT):
         for name in files.listdir(MARKOR_ROOT):
             files.remove(f"{MARKOR_ROOT}/{name}", recursive=True)
+    contacts = device.phone.apps.get(CONTACTS_PKG)
+    if contacts is not None:
+        contacts.clear_data()
 
 
 _scratch_dir: contextvars.ContextVar[str | None] = contextvars.ContextVar("android_world_scratch_dir", default=None)
