@@ -1101,7 +1101,7 @@ _APP_NAMES = {
     "com.google.android.contacts": "Contacts", "com.google.android.documentsui": "Files",
     "com.google.android.dialer": "Phone", "com.simplemobiletools.gallery.pro": "Simple Gallery Pro",
     "com.simplemobiletools.smsmessenger": "Simple SMS Messenger", "com.google.android.apps.messaging": "Messages",
-    "com.arduia.expense": "Pro Expense",
+    "com.arduia.expense": "Pro Expense", "com.google.android.deskclock": "Clock",
 }
 
 PATH_DIVERGENCE_REASONS = {
@@ -1186,9 +1186,31 @@ def _divergence_reason(previous: Mapping[str, Any] | None) -> str:
     return "transition"
 
 
+def _resource_tail(element: Mapping[str, Any]) -> str:
+    return str(element.get("resource_name") or element.get("resource_id") or "").rpartition("/")[2]
+
+
+def _select_real_tab(phone: Any, real: Sequence[Mapping[str, Any]]) -> str | None:
+    """Put the sim's app on the tab the real screen shows: a tab bar lists its tabs (resource names starting "tab")
+    with the selected one alone taking no click; when the sim lists the same tab clickable (it is on another one),
+    tap it. Returns the tab's resource name, or None when nothing was tapped."""
+    tabs = [e for e in real if _resource_tail(e).startswith("tab")]
+    selected = [e for e in tabs if not e.get("is_clickable")]
+    if len(tabs) < 2 or len(selected) != 1:
+        return None
+    name = _resource_tail(selected[0])
+    for element in reversed(_plain_sim(sim_ui_elements(phone.dump()))):
+        box = element.get("bbox_pixels")
+        if _resource_tail(element) == name and element.get("is_clickable") and box:
+            phone.tap(int((box[0] + box[2]) / 2), int((box[1] + box[3]) / 2))
+            return name
+    return None
+
+
 def _resync(phone: Any, real: Sequence[Mapping[str, Any]], fresh: bool = False) -> str | None:
     """Bring the sim's phone to the app of the real screen (its home screen, its shade, or the app, resumed or with
-    ``fresh`` started anew); returns what was done, or None when it cannot."""
+    ``fresh`` started anew, on the tab the real screen shows: :func:`_select_real_tab`); returns what was done, or
+    None when it cannot."""
     from android_gym.sim.phone import LAUNCHER_PACKAGE
 
     package = screen_app(real)
@@ -1205,7 +1227,9 @@ def _resync(phone: Any, real: Sequence[Mapping[str, Any]], fresh: bool = False) 
     if package not in phone.apps:
         return None
     phone.launch(package, fresh=fresh)
-    return ("started " if fresh else "brought up ") + _APP_NAMES.get(package, package)
+    done = ("started " if fresh else "brought up ") + _APP_NAMES.get(package, package)
+    tab = _select_real_tab(phone, real)
+    return done if tab is None else f"{done} on its {tab} tab"
 
 
 def replay_episode_resync(episode: RealEpisode) -> dict[str, Any]:
