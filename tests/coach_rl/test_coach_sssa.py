@@ -72,3 +72,23 @@ def test_coach_sssa_update_then_save_and_load_resumes_exactly(tmp_path):
         {k: v for k, v in m2.items() if not k.startswith("time/")})
     for (name, a), b in zip(first.policy_model.state_dict().items(), resumed.policy_model.state_dict().values()):
         assert torch.equal(a, b), name
+
+
+def test_the_iterations_prm_labelled_replies_reach_a_critic_that_samples_the_replay_buffer():
+    """With critic_updates_per_iteration the critic trains on replay batches, whose records carry no PRM-labelled extra
+    replies (the buffer does not keep them): this iteration's (critic_prm_candidates) must join the batch anyway."""
+    import dataclasses
+
+    from coach_rl.algorithms.coach import critic_examples
+
+    model, tok = build_tiny_causal_lm(seed=0)
+    config = load_config("smoke", ["algorithm=coach_sssa", "critic_updates_per_iteration=1"])
+    algorithm = build_algorithm("coach_sssa", config, model, tok)
+    stored = _records()
+    new = [dataclasses.replace(r, candidate_labels=[("home()", 0.0), ("tap(9)", 1.0)]) for r in _records()[:2]]
+    out = algorithm.critic_update(new, UpdateContext(replay=_Replay(stored), rng=np.random.default_rng(0)))
+    assert out["critic/candidate_examples"] == 4.0 and out["critic/steps"] >= 1
+    states, actions, targets = critic_examples(stored[:1], candidates_of=new[:1])
+    assert actions == [stored[0].response, "home()", "tap(9)"]
+    assert targets == [stored[0].return_t, 0.0, 1.0]
+    assert states == [stored[0].prompt_text, new[0].prompt_text, new[0].prompt_text]

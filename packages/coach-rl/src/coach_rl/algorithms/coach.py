@@ -153,16 +153,18 @@ class CoachCritic(AlgorithmHooks):
         self.critic_batch_size = int(critic_batch_size)
 
     def critic_update(self, records: list[StepRecord], context: UpdateContext) -> dict[str, float]:
-        """Regress Q onto R_t (Algorithm 1, lines 18-21): this iteration's records, or replay batches."""
+        """Regress Q onto R_t (Algorithm 1, lines 18-21): this iteration's records, or replay batches. The PRM-labelled
+        extra replies (``critic_prm_candidates``) are always this iteration's: the replay buffer does not keep them."""
         t0 = time.perf_counter()
         per = self.critic_updates_per_iteration
+        new = records
         if per is not None:
             if context.replay is None:
                 raise ValueError("critic_updates_per_iteration samples the replay buffer, but the loop gave none")
             records = context.replay.sample_records(min(len(context.replay), per * self.critic_batch_size), context.rng)
         out: dict[str, float] = {}
         if records:
-            states, actions, targets = critic_examples(records)
+            states, actions, targets = critic_examples(records, candidates_of=new)
             metrics = self.critic_trainer.update(states, actions, targets, mini_batch_size=self.critic_batch_size)
             out.update({f"critic/{k}": v for k, v in metrics.items()})
             out["critic/candidate_examples"] = float(len(states) - len(records))
@@ -258,13 +260,15 @@ class CoachAlgorithm(CoachCritic):
             self.actor.load_reference_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 
 
-def critic_examples(records: Sequence[StepRecord]) -> tuple[list[str], list[str], list[float]]:
+def critic_examples(records: Sequence[StepRecord], candidates_of: Sequence[StepRecord] | None = None,
+                    ) -> tuple[list[str], list[str], list[float]]:
     """The critic's ``(state, action, target)`` lists: each record's executed reply with its return R_t (Eq. 2's
-    target), then the PRM-labelled extra replies of its state (``critic_prm_candidates``) with their label."""
+    target), then the PRM-labelled extra replies (``critic_prm_candidates``) of the states of ``candidates_of``
+    (default: ``records``) with their label."""
     states = [r.prompt_text for r in records]
     actions = [r.response for r in records]
     targets = [float(r.return_t) for r in records]
-    for r in records:
+    for r in records if candidates_of is None else candidates_of:
         for text, label in r.candidate_labels:
             states.append(r.prompt_text)
             actions.append(text)
