@@ -207,6 +207,23 @@ def test_leftover_temp_files_are_removed_and_corrupt_shards_set_aside(tmp_path):
     assert ".corrupt-0000000099-abcdefabcdef.parquet" in names
 
 
+def test_read_only_reads_another_runs_buffer_without_touching_it(tmp_path):
+    """A live writer's temp file, a shard past the capacity, an unreadable shard: a read-only open keeps them all."""
+    buf = ReplayBuffer(tmp_path, capacity=100)
+    ids = [store(buf, make_trajectory(k)) for k in range(3)]
+    (tmp_path / ".tmp-deadbeef0000-123").write_bytes(b"PAR1 a write in progress")
+    (tmp_path / "0000000099-abcdefabcdef.parquet").write_bytes(b"not parquet at all")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.warns(UserWarning, match="skipped"):
+        reader = ReplayBuffer(tmp_path, capacity=1, read_only=True)
+    assert reader.trajectory_ids() == ids and len(list(reader.states())) == 9
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    with pytest.raises(PermissionError, match="read_only"):
+        store(reader, make_trajectory(9))
+    with pytest.raises(FileNotFoundError, match="no replay buffer"):
+        ReplayBuffer(tmp_path / "missing", read_only=True)
+
+
 def test_state_dict_resume_drops_rollouts_after_the_checkpoint(tmp_path):
     buf = ReplayBuffer(tmp_path, capacity=9)
     for k in range(3):

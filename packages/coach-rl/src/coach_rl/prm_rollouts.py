@@ -77,9 +77,7 @@ def rollout_prm_rows(
     rows: list[dict[str, Any]] = []
     for run in runs:
         folder = _replay_folder(run)
-        # a buffer evicts past its capacity when opened: open it with room for everything it holds
-        steps_on_disk = sum(_parquet_rows(p) for p in folder.glob("*.parquet"))
-        buffer = ReplayBuffer(folder, capacity=max(1, steps_on_disk))
+        buffer = ReplayBuffer(folder, read_only=True)  # another run's buffer (maybe still being written): touch nothing
         by_episode: dict[str, list[Any]] = defaultdict(list)
         for step in buffer.states():
             by_episode[step.trajectory_id].append(step)
@@ -117,12 +115,6 @@ def rollout_prm_rows(
                 rows.append({k: row[k] for k in columns})
                 history.append(action_text)
     return rows
-
-
-def _parquet_rows(path: Path) -> int:
-    import pyarrow.parquet as pq
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
 
 
 def save_rollout_prm_dataset(rows: Sequence[dict[str, Any]], output_dir: str | os.PathLike[str]) -> dict[str, Path]:

@@ -248,6 +248,8 @@ class ReplayBuffer:
 
     Opening a folder that holds shards continues that buffer (leftover temp
     files of a crashed writer are removed; unreadable shards are renamed ``*.corrupt`` with a warning).
+    ``read_only=True`` reads another run's buffer without touching it: nothing is removed, renamed or evicted
+    (unreadable shards are only skipped), and :meth:`add` is refused.
     """
 
     def __init__(
@@ -256,14 +258,21 @@ class ReplayBuffer:
         capacity: int = 2000,
         *,
         png_compress_level: int = 1,
+        read_only: bool = False,
     ) -> None:
-        """Open (creating if needed) the buffer in ``directory``; ``capacity`` counts steps (``replay_size``)."""
+        """Open (creating if needed, unless ``read_only``) the buffer in ``directory``; ``capacity`` counts steps
+        (``replay_size``)."""
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
             raise ValueError(f"capacity must be a positive integer (steps), got {capacity!r}")
         if not 0 <= png_compress_level <= 9:
             raise ValueError(f"png_compress_level must be 0..9, got {png_compress_level!r}")
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.read_only = bool(read_only)
+        if self.read_only:
+            if not self.directory.is_dir():
+                raise FileNotFoundError(f"no replay buffer folder at {self.directory}")
+        else:
+            self.directory.mkdir(parents=True, exist_ok=True)
         self.capacity = capacity
         self.png_compress_level = png_compress_level
         self._schema = _schema()
@@ -271,14 +280,16 @@ class ReplayBuffer:
         self._starts: list[int] = []  # cumulative step count before each shard
         self._next_seq = 0
         self._scan()
-        self._evict()
+        if not self.read_only:
+            self._evict()
 
     # -- folder scanning --------------------------------------------------------------------------------
 
     def _scan(self) -> None:
-        for path in self.directory.iterdir():
-            if path.name.startswith(_TMP_PREFIX):
-                path.unlink(missing_ok=True)  # a writer died before its rename: the trajectory never landed
+        if not self.read_only:
+            for path in self.directory.iterdir():
+                if path.name.startswith(_TMP_PREFIX):
+                    path.unlink(missing_ok=True)  # a writer died before its rename: the trajectory never landed
         found: list[_Shard] = []
         for path in sorted(self.directory.iterdir()):
             match = _SHARD_RE.match(path.name)
@@ -287,6 +298,9 @@ class ReplayBuffer:
             try:
                 num = pq.ParquetFile(path).metadata.num_rows
             except (OSError, pa.ArrowException) as err:
+                if self.read_only:
+                    warnings.warn(f"replay shard {path} is unreadable ({err}); skipped", stacklevel=3)
+                    continue
                 bad = path.with_name(".corrupt-" + path.name)
                 os.replace(path, bad)
                 warnings.warn(f"replay shard {path} is unreadable ({err}); moved to {bad.name}", stacklevel=3)
@@ -313,6 +327,8 @@ class ReplayBuffer:
         ``records`` are the trajectory's :class:`StepRecord` objects in step order (rewards and returns set by
         the collector's reward pipeline); their ``episode_id`` becomes the buffer's id for the trajectory.
         """
+        if self.read_only:
+            raise PermissionError(f"the replay buffer at {self.directory} was opened read_only")
         if not isinstance(trajectory, Trajectory):
             raise TypeError(f"trajectory must be an android_gym Trajectory, got {type(trajectory).__name__}")
         n = len(trajectory.steps)
