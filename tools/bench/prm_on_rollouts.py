@@ -30,18 +30,19 @@ def same_screen_pairs(tasks: Sequence[str], screens: Sequence[str], labels: Sequ
                       scores: Sequence[float]) -> tuple[float, int]:
     """Share of (correct, wrong) step pairs on the same task and screen that ``scores`` order right (ties count 1/2),
     and the number of such pairs (nan, 0 when there is none)."""
+    from coach_rl.diagnostics import binary_auc
+
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, key in enumerate(zip(tasks, screens)):
         groups[key].append(i)
     right = 0.0
     total = 0
     for members in groups.values():
-        good = [scores[i] for i in members if labels[i]]
-        bad = [scores[i] for i in members if not labels[i]]
-        for g in good:
-            for b in bad:
-                total += 1
-                right += 1.0 if g > b else 0.5 if g == b else 0.0
+        y = [bool(labels[i]) for i in members]
+        pairs = sum(y) * (len(y) - sum(y))
+        if pairs:  # a group's AUC is the share of its (correct, wrong) pairs ordered right
+            right += binary_auc([scores[i] for i in members], y) * pairs
+            total += pairs
     return (right / total if total else float("nan")), total
 
 
