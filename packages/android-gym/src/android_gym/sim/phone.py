@@ -298,16 +298,16 @@ class SimPhone:
         return f"{a.package}/{act}"
 
     # --- app switching ----------------------------------------------------------------------------
-    def launch(self, package: str, fresh: bool = False, keep_shade: bool = False, from_shell: bool = False) -> None:
+    def launch(self, package: str, fresh: bool = False, from_shell: bool = False) -> None:
         """Bring ``package`` to the front (cold-starting it unless it is running, or when ``fresh``).
 
-        With ``keep_shade`` or ``from_shell`` (an activity started from the shell, ``am start`` or ``monkey``, as
-        AndroidWorld's ``open_app`` does) the notification shade or System UI's dialog stays over it, as on the
-        emulator; a launch from the phone's own UI closes the shade. ``from_shell`` also brings a running app whose
-        main activity is single-task (``App.launch_clears_top``: Settings) back to its main page, as the emulator's
-        Settings came back on its homepage, scrolled as it was left, after ``open_app``."""
+        With ``from_shell`` (an activity started from the shell, ``am start`` or ``monkey``, as AndroidWorld's
+        ``open_app`` does) the notification shade or System UI's dialog stays over it, as on the emulator (a launch
+        from the phone's own UI closes the shade), and a running app whose main activity is single-task
+        (``App.launch_clears_top``: Settings) comes back on its main page, as the emulator's Settings came back on its
+        homepage, scrolled as it was left, after ``open_app``."""
         a = self.app(package)
-        if not (keep_shade or from_shell):
+        if not from_shell:
             self.shade = 0
         if fresh or not a.running or a.opened_by_system:
             a.open()
