@@ -702,7 +702,7 @@ def follow_real_device(step: RealStep, device: Any, *, wifi: bool = False) -> di
     if phone is None:
         return None
     bar = [e for e in step.elements if e.get("package_name") == STATUS_BAR_PACKAGE]
-    ids = {str(e.get("resource_name") or e.get("resource_id") or "").rpartition("/")[2]: e for e in bar}
+    ids = {_resource_tail(e): e for e in bar}
     if "clock" not in ids:  # no status bar
         return None
     shade = "header_label" in ids or "slider" in ids  # the shade's header: its signal, no notification icons
@@ -1187,6 +1187,7 @@ def _divergence_reason(previous: Mapping[str, Any] | None) -> str:
 
 
 def _resource_tail(element: Mapping[str, Any]) -> str:
+    """An element's resource id without its package (``.../id/clock`` -> ``clock``)."""
     return str(element.get("resource_name") or element.get("resource_id") or "").rpartition("/")[2]
 
 
@@ -1215,7 +1216,7 @@ def _resync(phone: Any, real: Sequence[Mapping[str, Any]], fresh: bool = False) 
 
     package = screen_app(real)
     if package == STATUS_BAR_PACKAGE:  # Quick Settings' pager: expanded; a brightness slider alone: its dialog
-        ids = {str(e.get("resource_name") or e.get("resource_id") or "").rpartition("/")[2] for e in real}
+        ids = {_resource_tail(e) for e in real}
         level = 2 if "qs_pager" in ids else 3 if "slider" in ids else 1
         phone.shade = level
         phone.invalidate()
