@@ -190,6 +190,18 @@ def test_from_config_shares_the_coach_settings(tiny, tmp_path):
     ppo = PPOBaseline.from_config(copy.deepcopy(model), tok, config, total_value_steps=10)
     assert ppo.gamma == 0.9 and ppo.lam == 1.0 and ppo.value_trainer.learning_rate == 1e-5
     assert ppo.value_trainer.clip_range == 0.5 and ppo.actor.grad_clip == 1.0
+    assert grpo.epochs == 1 and ppo.epochs == 1  # TRL's num_iterations (mu) defaults to one pass
+
+
+def test_num_iterations_gives_grpo_and_ppo_that_many_optimiser_steps_per_batch(tiny, tmp_path):
+    """TRL's ``num_iterations`` (mu) is the baselines' passes over each batch: one optimiser step per pass."""
+    model, tok = tiny
+    config = CoachConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", num_iterations=3)
+    batch = [*_trajectory("Clock", 1, 1.0, [GOOD]), *_trajectory("Clock", 1, 0.0, [BAD, GOOD])]
+    grpo = GRPOBaseline.from_config(copy.deepcopy(model), tok, config, group_size=2)
+    assert grpo.update(batch)["actor/steps"] == 3
+    ppo = PPOBaseline.from_config(copy.deepcopy(model), tok, config, total_value_steps=10)
+    assert ppo.update(batch)["actor/steps"] == 3
 
 
 def test_baselines_learn_from_the_collectors_rollout_batch(tiny):

@@ -142,6 +142,50 @@ def test_a_best_learning_rate_at_the_grids_edge_is_tried_one_step_further(tmp_pa
     assert sweep.tune("grpo")["best"] == {"learning_rate": 4e-4} and len(sweep.ran) == 3
 
 
+class _KeyScoredSweep(Sweep):
+    """The search alone, each tuning run scored by a function of its settings."""
+
+    def __init__(self, plan: SweepPlan, score) -> None:
+        super().__init__(plan, echo=lambda line: None)
+        self.by, self.ran = score, []
+
+    def run_jobs(self, jobs):
+        self.ran += [dict(j.settings) for j in jobs]
+
+    def score(self, job):
+        return self.by(job.settings)
+
+
+def test_further_stages_try_any_field_at_the_best_so_far_and_may_revisit_the_learning_rate(tmp_path: Path):
+    plan = SweepPlan("smoke", "x", str(tmp_path), 10, algorithms=["coach", "grpo"], learning_rates=[1e-4, 2e-4],
+                     critic_learning_rates=[], w_p=[], extend_edges=0,
+                     stages=["coach:actor_states_per_iteration=8,32", "coach:learning_rate=5e-5,1e-4",
+                             "grpo:num_iterations=1,2"])
+    # coach: 2e-4 best at the config's states; 32 states beat 8; then at 32 states the smaller rate wins
+    table = {(1e-4, None): 0.5, (2e-4, None): 0.6, (2e-4, 8): 0.55, (2e-4, 32): 0.7, (5e-5, 32): 0.65,
+             (1e-4, 32): 0.75}
+    sweep = _KeyScoredSweep(plan, lambda st: table[(st["learning_rate"], st.get("actor_states_per_iteration"))])
+    result = sweep.tune("coach")
+    assert result["best"] == {"learning_rate": 1e-4, "actor_states_per_iteration": 32}
+    # the revisited learning rate's incumbent (2e-4 at 32 states) competes unlisted, in the folder of its earlier run
+    assert [(r["learning_rate"], r.get("actor_states_per_iteration")) for r in sweep.ran] == [
+        (1e-4, None), (2e-4, None), (2e-4, 8), (2e-4, 32), (2e-4, 32), (5e-5, 32), (1e-4, 32)]
+    job = sweep.job("tune", "coach", result["best"], 100)
+    assert "actor_states_per_iteration=32" in job.overrides and "learning_rate=0.0001" in job.overrides
+    # another label's stages are its own; values are read as YAML scalars (an int stays an int)
+    assert plan.extra_stages("grpo") == [("num_iterations", [1, 2])]
+    assert plan.extra_stages("coach")[1] == ("learning_rate", [5e-5, 1e-4])
+
+
+def test_a_malformed_stage_or_one_the_sweep_sets_itself_is_refused():
+    with pytest.raises(ValueError, match="LABEL:KEY=V1,V2"):
+        SweepPlan("smoke", "x", "out", 10, stages=["coach:num_iterations"]).check()
+    with pytest.raises(ValueError, match="'ppo', which is not one of the algorithms"):
+        SweepPlan("smoke", "x", "out", 10, algorithms=["coach"], stages=["ppo:num_iterations=1,2"]).check()
+    with pytest.raises(ValueError, match="seed is set by the sweep itself"):
+        SweepPlan("smoke", "x", "out", 10, stages=["coach:seed=1,2"]).check()
+
+
 def test_training_stops_at_exactly_max_env_steps_and_evaluates_at_the_points(tmp_path: Path):
     from coach_rl.loop import train
 

@@ -170,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--curve-points", type=int, default=_plan_default("curve_points"),
                    help="evaluations during each final run, 1.25x apart in env steps below the budget "
                         "(default %(default)s)")
+    p.add_argument("--tune", action="append", default=[], metavar="LABEL:KEY=V1,V2",
+                   help="a further tuning stage, after the built-in ones, repeatable and in order: algorithm LABEL "
+                        "also tries each value of config field KEY at its best settings so far (e.g. "
+                        "coach:actor_states_per_iteration=16,32,64 grpo:num_iterations=1,2,4; a key may come back, "
+                        "e.g. coach:learning_rate=5e-5,1e-4,2e-4)")
     p.add_argument("--eval-samples", type=int, default=None,
                    help="sampled episodes per test instance at every evaluation (default: the config's)")
     p.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
@@ -504,7 +509,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         w_p=_floats(args.w_p, "--w-p"), seeds=seeds, tune_seed=args.tune_seed,
         validation_instances=args.validation_instances, validation_samples=args.validation_samples,
         curve_points=args.curve_points, eval_samples=args.eval_samples, overrides=list(args.overrides),
-        jobs=args.jobs, extend_edges=args.extend_edges)
+        jobs=args.jobs, extend_edges=args.extend_edges, stages=list(args.tune))
     if not Path(plan.init_from).is_dir():
         raise FileNotFoundError(f"--init-from {plan.init_from} is not a checkpoint folder (make one with "
                                 "`coach-rl warmup --config ...`)")

@@ -8,8 +8,10 @@ way a reviewer would ask it to be answered:
    tuning seed of its own; each run is scored by its sampled success on the validation instances (seeds from
    ``validation_seed_offset``). Algorithms with a critic (Coach, Coach K = 1) then also sweep the critic's
    learning rate at their best learning rate, then the PRM weight ``w_p`` at both (coordinate search; the paper
-   leaves both to the user). A best learning rate at the edge of its grid is tried one step further, up to
-   ``extend_edges`` times. Ties go to the setting listed first.
+   leaves both to the user). Further stages (``--tune LABEL:KEY=V1,V2``) try any other config field of one
+   algorithm at its best settings so far, e.g. how hard each one learns from the env steps it paid for (Coach's
+   ``actor_states_per_iteration``, the baselines' ``num_iterations``). A best learning rate at the edge of its grid
+   is tried one step further, up to ``extend_edges`` times. Ties go to the setting listed first.
 2. **final**: every algorithm at its own best setting, from the same checkpoint, on exactly the same env-step
    budget (``max_env_steps`` stops the collection at the budget, it never overshoots), for every seed, evaluated
    on the held-out test instances before training, at env-step points 1.25x apart and after the budget, so that
@@ -71,6 +73,8 @@ EMULATOR_SECONDS_PER_STEP = 1.1
 0.15 s), the UI dump (0.7 s) and the screenshot (0.25 s). Real AndroidWorld steps with settle waits take longer."""
 
 _DONE = "sweep_done.json"
+_SWEEP_KEYS = ("algorithm", "seed", "init_from", "output_dir", "max_env_steps", "eval_seed_offset", "eval_at_env_steps")
+"""Config keys every run's command sets itself: neither an override nor a tuning stage may set them."""
 _RATE_KEYS = ("learning_rate", "critic_learning_rate")
 """Grids searched on a log scale, extended past an edge that wins (``SweepPlan.extend_edges``)."""
 
@@ -96,6 +100,23 @@ class SweepPlan:
     overrides: list[str] = field(default_factory=list)
     jobs: int = 2
     extend_edges: int = 2
+    stages: list[str] = field(default_factory=list)
+    """Further coordinate stages after the built-in ones, ``LABEL:KEY=V1,V2,...`` each, in order: the algorithm
+    ``LABEL`` also tries each value of the config field ``KEY`` at its best settings so far (e.g.
+    ``coach:actor_states_per_iteration=16,32,64`` or ``grpo:num_iterations=1,2,4``: how hard each learns from
+    the env steps it paid for). A key may come back in a later stage (``coach:learning_rate=...`` again)."""
+
+    def extra_stages(self, label: str) -> list[tuple[str, list[Any]]]:
+        """``stages`` of ``label`` as ``(key, values)``, values read as YAML scalars read them (int, float, text)."""
+        out = []
+        for spec in self.stages:
+            who, _, rest = spec.partition(":")
+            key, eq, values = rest.partition("=")
+            if not (who and key and eq and values.strip()):
+                raise ValueError(f"a tuning stage is LABEL:KEY=V1,V2,..., got {spec!r}")
+            if who.strip() == label:
+                out.append((key.strip(), [_scalar(v) for v in values.split(",") if v.strip()]))
+        return out
 
     def check(self) -> list[str]:
         """Errors for a plan that cannot run; warnings (returned) for one that is not a fair sweep as it stands."""
@@ -112,8 +133,16 @@ class SweepPlan:
             raise ValueError(f"jobs must be >= 1, got {self.jobs}")
         if self.extend_edges < 0:
             raise ValueError(f"extend_edges must be >= 0, got {self.extend_edges}")
-        for key in ("algorithm", "seed", "init_from", "output_dir", "max_env_steps", "learning_rate",
-                    "eval_seed_offset", "eval_at_env_steps"):
+        for spec in self.stages:
+            label = spec.partition(":")[0].strip()
+            if label not in self.algorithms:
+                raise ValueError(f"the tuning stage {spec!r} names {label!r}, which is not one of the algorithms "
+                                 f"compared ({', '.join(self.algorithms)})")
+        for label in self.algorithms:
+            for key, _values in self.extra_stages(label):
+                if key in _SWEEP_KEYS:
+                    raise ValueError(f"{key} is set by the sweep itself; a tuning stage cannot try values of it")
+        for key in (*_SWEEP_KEYS, "learning_rate"):
             if any(o.split("=", 1)[0] == key for o in self.overrides):
                 raise ValueError(f"{key} is set by the sweep itself; it cannot be an override")
         warnings = []
@@ -124,6 +153,17 @@ class SweepPlan:
         if len(self.seeds) < 3:
             warnings.append(f"{len(self.seeds)} final seed(s): a comparison needs at least 3")
         return warnings
+
+
+def _scalar(text: str) -> Any:
+    """A stage value as YAML reads a scalar: ``16`` an int, ``1e-4`` / ``0.2`` a float, anything else the text."""
+    text = text.strip()
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def algorithm_overrides(label: str) -> dict[str, Any]:
@@ -139,6 +179,11 @@ def curve_points(budget: int, n: int, ratio: float = 1.25) -> list[int]:
 
 def _slug(settings: Mapping[str, Any]) -> str:
     return "-".join(f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in settings.items()) or "default"
+
+
+def _settings_text(settings: Mapping[str, Any]) -> str:
+    """``key=value, ...`` as a report shows settings (floats in their shortest form)."""
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in settings.items())
 
 
 def _fmt(value: Any) -> str:
@@ -262,17 +307,21 @@ class Sweep:
         return float(json.loads(report.read_text())["overall"]["success_rate"])
 
     def tune(self, label: str) -> dict[str, Any]:
-        """Coordinate search on validation instances: learning rate, then (critic algorithms) critic lr, then w_p."""
+        """Coordinate search on validation instances: learning rate, then (critic algorithms) critic lr, then w_p,
+        then the plan's further stages of ``label``."""
         plan = self.plan
-        stages: list[tuple[str, list[float]]] = [("learning_rate", plan.learning_rates)]
+        stages: list[tuple[str, list[Any]]] = [("learning_rate", plan.learning_rates)]
         if algorithm_overrides(label)["algorithm"] in CRITIC_ALGORITHMS:
             stages += [("critic_learning_rate", plan.critic_learning_rates), ("w_p", plan.w_p)]
+        stages += plan.extra_stages(label)
         best: dict[str, Any] = {}
         tried: list[dict[str, Any]] = []
         for key, values in stages:
             if not values:
                 continue
             values = list(values)
+            if key in best and best[key] not in values:  # a key tuned before: its incumbent competes (its run exists)
+                values.insert(0, best[key])
             jobs = [self.job("tune", label, {**best, key: v}, plan.tune_seed) for v in values]
             self.run_jobs(jobs)
             scored = [(self.score(j), i, j) for i, j in enumerate(jobs)]
@@ -469,7 +518,7 @@ def _provenance(plan: SweepPlan) -> dict[str, Any]:
          "--learning-rates=" + ",".join(f"{v:g}" for v in plan.learning_rates),
          "--critic-learning-rates=" + ",".join(f"{v:g}" for v in plan.critic_learning_rates),
          "--w-p=" + ",".join(f"{v:g}" for v in plan.w_p), "--seeds=" + ",".join(map(str, plan.seeds)),
-         f"--extend-edges={plan.extend_edges}",
+         f"--extend-edges={plan.extend_edges}", *(f"--tune={spec}" for spec in plan.stages),
          *plan.overrides])}
 
 
@@ -492,7 +541,7 @@ def markdown(result: Mapping[str, Any]) -> str:
     lines += ["| algorithm | tuned settings (validation) | sampled after | greedy after | env steps to best baseline "
               "| wall s | at emulator latency s | policy replies | critic scores |", "|---|---|---|---|---|---|---|---|---|"]
     for label, a in result["algorithms"].items():
-        settings = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in a["settings"].items())
+        settings = _settings_text(a["settings"])
         reach = a.get("steps_to_best_baseline")
         lines.append(f"| {label} | {settings} | {_pct(a['final'].get('sampled'))} | {_pct(a['final'].get('greedy'))} "
                      f"| {reach if reach is not None else 'not reached'} | {a['wall_seconds']:.0f} "
@@ -510,7 +559,7 @@ def markdown(result: Mapping[str, Any]) -> str:
     lines += ["", "Tuning (validation sampled success of each setting tried, tuning seed "
                   f"{result['tune_seed']}):", ""]
     for label, a in result["algorithms"].items():
-        tried = "; ".join(", ".join(f"{k}={v:g}" for k, v in t["settings"].items())
+        tried = "; ".join(_settings_text(t["settings"])
                           + f": {100 * t['validation_sampled_success']:.1f}%" for t in a["tuning"])
         lines.append(f"- {label}: {tried}")
     p = result["provenance"]
@@ -563,7 +612,7 @@ def write_tuned_configs(result: Mapping[str, Any], folder: str | os.PathLike[str
                 f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, tuning seed "
                 f"{result['tune_seed']}; {p['date']}, commit {p['commit']}.",
                 "# Validation sampled success of each setting tried:",
-                *(f"#   {', '.join(f'{k}={v:g}' for k, v in t['settings'].items())}: "
+                *(f"#   {_settings_text(t['settings'])}: "
                   f"{t['validation_sampled_success']:.3f}" for t in a["tuning"]),
                 f"extends: {result['config']}"]
         text += [f"{k}: {_fmt(v)}" for k, v in keys.items()]

@@ -4,7 +4,8 @@ G trajectories per task instance (``num_generations``), the outcome reward ``r_o
 advantage ``(r_o - mean) / (std + eps)`` over the G (:func:`coach_rl.advantages.grpo_advantages`) applied to every
 step of the trajectory (sequence-level GRPO, the paper's Appendix A.3 setting: G = 4), and the actor updated with
 :class:`coach_rl.actor.ActorUpdater` (PPO clip, Eq. 4, the optimiser and defaults of Android Coach's actor), so only
-the advantage differs from Coach. It reads :class:`coach_rl.records.StepRecord` batches: per step ``prompt_text``,
+the advantage differs from Coach. Each batch is one optimiser step per pass, ``num_iterations`` passes (TRL's mu,
+default 1): GRPO's own way to learn more from the env steps it paid for. It reads :class:`coach_rl.records.StepRecord` batches: per step ``prompt_text``,
 ``response`` and, when recorded, ``token_ids`` and ``token_logprobs`` (old log-probs only with
 ``use_recorded_logprobs``; by default the actor recomputes them before the update, as verl does); per episode the
 ``outcome_reward`` and the task-instance ``group``.
@@ -61,10 +62,12 @@ class GRPOBaseline(StateDictAlgorithm):
 
     @classmethod
     def from_config(cls, model: Any, tokenizer: Any, config: Any, **overrides: Any) -> GRPOBaseline:
-        """G = ``num_generations``, scaling from ``scale_rewards``, actor settings from the same CoachConfig."""
+        """G = ``num_generations``, scaling from ``scale_rewards``, passes over each batch from TRL's
+        ``num_iterations`` (mu), actor settings from the same CoachConfig."""
         kwargs: dict[str, Any] = {
             "group_size": config.num_generations,
             "scale_rewards": getattr(config, "scale_rewards", "group") != "none",
+            "epochs": int(config.num_iterations),
         }
         kwargs.update(overrides)
         return cls(ActorUpdater.from_config(model, tokenizer, config), **kwargs)

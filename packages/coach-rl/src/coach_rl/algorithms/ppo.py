@@ -5,7 +5,8 @@ rewards ``w_p * r_p`` (with a PRM) plus ``w_o * r_o`` on the last step, GAE (:fu
 ``lambda = 1`` (Monte Carlo returns minus V, the paper's setting) and ``gamma`` from the config; V is regressed onto
 the returns with the clipped value loss (Eq. 2) and the actor (:class:`coach_rl.actor.ActorUpdater`, PPO clip, the
 same optimiser as Coach's) gets per-step advantages, whitened over the batch as verl's GAE does
-(:func:`coach_rl.advantages.whiten`). It reads the same :class:`coach_rl.records.StepRecord` batches as GRPO.
+(:func:`coach_rl.advantages.whiten`). It reads the same :class:`coach_rl.records.StepRecord` batches as GRPO, and
+like GRPO takes ``num_iterations`` (TRL's mu) actor passes over each batch.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ class PPOBaseline(StateDictAlgorithm):
         value_trainer = CriticTrainer.from_config(critic, config, total_value_steps)
         # the step reward Coach's returns use: w_p * r_p on every step (with a PRM) + w_o * r_o on the last
         kwargs: dict[str, Any] = {"gamma": config.gamma, "value_batch_size": config.critic_batch_size,
-                                  "w_p": config.w_p if config.use_prm else 0.0, "w_o": config.w_o}
+                                  "w_p": config.w_p if config.use_prm else 0.0, "w_o": config.w_o,
+                                  "epochs": int(config.num_iterations)}
         kwargs.update(overrides)
         return cls(ActorUpdater.from_config(model, tokenizer, config), value_trainer, **kwargs)
 
