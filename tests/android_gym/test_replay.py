@@ -358,6 +358,9 @@ def test_the_sim_clock_follows_the_real_status_bar_clock():
     assert phone.status_clock()[0] == "15:34"
 
 
+WHAT = "the emulator's standing notifications, mobile signal, Wi-Fi, Do Not Disturb or clock zone"
+
+
 def test_the_sim_follows_the_real_emulators_notifications_signal_and_wifi():
     """What no task sets and emulator runs differ in: the standing notifications' icons (and so the shade's rows and
     its Clear all buttons), the mobile signal, and (first step only) whether Wi-Fi was left on."""
@@ -375,12 +378,12 @@ def test_the_sim_follows_the_real_emulators_notifications_signal_and_wifi():
         return RealStep(index=index, elements=[{"text": "Home"}, clock, *icons], reply="", action=None)
 
     assert phone.standing_notifications == SYSTEM_NOTIFICATIONS and phone.settings_get("global", "wifi_on") == "1"
-    assert follow_real_device(step(*(icon(d) for d in SYSTEM_NOTIFICATIONS), icon("Wifi signal full.", ui +
-                                    ":id/wifi_combo"), icon("Phone signal full.", ui + ":id/mobile_combo")),
+    assert follow_real_device(step(*(icon(d) for d in SYSTEM_NOTIFICATIONS), icon("Wifi signal full.,No internet",
+                                    ui + ":id/wifi_combo"), icon("Phone signal full.", ui + ":id/mobile_combo")),
                               device, wifi=True) is None  # the sim's defaults: nothing to do
     done = follow_real_device(step(icon("Android System notification: "), icon("Phone two bars.", ui +
                                                                                 ":id/mobile_combo")), device, wifi=True)
-    assert done == {"what": "the emulator's standing notifications, mobile signal or Wi-Fi", "real_step": 0,
+    assert done == {"what": WHAT, "real_step": 0,
                     "notifications": ["Android System notification: "], "mobile_signal": "Phone two bars.",
                     "wifi_on": False}
     dump = phone.dump()
@@ -393,7 +396,7 @@ def test_the_sim_follows_the_real_emulators_notifications_signal_and_wifi():
     assert "AndroidWifi has limited connectivity" in phone.dump()
     # later steps follow the icons and the signal, never Wi-Fi (the agent may have switched it)
     assert follow_real_device(step(icon("Phone signal full.", ui + ":id/mobile_combo"), index=3), device) == {
-        "what": "the emulator's standing notifications, mobile signal or Wi-Fi", "real_step": 3, "notifications": [],
+        "what": WHAT, "real_step": 3, "notifications": [],
         "mobile_signal": "Phone signal full."}
     assert follow_real_device(RealStep(index=4, elements=[{"text": "Home"}], reply="", action=None), device) is None
 

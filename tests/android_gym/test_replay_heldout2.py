@@ -110,3 +110,56 @@ def test_the_resync_puts_the_app_on_the_tab_the_real_screen_shows():
         assert _select_real_tab(phone, real[:1]) is None  # no tab bar
     finally:
         env.close()
+
+
+# -- round 2's fixes, each from a run of the tuning part ---------------------------------------------------------
+
+
+def _status_bar(*, clock: tuple[str, str], icons: list[tuple[str, str]], index: int = 0):
+    from android_gym.replay import RealStep
+
+    ui = "com.android.systemui"
+    elements = [{"text": "Phone", "content_description": "Phone", "package_name": "com.google.android.dialer"},
+                {"text": clock[0], "content_description": clock[1], "resource_name": ui + ":id/clock",
+                 "package_name": ui}]
+    elements += [{"content_description": desc, "resource_name": rid and f"{ui}:id/{rid}", "package_name": ui}
+                 for desc, rid in icons]
+    return RealStep(index=index, elements=elements, reply="", action=None)
+
+
+def test_the_replay_follows_do_not_disturb_the_internet_and_the_clock_zone_of_the_real_status_bar():
+    """The tuning runs of 2025-12-13T21:50 (ClockStopWatchRunning, ClockStopWatchPausedVerify, ExpenseDeleteSingle)
+    show "Do Not Disturb" in the status bar, Wi-Fi without "No internet" and the clock read out seven hours back
+    ("08:34" beside "15:34"); the run of 17:25 (ContactsAddContact) none of these, as the sim's defaults but for the
+    zone. The sim's status bar and shade then list what the real one does."""
+    from android_gym.replay import _plain_sim, _resource_tail, follow_real_device, sim_ui_elements
+    from android_gym.sim.phone import SYSTEM_NOTIFICATIONS, SimPhone
+
+    device = type("Device", (), {})()
+    device.phone = phone = SimPhone()
+    phone.settings_put("system", "time_12_24", "24")
+    real = _status_bar(clock=("15:34", "08:34"), icons=[("Do Not Disturb", ""), ("Wifi signal full.", "wifi_combo"),
+                                                          ("Phone signal full.", "mobile_combo")])
+    done = follow_real_device(real, device, wifi=True)
+    assert done["do_not_disturb"] is True and done["wifi_internet"] is True
+    assert done["clock_description_offset_minutes"] == -7 * 60
+    bar = [(e["content_description"], _resource_tail(e), e["bbox_pixels"])
+           for e in _plain_sim(sim_ui_elements(phone.dump())) if e["package_name"] == "com.android.systemui"]
+    shown = phone.status_clock()
+    assert [(d, r) for d, r, _ in bar] == [(shown[1], "clock"), ("Do Not Disturb", ""),
+                                           ("Wifi signal full.", "wifi_combo"), ("Phone signal full.", "mobile_combo"),
+                                           ("Battery 100 percent.", "battery")]
+    assert shown == ("15:34", "08:34")
+    assert bar[1][2] == (828, 35, 885, 93)  # as the real icon
+    phone.standing_notifications = SYSTEM_NOTIFICATIONS  # (this real bar showed none)
+    phone.swipe(540, 300, 540, 1500, 300)  # the shade: online, so no limited-connectivity notification
+    dump = phone.dump()
+    assert "limited connectivity" not in dump and "No internet" not in dump and "Serial console enabled" in dump
+    phone.back()
+    # the 17:25 run: no Do Not Disturb, "No internet", the clock read out as shown
+    later = _status_bar(clock=("15:35", "15:35"), icons=[("Wifi signal full.,No internet", "wifi_combo")], index=3)
+    done = follow_real_device(later, device)
+    assert (done["do_not_disturb"], done["wifi_internet"], done["clock_description_offset_minutes"]) == (False, False, 0)
+    assert "Do Not Disturb" not in phone.dump() and "Wifi signal full.,No internet" in phone.dump()
+    # a 12-hour clock's zone is ambiguous: left as it is
+    assert follow_real_device(_status_bar(clock=("3:35", "11:35"), icons=[], index=4), device) is None

@@ -43,6 +43,7 @@ per episode (the real element list drawn as a wireframe beside the sim's screens
 
 from __future__ import annotations
 
+import datetime as _dt
 import gzip
 import io
 import json
@@ -695,8 +696,12 @@ def follow_real_device(step: RealStep, device: Any, *, wifi: bool = False) -> di
     Which standing notifications the emulator shows (the Android System group, "Serial console enabled" alone, the
     virtual SD card; in either order) and its mobile signal ("Phone signal full.", "Phone two bars." ...) differ
     from one emulator run to the next and change during one (12 of the 21 real episodes show the sim's default);
-    with ``wifi`` (the first step) also whether Wi-Fi was left on by the runs before. Returns what changed (for
-    ``summary.json``), or None when nothing did, the step shows no status bar, or the device is not the sim.
+    with ``wifi`` (the first step) also whether Wi-Fi was left on by the runs before. The host's state too, as the
+    second held-out source's tuning runs show it: whether Do Not Disturb is on (its status bar icon; the runs
+    before left it on), whether the emulator's Wi-Fi reaches the internet (its icon then lacks "No internet"), and
+    the zone the clock's description reads the time in ("08:34" beside "15:34"; the sim's default, four hours
+    back, is the first source's host). Returns what changed (for ``summary.json``), or None when nothing did, the
+    step shows no status bar, or the device is not the sim.
     """
     phone = getattr(device, "phone", None)
     if phone is None:
@@ -721,10 +726,37 @@ def follow_real_device(step: RealStep, device: Any, *, wifi: bool = False) -> di
         if phone.settings_get("global", "wifi_on") != on:
             phone.settings_put("global", "wifi_on", on)
             done["wifi_on"] = on == "1"
+    if "wifi_combo" in ids:
+        online = "No internet" not in str(ids["wifi_combo"].get("content_description") or "")
+        if online != phone.wifi_internet:
+            phone.wifi_internet = done["wifi_internet"] = online
+    if not shade:
+        zen = any(e.get("content_description") == "Do Not Disturb" for e in bar)
+        if zen != (phone.settings_get("global", "zen_mode") not in (None, "0")):
+            phone.settings_put("global", "zen_mode", "1" if zen else "0")
+            done["do_not_disturb"] = zen
+    offset = _spoken_offset(ids["clock"])
+    if offset is not None and offset != phone.spoken_clock_offset:
+        phone.spoken_clock_offset = offset
+        done["clock_description_offset_minutes"] = int(offset.total_seconds() // 60)
     if not done:
         return None
     phone.invalidate()
-    return {"what": "the emulator's standing notifications, mobile signal or Wi-Fi", "real_step": step.index, **done}
+    return {"what": "the emulator's standing notifications, mobile signal, Wi-Fi, Do Not Disturb or clock zone",
+            "real_step": step.index, **done}
+
+
+def _spoken_offset(clock: Mapping[str, Any]) -> Any:
+    """How far the status bar clock's description is from the time it shows (a ``timedelta`` within 12 hours
+    either way), or None when either is not an "H:MM" time or neither is past 12:59 (a 12-hour clock, whose
+    offset is ambiguous)."""
+    shown, said = (_CLOCK_RE.match(str(clock.get(k) or "")) for k in ("text", "content_description"))
+    if shown is None or said is None or max(int(shown[1]), int(said[1])) < 13:
+        return None
+    minutes = (int(said[1]) * 60 + int(said[2]) - int(shown[1]) * 60 - int(shown[2])) % (24 * 60)
+    if minutes > 12 * 60:
+        minutes -= 24 * 60
+    return _dt.timedelta(minutes=minutes)
 
 
 PREDICTED_PREFIX = "Predicted app: "

@@ -27,7 +27,7 @@ from android_gym.sim.files import FileSystem
 from android_gym.sim.fling import scroll_travel
 from android_gym.sim.hierarchy import XML_FOOTER, XML_HEADER, Entry, Window, collect, to_xml, xml_nodes
 from android_gym.sim.keyboard import IME_PACKAGE, KEYBOARD_HEIGHT_DP, KEYBOARD_MAX_SHARE, build_keyboard
-from android_gym.sim.shade import WIFI_SIGNAL_DESC, build_shade
+from android_gym.sim.shade import build_shade, wifi_desc
 from android_gym.sim.shell import Shell
 from android_gym.sim.view import HORIZONTAL, Bounds, Button, Image, Text, View, layout, measure
 
@@ -35,7 +35,8 @@ SYSTEMUI_PACKAGE = "com.android.systemui"
 POPUP_WINDOW_CLASS = "android.widget.PopupWindow$PopupDecorView"  # a popup (the text toolbar): no modal window
 SPOKEN_CLOCK_OFFSET = _dt.timedelta(hours=-4)
 """The status bar clock's content description on the AndroidWorld emulator reads the time in the zone the image
-booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34" in every real episode)."""
+booted in (US Eastern, daylight time in Oct 2023: "11:34" beside a shown "15:34" in every real episode of
+tests/android_gym/data/real_episodes; the host's zone, it differs on other hosts: ``SimPhone.spoken_clock_offset``)."""
 STATUS_BAR_DP = 48.75  # 128 px at 420 dpi: the Pixel 6 image's status bar (with its display cutout)
 BRIGHTNESS_DIALOG = 3  # ``shade`` while System UI's brightness dialog is up
 GESTURE_BAR_DP = 24.0  # 63 px: the gesture navigation handle's strip
@@ -205,6 +206,11 @@ class SimPhone:
         # screen's (android_gym.replay.follow_real_device), a task never changes them.
         self.standing_notifications: tuple[str, ...] = SYSTEM_NOTIFICATIONS
         self.mobile_signal = MOBILE_SIGNAL_DESC
+        # Also the host's: the zone the status bar clock's description reads the time in (the second held-out
+        # source's emulator said "08:34" beside "15:34" in one run of 2025-12-13, "15:34" in another), and whether
+        # the emulator's Wi-Fi reaches the internet (its status bar icon then lacks "No internet").
+        self.spoken_clock_offset = SPOKEN_CLOCK_OFFSET
+        self.wifi_internet = False
         # Status bar, navigation bar and keyboard, keyed on everything they are built from (frames share them:
         # nothing changes a view or entry of a built frame).
         self._system_windows: dict[tuple, _ReusedWindow] = {}
@@ -445,7 +451,7 @@ class SimPhone:
     def status_clock(self) -> tuple[str, str]:
         """The status bar clock: (shown, read out), the latter in the emulator's boot zone."""
         now = self.now()
-        spoken = now + SPOKEN_CLOCK_OFFSET
+        spoken = now + self.spoken_clock_offset
         if self.settings["system"].get("time_12_24") == "24":
             return now.strftime("%H:%M"), spoken.strftime("%H:%M")
         return f"{now.hour % 12 or 12}:{now.minute:02d}", f"{spoken.hour % 12 or 12}:{spoken.minute:02d}"
@@ -1061,26 +1067,30 @@ class SimPhone:
         g = self.settings["global"]
         airplane = g.get("airplane_mode_on") == "1"
         wifi = g.get("wifi_on") == "1" and not airplane
+        zen = g.get("zen_mode", "0") != "0"
         return self._system_window(("status", clock, said, airplane, wifi, self.standing_notifications,
-                                    self.mobile_signal),
-                                   lambda: self._build_status_bar(clock, said, airplane, wifi))
+                                    self.mobile_signal, zen, self.wifi_internet),
+                                   lambda: self._build_status_bar(clock, said, airplane, wifi, zen))
 
-    def _build_status_bar(self, clock: str, said: str, airplane: bool, wifi: bool) -> Window:
-        """The status bar as the emulator's accessibility tree lists it: the clock, the notification icons, the
-        Wi-Fi signal (when on), the mobile signal, the battery; without Wi-Fi the mobile signal holds a "No
-        internet" data-type icon (nested one level deeper, so listed last). No Bluetooth icon: Android 13 shows it
-        only while a device is connected, and the emulator has none (the real SystemBrightnessMin run of o4-mini
-        starts with Bluetooth on and no icon)."""
+    def _build_status_bar(self, clock: str, said: str, airplane: bool, wifi: bool, zen: bool = False) -> Window:
+        """The status bar as the emulator's accessibility tree lists it: the clock, the notification icons, "Do
+        Not Disturb" while it is on (an ImageView without a resource name, left of the signal icons: the second
+        held-out source's tuning runs of 2025-12-13T21:50), the Wi-Fi signal (when on), the mobile signal, the
+        battery; without Wi-Fi the mobile signal holds a "No internet" data-type icon (nested one level deeper, so
+        listed last). No Bluetooth icon: Android 13 shows it only while a device is connected, and the emulator has
+        none (the real SystemBrightnessMin run of o4-mini starts with Bluetooth on and no icon)."""
         s, W, h = self.scale, self.width, self.status_bar_height
         left: list[View] = [Text(clock, resource_id="com.android.systemui:id/clock", size=14, max_lines=1,
                                  content_desc=said, padding=(0, 0), width=40)]
         left += [Image(desc, width=22, height=22, icon="!") for desc in self.standing_notifications]
         icons: list[View] = []
+        if zen:
+            icons.append(Image("Do Not Disturb", width=22, height=22, icon="z"))
         if airplane:
             icons.append(Image("Airplane mode.", resource_id="com.android.systemui:id/airplane", width=20,
                                height=20, icon="A"))
         if wifi:
-            icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
+            icons.append(View(cls="android.widget.FrameLayout", content_desc=wifi_desc(self),
                               resource_id="com.android.systemui:id/wifi_combo", width=22, height=22,
                               drawing=(("#1f1f1f", 2.0, ((0.05, 0.3), (0.95, 0.3), (0.5, 0.8), (0.05, 0.3))),)))
         if not airplane:  # the signal's triangle at the right of its box (its type icon, if any, on the left)
@@ -1110,8 +1120,8 @@ class SimPhone:
         tests/android_gym/data/real_episodes agrees, at 1080 px wide): the clock 50-148 px and each notification
         icon 58 px after it, spanning the bar's height from y 1; on the right, the battery 986-1006 (the bar's
         height again), the mobile signal 39 px left of it after a 16 px gap, the Wi-Fi signal 46 px left of that,
-        both 58 px high, centred (y 35-93). Without Wi-Fi the mobile signal is 117 px wide, its "No internet" type
-        icon its left 78 px (y 43-85). The clock keeps its real width whatever the time (the real runs show
+        both 58 px high, centred (y 35-93), and "Do Not Disturb" 57 px left of them (the same height). Without
+        Wi-Fi the mobile signal is 117 px wide, its "No internet" type icon its left 78 px (y 43-85). The clock keeps its real width whatever the time (the real runs show
         "15:34"-style 24-hour times). Airplane mode and Bluetooth icons, which no real run shows, keep the widths
         the layout gave them, left of the rest. Pixels of the Pixel 6 (2.625 px per dp) scale with this phone."""
         k, W, h = self.scale / 2.625, self.width, self.status_bar_height
@@ -1135,8 +1145,11 @@ class SimPhone:
                 kid = view.children[0]
                 kid.bounds = (right - w, px(43), right - w + px(78), px(85))
             else:
-                w = {"mobile_combo": px(39), "wifi_combo": px(46)}.get(rid, view.bounds[2] - view.bounds[0])
-            y1, y2 = (px(35), px(93)) if rid in ("mobile_combo", "wifi_combo") else view.bounds[1::2]
+                if not rid and view.content_desc == "Do Not Disturb":
+                    rid = "dnd"
+                w = {"mobile_combo": px(39), "wifi_combo": px(46), "dnd": px(57)}.get(
+                    rid, view.bounds[2] - view.bounds[0])
+            y1, y2 = (px(35), px(93)) if rid in ("mobile_combo", "wifi_combo", "dnd") else view.bounds[1::2]
             view.bounds = (right - w, y1, right, y2)
             right -= w
 

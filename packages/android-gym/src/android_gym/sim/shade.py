@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 WIFI_SIGNAL_DESC = "Wifi signal full.,No internet"
 """The Wi-Fi icon's description (status bar, shade) on the AndroidWorld emulator, whose AndroidWifi network has no
 internet access: 16 of the 21 real episodes show it, one "Wifi signal full.", the others had Wi-Fi off."""
+WIFI_ONLINE_DESC = "Wifi signal full."
+"""The same icon on an emulator whose Wi-Fi reaches the internet (``SimPhone.wifi_internet``): one run of
+tests/android_gym/data/real_episodes and the second held-out source's tuning runs of 2025-12-13T21:50."""
+
+
+def wifi_desc(phone: SimPhone) -> str:
+    """The Wi-Fi icon's description: "No internet" appended unless the phone's Wi-Fi reaches the internet."""
+    return WIFI_ONLINE_DESC if phone.wifi_internet else WIFI_SIGNAL_DESC
 
 _UI = "com.android.systemui:id/"
 NOTIFICATION_SETTINGS = "android.settings.NOTIFICATION_SETTINGS"  # what the Silent header and Manage start
@@ -70,7 +78,9 @@ def _notifications(phone: SimPhone, posted: tuple[str, ...], wifi: bool) -> list
       SD card on top show it so, and the ungrouped "Serial console enabled" below it collapsed);
     - the Android System group ("Serial console enabled" and, with Wi-Fi on, "AndroidWifi has limited
       connectivity"): its Expand button, then its name, count and children, whose rows span the width under the
-      button. Without Wi-Fi "Serial console enabled" is alone, so it is a single notification.
+      button. Without Wi-Fi, or with Wi-Fi that reaches the internet (``SimPhone.wifi_internet``: Android posts
+      the limited-connectivity notification only while the network fails validation, the state the status bar's
+      "No internet" shows), "Serial console enabled" is alone, so it is a single notification.
     The Expand buttons toggle what the template shows (``SimPhone.toggle_shade_group``)."""
     views: list[View] = []
     for desc in posted:
@@ -78,7 +88,7 @@ def _notifications(phone: SimPhone, posted: tuple[str, ...], wifi: bool) -> list
             name, app = "android_system", "Android System"
             title, text = "Serial console enabled", "Performance is impacted. To disable, check bootloader."
             grouped = [(title, text)] + ([("AndroidWifi has limited connectivity", "Tap to connect anyway")]
-                                         if wifi else [])
+                                         if wifi and not phone.wifi_internet else [])
         elif desc == "Settings notification: Virtual SD card":
             name, app, grouped = "sd_card", "Settings", []
             title, text = "Virtual SD card", "For storing photos, videos, music and more"
@@ -184,7 +194,7 @@ def build_shade(phone: SimPhone, level: int) -> View:
     clock, said = phone.status_clock()
     icons = []
     if wifi:
-        icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
+        icons.append(View(cls="android.widget.FrameLayout", content_desc=wifi_desc(phone),
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
         icons.append(_mobile_icon(phone, wifi))
@@ -259,7 +269,7 @@ def _quick_settings(phone: SimPhone, slider: View, wifi: bool, toggle: Callable[
                  focusable=True, height=344, padding=(16.0, 0.0), dump_rank=1, children=[page])
     icons: list[View] = []
     if wifi:
-        icons.append(View(cls="android.widget.FrameLayout", content_desc=WIFI_SIGNAL_DESC,
+        icons.append(View(cls="android.widget.FrameLayout", content_desc=wifi_desc(phone),
                           resource_id=_UI + "wifi_combo", width=18, height=22, icon="W"))
     if g.get("airplane_mode_on") != "1":
         icons.append(_mobile_icon(phone, wifi))
