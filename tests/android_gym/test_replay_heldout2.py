@@ -94,7 +94,9 @@ def test_androidworld_tasks_start_with_no_contacts_as_the_emulator_has_none():
 
 def test_the_resync_puts_the_app_on_the_tab_the_real_screen_shows():
     """A real screen's tab bar lists the selected tab alone without a click; the re-synchronisation taps the sim's
-    same tab after starting the app (Clock opened on its Clock tab in a tuning run; the sim starts on Alarm)."""
+    same tab after starting the app (Clock opened on its Clock tab in a tuning run, where the sim then started on
+    Alarm; since round 2 the sim's Clock of AndroidWorld's runs opens there too, so here the real one shows
+    Stopwatch)."""
     from android_gym.replay import _resync, _select_real_tab
 
     env = _aw_env("ClockStopWatchRunning")
@@ -102,10 +104,11 @@ def test_the_resync_puts_the_app_on_the_tab_the_real_screen_shows():
         phone = env.unwrapped.device.phone
         pkg = "com.google.android.deskclock"
         real = [{"package_name": pkg, "resource_name": f"{pkg}:id/tab_menu_{t}", "content_description": t.title(),
-                 "class_name": "android.widget.FrameLayout", "is_clickable": t != "clock"}
-                for t in ("alarm", "clock", "timer", "stopwatch")]
-        assert _resync(phone, real, fresh=True) == "started Clock on its tab_menu_clock tab"
+                 "class_name": "android.widget.FrameLayout", "is_clickable": t != "stopwatch"}
+                for t in ("alarm", "clock", "timer", "stopwatch", "bedtime")]
         assert phone.apps[pkg].tab == "clock"
+        assert _resync(phone, real, fresh=True) == "started Clock on its tab_menu_stopwatch tab"
+        assert phone.apps[pkg].tab == "stopwatch"
         assert _select_real_tab(phone, real) is None  # already there: nothing to tap
         assert _select_real_tab(phone, real[:1]) is None  # no tab bar
     finally:
@@ -163,3 +166,66 @@ def test_the_replay_follows_do_not_disturb_the_internet_and_the_clock_zone_of_th
     assert "Do Not Disturb" not in phone.dump() and "Wifi signal full.,No internet" in phone.dump()
     # a 12-hour clock's zone is ambiguous: left as it is
     assert follow_real_device(_status_bar(clock=("3:35", "11:35"), icons=[], index=4), device) is None
+
+
+def test_androidworld_runs_get_google_clocks_layout_and_androidlabs_keep_theirs():
+    """The tuning run ClockStopWatchRunning of 2025-12-13T21:50 opens Clock on its Clock tab: the title, "More
+    options" (an ImageView), the "Add city" button (a Button), the five tabs described by their names with Bedtime,
+    the time and the date read out, at the emulator's bounds; a world clock reads "+8h", "8 hours ahead"; the city
+    search lists Back, its field, "Clear text" once typed in and "Search for a city" until the input after a
+    keystroke. The sim's own and AndroidLab's Clock keep their layout."""
+    from android_gym.replay import _plain_sim, _resource_tail, sim_ui_elements
+
+    env = _aw_env("ClockStopWatchRunning")
+    try:
+        phone = env.unwrapped.device.phone
+        pkg = "com.google.android.deskclock"
+        assert phone.android_world_emulator
+        phone.settings_put("system", "time_12_24", "24")
+        phone.launch(pkg)
+
+        def clock_screen() -> list[tuple[str, str, str, str, bool, tuple]]:
+            return [(e["text"] or "", e["content_description"] or "", _resource_tail(e),
+                     e["class_name"].rsplit(".", 1)[-1], bool(e["is_clickable"]), e["bbox_pixels"])
+                    for e in _plain_sim(sim_ui_elements(phone.dump())) if e["package_name"] == pkg]
+
+        shown = phone.status_clock()[0]
+        first = clock_screen()
+        assert [row[:5] for row in first] == [
+            ("Clock", "", "action_bar_title", "TextView", False),
+            ("", "More options", "overflow_action_button", "ImageView", True),
+            ("", "Add city", "fab", "Button", True),
+            ("", "Alarm", "tab_menu_alarm", "FrameLayout", True), ("", "Clock", "tab_menu_clock", "FrameLayout", False),
+            ("", "Timer", "tab_menu_timer", "FrameLayout", True),
+            ("", "Stopwatch", "tab_menu_stopwatch", "FrameLayout", True),
+            ("", "Bedtime", "tab_menu_bedtime", "FrameLayout", True),
+            (shown, shown, "digital_clock", "TextView", False),
+            ("Sun, Oct 15", "Sunday, October 15", "date_and_next_alarm", "TextView", False),
+            ("You can find the privacy policy here", "", "body", "TextView", False)]  # the first start only
+        bounds = {row[2]: row[5] for row in first}
+        assert bounds["fab"] == (414, 1833, 666, 2085) and bounds["tab_menu_clock"] == (216, 2127, 432, 2337)
+        assert bounds["overflow_action_button"] == (975, 148, 1080, 274)
+        phone.shell("content insert --uri content://com.google.android.deskclock/cities --bind name:s:Tokyo")
+        assert clock_screen()[-3:-1] == [("Tokyo", "", "city_name", "TextView", False, clock_screen()[-3][5]),
+                                         ("+9h", "9 hours ahead", "hours_ahead", "TextView", False,
+                                          clock_screen()[-2][5])]
+        phone.tap(540, 2000)  # the grid agent's tap: Add city
+        assert [row[:3] for row in clock_screen()] == [("", "Back", ""), ("Search for a city", "",
+                                                        "open_search_view_edit_text"),
+                                                       ("Search for a city", "", "search_empty_view")]
+        phone.tap(900, 2000)  # Gboard's "m"
+        assert [row[:3] for row in clock_screen()] == [
+            ("", "Back", ""), ("m", "", "open_search_view_edit_text"),
+            ("", "Clear text", "open_search_view_clear_button"), ("Search for a city", "", "search_empty_view")]
+        phone.tap(540, 400)  # the results came in meanwhile: the first city starting with "m"
+        assert phone.apps[pkg].cities == ["Tokyo", "Mexico City"] and phone.apps[pkg].page == "main"
+        assert "You can find the privacy policy here" not in phone.dump()  # the first start's only
+    finally:
+        env.close()
+    from android_gym.sim.phone import SimPhone
+
+    lab = SimPhone()  # the sim's own and AndroidLab's tasks: AndroidLab's Clock, on Alarm
+    lab.launch("com.google.android.deskclock")
+    tabs = [e for e in _plain_sim(sim_ui_elements(lab.dump())) if _resource_tail(e).startswith("tab_menu_")]
+    assert [(e["text"], e["is_clickable"]) for e in tabs] == [("Alarm", False), ("Clock", True), ("Timer", True),
+                                                              ("Stopwatch", True)]

@@ -211,6 +211,10 @@ class SimPhone:
         # the emulator's Wi-Fi reaches the internet (its status bar icon then lacks "No internet").
         self.spoken_clock_offset = SPOKEN_CLOCK_OFFSET
         self.wifi_internet = False
+        # Whether this phone stands in for AndroidWorld's emulator (the AndroidWorld suite sets it): apps whose version
+        # there differs from the one the sim models first show that version (Clock: Google Clock's layout; the sim's
+        # own and AndroidLab's tasks keep AndroidLab's).
+        self.android_world_emulator = False
         # Status bar, navigation bar and keyboard, keyed on everything they are built from (frames share them:
         # nothing changes a view or entry of a built frame).
         self._system_windows: dict[tuple, _ReusedWindow] = {}
@@ -594,9 +598,15 @@ class SimPhone:
 
     # --- input events -----------------------------------------------------------------------------
     def _tick(self) -> None:
-        # Time passes per input; the frame is not dropped here so the input hits what was on screen.
+        # Time passes per input; the frame is not dropped here so the input hits what was on screen, unless the app
+        # in front was still loading what an input before asked for (``loading``; Google Clock's city search lists
+        # its results after the screen AndroidWorld reads right after a keystroke, before the next tap lands).
         self.ticks += 1
         self.clock_ms += TICK_MS
+        front = self.apps.get(self.foreground)
+        if front is not None and getattr(front, "loading", False):
+            front.loading = False
+            self.invalidate()
         if self.toasts:
             self.toasts = [(t, until) for t, until in self.toasts if until >= self.ticks]
 

@@ -813,12 +813,15 @@ def _emulator_steady_state(device: Device) -> None:
     differs: Markor's notebook folder is empty (every AndroidWorld task that writes notes clears it in its
     ``tear_down``; a real ExpenseAddMultiple run opened Markor on an empty folder), and so is the contacts store
     (AndroidWorld's emulator image has no contacts; only tasks that need some add them, and the sim's sample
-    contacts are the sim's own: a real ExpenseDeleteSingle run's Phone showed its Contacts tab empty). Other devices
-    are left alone."""
+    contacts are the sim's own: a real ExpenseDeleteSingle run's Phone showed its Contacts tab empty). Its apps are
+    the emulator's where the sim models another version first (``SimPhone.android_world_emulator``: Google Clock's
+    layout, as a real ClockStopWatchRunning run of the second held-out source shows it). Other devices are left
+    alone."""
     from android_gym.sim import SimDevice
 
     if not isinstance(device, SimDevice):
         return
+    device.phone.android_world_emulator = True
     from android_gym.sim.apps.contacts import CONTACTS_PKG
     from android_gym.sim.apps.markor import MARKOR_ROOT
 

@@ -12,6 +12,12 @@
 * Stopwatch: "Start", then "Pause" and "Lap"; paused shows "Start" and "Reset". Time follows the
   phone's simulated clock.
 
+AndroidWorld's runs (``SimPhone.android_world_emulator``, set by the AndroidWorld suite) get the Clock of AndroidWorld's
+emulator instead (:meth:`ClockApp.build_main` and :meth:`ClockApp.build_cities`): Google Clock's five tabs described
+by their names (with Bedtime), opening on its Clock tab after its data is cleared, the digital clock and date read
+out, world clocks as "+8h" ahead, a city search that lists its results only after the next input, at the emulator's
+bounds. AndroidLab's tasks keep the layout above (written from AndroidLab's Clock).
+
 State for task checks is served by a content provider (authorities ``com.google.android.deskclock``
 and AOSP's ``com.android.deskclock``), readable with ``content query``:
 
@@ -56,7 +62,12 @@ from android_gym.sim.view import (
 CLOCK_PKG = "com.google.android.deskclock"
 NEGATIVE_POSITIVE = ("android:id/button2", "android:id/button1")  # AlertDialog ids of (Cancel, OK)
 TABS = ("alarm", "clock", "timer", "stopwatch")
-TAB_TITLES = {"alarm": "Alarm", "clock": "Clock", "timer": "Timer", "stopwatch": "Stopwatch"}
+TAB_TITLES = {"alarm": "Alarm", "clock": "Clock", "timer": "Timer", "stopwatch": "Stopwatch", "bedtime": "Bedtime"}
+GOOGLE_TABS = (*TABS, "bedtime")
+"""The bottom navigation of the Clock on AndroidWorld's emulator (Google Clock): a fifth tab, Bedtime."""
+PRIVACY_NOTICE = "You can find the privacy policy here"
+"""What Google Clock's first start after its data is cleared shows over its app bar until the next input (the
+second held-out source's tuning run ClockStopWatchRunning of 2025-12-13T21:50, step 3; gone at its step 6)."""
 
 # Day order on an alarm card (Sunday first, as the US locale shows) with ClockContract bits (Monday = 1).
 DAYS: tuple[tuple[str, str, int], ...] = (
@@ -157,7 +168,10 @@ class ClockApp(App):
     icon_color = "#0b57d0"
 
     def setup(self) -> None:
-        self.tab = "alarm"
+        self.chosen_tab = ""  # "" until a tab is picked: then :attr:`tab` is the app's first tab
+        self.notice_tick = -1  # Google Clock: the input after which the first start's privacy notice shows
+        self.notice_shown = False
+        self.loading = False  # Google Clock's city search: results of the last keystroke not listed yet
         self.alarms: list[dict[str, Any]] = []
         self.next_alarm_id = 1
         for hour, minutes, enabled, mask, label in DEFAULT_ALARMS:
@@ -178,6 +192,25 @@ class ClockApp(App):
         self.expanded = None
         self.city_query = ""
         self.timer_digits = ""  # an unstarted keypad entry does not survive a restart
+        if self.google and not self.notice_shown:  # the first start since the data was cleared
+            self.notice_shown = True
+            self.notice_tick = self.phone.ticks
+
+    @property
+    def google(self) -> bool:
+        """Whether this is the Clock of AndroidWorld's emulator (Google Clock's layout; see the module's doc)."""
+        return bool(getattr(self.phone, "android_world_emulator", False))
+
+    @property
+    def tab(self) -> str:
+        """The bottom-navigation tab shown: the one picked last, else the first the app opens on (Google Clock on
+        AndroidWorld's emulator opens on its Clock tab after its data is cleared, a tuning run of the second
+        held-out source; AndroidLab's on Alarm)."""
+        return self.chosen_tab or ("clock" if self.google else "alarm")
+
+    @tab.setter
+    def tab(self, value: str) -> None:
+        self.chosen_tab = value
 
     # --- time -----------------------------------------------------------------------------------
     @property
@@ -204,6 +237,8 @@ class ClockApp(App):
     # --- shell of every tab ---------------------------------------------------------------------
     def build_main(self) -> View:
         """The current tab's content between the app bar and the bottom navigation."""
+        if self.google:
+            return self._google_main()
         body = getattr(self, f"_tab_{self.tab}")()
         tabs = View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, height=80,
                     resource_id="bottom_navigation", background="#f0f4f9", children=[
@@ -235,11 +270,143 @@ class ClockApp(App):
 
     def select_tab(self, tab: str) -> None:
         """Switch the bottom-navigation tab."""
-        if tab not in TABS:
+        if tab not in (GOOGLE_TABS if self.google else TABS):
             raise ValueError(f"unknown Clock tab {tab!r}")
         self.tab = tab
         self.expanded = None
         self.phone.set_focus(None)
+
+    # --- Google Clock (AndroidWorld's emulator) -----------------------------------------------------
+    def _px(self, v: float) -> int:
+        """Pixels of the 1080 x 2400, 420 dpi emulator scaled to this phone's density."""
+        return round(v * self.phone.scale / 2.625)
+
+    def _app_height(self) -> int:
+        phone = self.phone
+        return phone.height - phone.status_bar_height - phone.nav_bar_height
+
+    def _google_main(self) -> View:
+        """Google Clock's main screen as AndroidWorld's emulator lists it (the second held-out source's tuning run
+        ClockStopWatchRunning of 2025-12-13T21:50): the title ("Clock"), "More options" (an ImageView), the
+        floating button (a Button with id ``fab``, "Add city" on this tab), the five tabs described by their names
+        (Alarm, Clock, Timer, Stopwatch, Bedtime; the selected one takes no click), then the tab's content. Each at
+        the emulator's bounds (the tabs 216 px wide over the bottom 210 px, the button 252 px square 42 px above
+        them), so taps at the same points hit the same views. The other tabs keep the content the sim models; their
+        floating button moves to the same place (it is one view of the activity on the real app)."""
+        px, W, H = self._px, self.phone.width, self._app_height()
+        bar_top = H - px(210)
+        body = self._tab_clock_google() if self.tab == "clock" else (
+            Column() if self.tab == "bedtime" else getattr(self, f"_tab_{self.tab}")())
+        fab = self._detach_fab(body)
+        for node in body.walk():  # the sim's spacers are layouts Android leaves out of the tree, not empty leaves
+            if node.cls == "android.view.View" and not (node.children or node.text or node.content_desc
+                                                        or node.on_click or node.clickable):
+                node.layout_only = True
+        title = TAB_TITLES[self.tab]
+        children: list[View] = [
+            Text(title, resource_id="action_bar_title", size=22, max_lines=1, padding=(0, 0),
+                 place=(px(63), px(47), px(63 + 30 * len(title)), px(120))),
+            View(cls="android.widget.ImageView", content_desc="More options", resource_id="overflow_action_button",
+                 clickable=True, focusable=True, icon=":", on_click=lambda: self.show_dialog("overflow"),
+                 place=(W - px(105), px(20), W, px(146))),
+        ]
+        if fab is not None:
+            fab.cls = "android.widget.Button"
+            side = px(252)
+            fab.place = ((W - side) // 2, bar_top - px(42) - side, (W + side) // 2, bar_top - px(42))
+            children.append(fab)
+        for i, t in enumerate(GOOGLE_TABS):
+            children.append(View(
+                cls="android.widget.FrameLayout", content_desc=TAB_TITLES[t], resource_id=f"tab_menu_{t}",
+                clickable=t != self.tab, focusable=True, selected=t == self.tab, size=12, align="center",
+                icon=TAB_TITLES[t][:1], background="#f0f4f9",
+                on_click=None if t == self.tab else lambda t=t: self.select_tab(t),
+                place=(i * W // len(GOOGLE_TABS), bar_top, (i + 1) * W // len(GOOGLE_TABS), H)))
+        body.place = (0, px(146), W, bar_top)
+        children.append(body)
+        if self.notice_tick == self.phone.ticks:  # a level deeper than the tab's first views, listed after them
+            children.append(View(cls="android.widget.FrameLayout", place=(px(417), px(54), px(919), px(97)),
+                                 children=[Text(PRIVACY_NOTICE, resource_id="body", size=12, max_lines=1,
+                                                padding=(0, 0))]))
+        return View(cls="android.widget.FrameLayout", resource_id="desk_clock_pager", absolute=True, weight=1,
+                    children=children)
+
+    @staticmethod
+    def _detach_fab(body: View) -> View | None:
+        """Take the tab's floating button out of its content (left as room of the same size) for the shell."""
+        for node in body.walk():
+            for i, child in enumerate(node.children):
+                if child.resource_id == "fab":
+                    node.children[i] = View(cls="android.view.View", width=child.width, height=child.height,
+                                            layout_only=True)
+                    return child
+        return None
+
+    def _tab_clock_google(self) -> View:
+        """Google Clock's Clock tab: the time and the date, each read out ("Sunday, October 15"), then each world
+        clock's name, how far ahead or behind it is ("+8h", "8 hours ahead") and its time."""
+        px, now, W = self._px, self.phone.now(), self.phone.width
+        shown = format_time(now.hour, now.minute, self._twenty_four())
+        date = now.strftime("%a, %b ") + str(now.day)
+        rows: list[View] = [
+            View(cls="android.view.View", layout_only=True, height=22 / 2.625),
+            Text(shown, resource_id="digital_clock", content_desc=shown, size=56, max_lines=1, padding=(24, 0),
+                 height=299 / 2.625),
+            Text(date, resource_id="date_and_next_alarm", content_desc=now.strftime("%A, %B ") + str(now.day),
+                 size=16, max_lines=1, padding=(24, 0), height=60 / 2.625),
+            View(cls="android.view.View", layout_only=True, height=187 / 2.625),
+        ]
+        for name in self.cities:
+            diff = next((o for c, _, o in CITIES if c == name), 0.0) - LOCAL_UTC_OFFSET
+            t = now + _dt.timedelta(hours=diff)
+            there = format_time(t.hour, t.minute, self._twenty_four())
+            hours = f"{abs(diff):g}"
+            ahead = (f"{'+' if diff > 0 else '-'}{hours}h", f"{hours} hour{'s' if abs(diff) != 1 else ''} "
+                     f"{'ahead' if diff > 0 else 'behind'}") if diff else ("", "")
+            rows.append(View(cls="android.widget.FrameLayout", absolute=True, height=159 / 2.625,
+                             on_long_click=lambda n=name: self.show_dialog("remove_city", city=n), children=[
+                                 Text(name, resource_id="city_name", size=16, max_lines=1, padding=(0, 0),
+                                      place=(px(84), px(22), px(84 + 28 * len(name)), px(82))),
+                                 *([Text(ahead[0], resource_id="hours_ahead", content_desc=ahead[1], size=14,
+                                         max_lines=1, padding=(0, 0), place=(px(84), px(82), px(146), px(137)))]
+                                   if diff else []),
+                                 Text(there, resource_id="digital_clock", content_desc=there, size=40, max_lines=1,
+                                      padding=(0, 0), place=(px(540), 0, W - px(84), px(159)))]))
+        rows.append(ImageButton("Add city", self.open_city_picker, resource_id="fab", icon="+"))  # to the shell
+        return Column(*rows, weight=1)
+
+    def _build_cities_google(self) -> View:
+        """Google Clock's city search as AndroidWorld's emulator lists it: Back, the field (its hint "Search for a
+        city"), "Clear text" once something is typed, and "Search for a city" in the middle until results show.
+        They show only from the input after a keystroke (:attr:`loading`): right after one the emulator still listed
+        the empty view (twice in the tuning run), yet a tap at the top of the list then picked a city. A city
+        matches when its name starts with the query."""
+        px, W = self._px, self.phone.width
+        q = self.city_query.strip().lower()
+        clear = px(147) if q else 0
+        children: list[View] = [
+            ImageButton("Back", self._close_cities, icon="<", place=(0, px(10), px(147), px(157))),
+            EditText(self.city_query, self._set_city_query, hint="Search for a city", key="city_search",
+                     resource_id="open_search_view_edit_text", on_submit=lambda: None,
+                     place=(px(147), px(21), W - clear, px(147))),
+        ]
+        if q:
+            children.append(ImageButton("Clear text", lambda: self._set_city_query(""), icon="x",
+                                        resource_id="open_search_view_clear_button",
+                                        place=(W - clear, px(21), W, px(147))))
+        items = [ListItem(name, country, lambda n=name: self.add_city(n), resource_id="city_item",
+                          title_id="city_name", subtitle_id="city_country", min_height=184 / 2.625)
+                 for name, country, _ in sorted(CITIES) if q and name.lower().startswith(q)]
+        if not q or self.loading:
+            children.append(Text("Search for a city", resource_id="search_empty_view", size=16, align="center",
+                                 padding=(0, 0), place=(px(383), px(517), px(698), px(886))))
+        elif items:
+            children.append(ScrollList(items, "cities:list", resource_id="search_results",
+                                       place=(0, px(147), W, self._app_height())))
+        else:
+            children.append(Text("No results", resource_id="search_empty_view", size=16, align="center",
+                                 padding=(0, 0), place=(px(383), px(517), px(698), px(886))))
+        return View(cls="android.widget.FrameLayout", absolute=True, weight=1, children=children)
 
     def dialog_overflow(self) -> View:
         """The More options menu: Settings opens the settings page, the other entries only close it."""
@@ -600,9 +767,12 @@ class ClockApp(App):
     def _set_city_query(self, value: str) -> None:
         self.city_query = value
         self.scroll["cities:list"] = 0
+        self.loading = self.google and bool(value.strip())
 
     def build_cities(self) -> View:
         """The city search page of the Clock tab."""
+        if self.google:
+            return self._build_cities_google()
         q = self.city_query.strip().lower()
         items = [ListItem(name, country, lambda n=name: self.add_city(n), resource_id="city_item",
                           title_id="city_name", subtitle_id="city_country")
