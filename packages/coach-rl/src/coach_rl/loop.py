@@ -50,18 +50,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from coach_rl import checkpoints
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
 from coach_rl.configs import TRAIN_SEED_STRIDE, RunConfig, load_config
 from coach_rl.envs import make_envs
 from coach_rl.evaluation import EvalReport
-from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state, snapshot_replay
+from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state
 
 if TYPE_CHECKING:
     from android_gym.trajectory import Trajectory
 
 __all__ = [
-    "BEST_DIR_NAME",
-    "LOOP_STATE_NAME",
     "LoopState",
     "TrainResult",
     "TrainingLoop",
@@ -76,18 +75,8 @@ __all__ = [
     "train",
 ]
 
-DRIFT_PROBE_NAME = "drift_probe.pt"
-"""Run-folder file of the KL probe (the warm-up policy's replies and distributions on fixed probe states)."""
-LOOP_STATE_NAME = "loop_state.pt"
-"""Checkpoint file with the loop counters, the loop's sampling generator and the global RNG states."""
-_POLICY_DIR = "policy"
-BEST_DIR_NAME = "best"
-"""Run-folder (and checkpoint) folder of the best policy by validation: ``policy/`` and ``best.json``."""
-_ALGORITHM_DIR = "algorithm"
 _TIMING_KEYS = ("env", "generation", "reward")
 _SEED_STRIDE = TRAIN_SEED_STRIDE
-_WHERE_KEYS = ("ray_address",)
-"""Settings a resumed run may change: where it runs, not what it computes (a new Ray head after the old one died)."""
 
 
 @dataclass
@@ -246,34 +235,6 @@ def collect_run_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
                          env_kwargs=kwargs)
 
 
-_BEST_INFO = "best.json"
-
-
-def _link_tree(src: Path, dst: Path) -> None:
-    """A copy of the folder ``src`` at ``dst`` made of hard links (copies where links fail)."""
-    from coach_rl.run import _link_or_copy
-
-    for item in sorted(src.rglob("*")):
-        target = dst / item.relative_to(src)
-        if item.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _link_or_copy(item, target)
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Put the folder ``new`` at ``target`` (two renames; the old one goes after)."""
-    old = target.with_name(f".tmp-old-{target.name}-{os.getpid()}")
-    if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        os.replace(target, old)
-    os.replace(new, target)
-    if old.exists():
-        shutil.rmtree(old)
-
-
 def steps_per_success(episodes: Sequence[Any]) -> float:
     """Mean number of actions in the successful episodes (NaN when none succeeded)."""
     lengths = [len(t.steps) for t in episodes if float(t.success) >= 1.0]
@@ -346,16 +307,6 @@ class TrainingLoop:
 
     # -- set-up ------------------------------------------------------------------------------------------
 
-    def _check_resume_config(self) -> None:
-        saved = load_config(self.run.read_config())
-        diff = saved.differences(self.config, ignore=_WHERE_KEYS)
-        if diff:
-            shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(diff.items())[:8])
-            raise ValueError(
-                f"{self.run.path} holds a run with a different configuration ({shown}); resume it with the same "
-                "configuration, or pick another output_dir (or pass fresh=True / --fresh to start over)"
-            )
-
     def setup(self, *, resume: bool = True) -> None:
         """Build everything: from the latest checkpoint when ``resume`` finds one, else fresh (warm-up + eval)."""
         torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", torch.get_num_threads()))))
@@ -364,7 +315,7 @@ class TrainingLoop:
         hf_logging.disable_progress_bar()  # "Writing model shards" bars on every checkpoint
         checkpoint = self.run.latest_checkpoint() if resume else None
         if checkpoint is not None:
-            self._check_resume_config()
+            checkpoints.check_resume_config(self.run, self.config)
         self._open_trackers(checkpoint)
         if checkpoint is not None:
             self._restore(checkpoint)
@@ -388,18 +339,7 @@ class TrainingLoop:
     def _fresh(self) -> None:
         started = time.perf_counter()
         cpu_started = time.process_time()
-        for item in (self.run.metrics_path, self.run.path / DRIFT_PROBE_NAME, *self.run.path.glob("eval_*.json")):
-            item.unlink(missing_ok=True)
-        if (self.run.path / "episodes").exists():
-            shutil.rmtree(self.run.path / "episodes")
-        if self.run.checkpoints_dir.exists():
-            shutil.rmtree(self.run.checkpoints_dir)
-            self.run.checkpoints_dir.mkdir()
-        if (self.run.path / BEST_DIR_NAME).exists():
-            shutil.rmtree(self.run.path / BEST_DIR_NAME)
-        replay_dir = Path(self.args.replay_dir)
-        if replay_dir.exists():
-            shutil.rmtree(replay_dir)
+        checkpoints.clear_run_folder(self.run, Path(self.args.replay_dir))  # an earlier run in the same folder
         self.run.write_config(self.config.to_dict())
         from transformers import set_seed
 
@@ -442,14 +382,15 @@ class TrainingLoop:
         """Policy, critic and evaluation-before from another run's checkpoint (``init_from``); fresh optimisers."""
         if not (checkpoint / "MANIFEST.json").is_file():
             raise FileNotFoundError(f"init_from={checkpoint} is not a complete coach-rl checkpoint (no MANIFEST.json)")
-        policy_dir = next((d for d in (checkpoint / _POLICY_DIR, checkpoint / "actor" / "policy") if d.is_dir()), None)
+        policy_dir = next((d for d in (checkpoint / checkpoints.POLICY_DIR, checkpoint / "actor" / "policy")
+                           if d.is_dir()), None)
         if policy_dir is None:
             raise FileNotFoundError(f"init_from={checkpoint} holds no policy (actor/policy/ or policy/)")
         self.model, self.tokenizer = load_policy_model(policy_dir, self.config)
         self.policy = make_policy(self.model, self.tokenizer, self.config)
         self._build_components()
         # an algorithm with a critic starts from the other run's critic when it has one
-        self.algorithm.load_critic(checkpoint / _ALGORITHM_DIR) or self.algorithm.load_critic(checkpoint)
+        self.algorithm.load_critic(checkpoint / checkpoints.ALGORITHM_DIR) or self.algorithm.load_critic(checkpoint)
         saved = checkpoint / "eval_before.json"
         if saved.is_file():
             report = EvalReport.from_dict(json.loads(saved.read_text()))
@@ -652,34 +593,20 @@ class TrainingLoop:
     # -- checkpoints --------------------------------------------------------------------------------------
 
     def save_checkpoint(self) -> Path:
-        """Write the checkpoint of the current iteration atomically (see :class:`coach_rl.run.RunDir`)."""
+        """Write the checkpoint of the current iteration atomically (:func:`coach_rl.checkpoints.write_checkpoint`)."""
         from coach_rl.nonfinite import check_weights
 
         check_weights([self.model, self.critic], self.state.iteration)  # never overwrite a good model by a NaN one
         manifest = {"algorithm": self.loop.algorithm, **asdict(self.state)}
-        with self.run.checkpoint(self.state.iteration, manifest) as tmp:
-            self.model.save_pretrained(tmp / _POLICY_DIR)
-            self.tokenizer.save_pretrained(tmp / _POLICY_DIR)
-            self.algorithm.save(tmp / _ALGORITHM_DIR)
-            snapshot_replay(self.replay, tmp)
-            torch.save({"state": asdict(self.state), "rng": capture_rng_state(),
-                        "loop_rng": self.rng.bit_generator.state, "stats": json.loads(json.dumps(self.stats, default=str))},
-                       tmp / LOOP_STATE_NAME)
-            best = self.run.path / BEST_DIR_NAME
-            if self.state.best_iteration is not None and (best / _BEST_INFO).is_file():
-                _link_tree(best, tmp / BEST_DIR_NAME)  # hard links: the best policy costs no space here
-            if self.eval_before is not None:
-                (tmp / "eval_before.json").write_text(self.eval_before.to_json())
-                sampled = self.run.path / "eval_before_sampled.json"
-                if sampled.is_file():
-                    shutil.copyfile(sampled, tmp / sampled.name)
-        return self.run.checkpoint_path(self.state.iteration)
+        return checkpoints.write_checkpoint(self.run, self.state, manifest, model=self.model, tokenizer=self.tokenizer,
+                                            algorithm=self.algorithm, replay=self.replay, loop_rng=self.rng,
+                                            stats=self.stats, eval_before=self.eval_before)
 
     def _restore(self, checkpoint: Path) -> None:
-        saved = torch.load(checkpoint / LOOP_STATE_NAME, map_location="cpu", weights_only=True)
+        saved = checkpoints.read_loop_state(checkpoint)
         self.state = LoopState(**saved["state"])
         self.stats = dict(saved.get("stats", {}))
-        self.model, self.tokenizer = load_policy_model(checkpoint / _POLICY_DIR, self.config)
+        self.model, self.tokenizer = load_policy_model(checkpoint / checkpoints.POLICY_DIR, self.config)
         self.policy = make_policy(self.model, self.tokenizer, self.config, version=self.state.policy_version)
         restore_replay(self.args.replay_dir, checkpoint)  # before the buffer opens (it would evict to capacity)
         self._build_components()
@@ -687,33 +614,15 @@ class TrainingLoop:
         acknowledge = getattr(self.collector, "acknowledge", None)
         if acknowledge is not None and self.state.acknowledged:  # the checkpoint holds them: never deliver them again
             acknowledge(self.state.acknowledged)
-        self.algorithm.load(checkpoint / _ALGORITHM_DIR)
-        if (checkpoint / "eval_before.json").is_file():
-            self.eval_before = EvalReport.from_dict(json.loads((checkpoint / "eval_before.json").read_text()))
-            (self.run.path / "eval_before.json").write_text(self.eval_before.to_json())
-            if (checkpoint / "eval_before_sampled.json").is_file():
-                shutil.copyfile(checkpoint / "eval_before_sampled.json", self.run.path / "eval_before_sampled.json")
-        self._restore_best_folder(checkpoint)
+        self.algorithm.load(checkpoint / checkpoints.ALGORITHM_DIR)
+        self.eval_before = checkpoints.restore_eval_before(checkpoint, self.run.path)
+        checkpoints.restore_best_folder(self.run.path, checkpoint)
         self.run.truncate_metrics(self.state.iteration)
         self.rng.bit_generator.state = saved["loop_rng"]
         restore_rng_state(saved["rng"])  # last: building trainers above re-seeds the global RNGs
         self.resumed_from = self.state.iteration
         self.echo(f"[coach-rl] resumed {self.run.path} from iteration {self.state.iteration} "
                   f"({self.state.env_steps} env steps so far)")
-
-    def _restore_best_folder(self, checkpoint: Path) -> None:
-        """Make ``best/`` the best policy the checkpoint knows: one saved after it (by iterations a resumed run
-        redoes) is dropped, so the folder always matches ``state.best_iteration``."""
-        best = self.run.path / BEST_DIR_NAME
-        saved = checkpoint / BEST_DIR_NAME
-        if saved.is_dir():
-            tmp = self.run.path / f".tmp-best-{os.getpid()}"
-            if tmp.exists():
-                shutil.rmtree(tmp)
-            _link_tree(saved, tmp)
-            _replace_dir(tmp, best)
-        elif best.exists():
-            shutil.rmtree(best)
 
     # -- validation (validation_every: keep the best policy) ---------------------------------------------
 
@@ -790,12 +699,12 @@ class TrainingLoop:
         tmp = self.run.path / f".tmp-best-{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
-        self.model.save_pretrained(tmp / _POLICY_DIR)
-        self.tokenizer.save_pretrained(tmp / _POLICY_DIR)
+        self.model.save_pretrained(tmp / checkpoints.POLICY_DIR)
+        self.tokenizer.save_pretrained(tmp / checkpoints.POLICY_DIR)
         info = {"iteration": self.state.best_iteration, "validation_success_rate": self.state.best_score,
                 "env_steps": self.state.env_steps, "validation": json.loads(report.to_json())}
-        (tmp / _BEST_INFO).write_text(json.dumps(info, indent=1))
-        _replace_dir(tmp, self.run.path / BEST_DIR_NAME)
+        (tmp / checkpoints.BEST_INFO_NAME).write_text(json.dumps(info, indent=1))
+        checkpoints.replace_dir(tmp, self.run.path / checkpoints.BEST_DIR_NAME)
 
     def restore_best(self) -> int | None:
         """Load the best policy by validation into the model (the evaluation after training then measures it).
@@ -812,13 +721,13 @@ class TrainingLoop:
             from safetensors.torch import load_file
 
             weights: dict[str, torch.Tensor] = {}
-            for shard in sorted((self.run.path / BEST_DIR_NAME / _POLICY_DIR).glob("*.safetensors")):
+            for shard in sorted((self.run.path / checkpoints.BEST_DIR_NAME / checkpoints.POLICY_DIR).glob("*.safetensors")):
                 weights.update(load_file(str(shard)))
             missing, unexpected = self.model.load_state_dict(weights, strict=False)
             tied = set(getattr(self.model, "all_tied_weights_keys", None) or
                        getattr(self.model, "_tied_weights_keys", None) or ())
             if [k for k in missing if k not in tied] or unexpected:
-                raise RuntimeError(f"the best policy in {self.run.path / BEST_DIR_NAME} does not fit the model: "
+                raise RuntimeError(f"the best policy in {self.run.path / checkpoints.BEST_DIR_NAME} does not fit the model: "
                                    f"missing {list(missing)[:5]}, unexpected {list(unexpected)[:5]}")
             if getattr(self.model.config, "tie_word_embeddings", False) and hasattr(self.model, "tie_weights"):
                 self.model.tie_weights()
@@ -1010,7 +919,7 @@ class TrainingLoop:
         if self._drift is None:
             from coach_rl.diagnostics import PolicyDrift
 
-            path = self.run.path / DRIFT_PROBE_NAME
+            path = self.run.path / checkpoints.DRIFT_PROBE_NAME
             if path.is_file():
                 self._drift = PolicyDrift.load(path)
             else:
