@@ -178,8 +178,10 @@ def test_resume_refuses_a_different_configuration(tmp_path: Path):
 
 @_quiet_trl
 def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
+    from coach_rl.components import build_policy_model, make_policy
     from coach_rl.configs import load_config
-    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
+    from coach_rl.loop import TrainingLoop
+    from coach_rl.warmup import collect_run_demos
 
     cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=2",
                                 "critic_pretrain_samples=3"])
@@ -202,9 +204,11 @@ def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
 
 @_quiet_trl
 def test_critic_pretrain_screen_negatives_add_other_goals_answers_on_shared_screens(tmp_path: Path):
+    from coach_rl.components import build_policy_model, make_policy
     from coach_rl.configs import load_config
-    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
+    from coach_rl.loop import TrainingLoop
     from coach_rl.prompting import screen_index_target
+    from coach_rl.warmup import collect_run_demos
 
     examples = {}
     for flag in (False, True):
@@ -293,9 +297,11 @@ def test_critic_pretrain_examples_can_be_labelled_by_the_prm(tmp_path: Path):
     """critic_pretrain_labels=prm: the PRM judges every candidate (paper Appendix B); the expert's answer stays 1."""
     from coach_reward.prm import ProcessRewardModel
     from coach_reward.tiny_models import build_tiny_causal_lm, scripted_backend
+    from coach_rl.components import build_policy_model, make_policy
     from coach_rl.configs import load_config
     from coach_rl.critic_data import critic_pretrain_examples
-    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
+    from coach_rl.loop import TrainingLoop
+    from coach_rl.warmup import collect_run_demos
 
     cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=OpenAppTaskEval", "sft_instances_per_task=1",
                                 "critic_pretrain_samples=2"])

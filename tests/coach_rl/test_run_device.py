@@ -15,8 +15,8 @@ import os
 import subprocess
 import sys
 
+from coach_rl.components import build_policy_model, load_policy_model
 from coach_rl.configs import load_config
-from coach_rl.loop import build_policy_model, load_policy_model
 
 
 def test_warm_up_and_training_share_the_runs_mixed_precision(tmp_path):
@@ -44,8 +44,8 @@ def test_policy_models_land_on_the_runs_device(tmp_path):
 
 def test_max_turns_caps_each_tasks_budget_when_max_episode_steps_is_unset():
     from android_gym.actions import Click
+    from coach_rl.components import run_env_kwargs
     from coach_rl.envs import make_envs
-    from coach_rl.loop import run_env_kwargs
 
     config = load_config("smoke", {"max_episode_steps": None, "max_turns": 2})
     kwargs = run_env_kwargs(config)

@@ -56,10 +56,11 @@ def build_data(checkpoint: Path, config_name: str, held_out_instances: int,
     """Training triples at the SFT demonstration states, held-out triples at evaluation-seed states (match labels)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from coach_rl.components import make_policy, run_policy_format
     from coach_rl.configs import load_config
     from coach_rl.critic_data import critic_pretrain_examples
     from coach_rl.demos import collect_demos
-    from coach_rl.loop import collect_run_demos, make_policy, run_policy_format
+    from coach_rl.warmup import collect_run_demos
 
     config = load_config(config_name)
     tasks = list(config.coach.tasks or [])

@@ -100,7 +100,7 @@ def run_variant(base: str, variant: str, seed: int, start: Path, args: argparse.
 
 def best_of_n(base: str, seed: int, start: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """ProRe best-of-N of the starting policy for every N and verifier."""
-    from coach_rl.loop import build_policy_model, make_policy
+    from coach_rl.components import build_policy_model, make_policy
 
     config = load_config(base, [*args.overrides, f"seed={seed}", f"policy_model={start}"])
     model, tokenizer = build_policy_model(config)

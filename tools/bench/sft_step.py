@@ -28,8 +28,9 @@ import torch
 import coach_rl.sft as sft
 from coach_reward import completion_loss
 from coach_reward.prm_training import run_prm_demo
+from coach_rl.components import build_policy_model, make_policy, run_training_tasks
 from coach_rl.configs import load_config
-from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
+from coach_rl.warmup import collect_run_demos
 
 
 def _warmup_step(config: Any, demos: Any, steps: int) -> dict[str, float]:
@@ -83,8 +84,7 @@ def main() -> None:
             tasks = list(config.coach.tasks or [])
             out["prm"] = _side_by_side(lambda: _prm_step(tasks, args.steps), args.repeats)
         if args.what in ("both", "warmup"):
-            loop = TrainingLoop(config, progress=False)
-            demos = collect_run_demos(config, loop.tasks)
+            demos = collect_run_demos(config, run_training_tasks(config))
             out["warmup"] = {"examples": len(demos), **_side_by_side(lambda: _warmup_step(config, demos, args.steps),
                                                                      args.repeats)}
     print(json.dumps(out, indent=2))

@@ -40,8 +40,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from android_gym.sim.latency import PRESETS  # noqa: E402
+from coach_rl.components import build_policy_model, make_policy  # noqa: E402
 from coach_rl.configs import load_config  # noqa: E402
-from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy  # noqa: E402
+from coach_rl.loop import TrainingLoop  # noqa: E402
+from coach_rl.warmup import collect_run_demos  # noqa: E402
 
 VARIANTS = ("coach-k1", "coach-k2", "coach-k4", "coach-k8", "coach-q", "coach-prm", "coach-prm-kl", "coach-prm-es",
             "coach-oracle", "grpo", "ppo", "dgrpo", "dgrpo-no-spa", "dgrpo-no-dapr", "dgrpo-no-fcf")
@@ -121,7 +123,7 @@ def warm_start(base: str, seed: int, out: Path, overrides: list[str]) -> Path:
     loop.model, loop.tokenizer = model, tokenizer
     loop.policy = make_policy(model, tokenizer, config)
     if config.loop.sft_instances_per_task and config.loop.sft_max_steps:
-        loop._sft(demos)
+        loop.sft(demos)
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)
     return target

@@ -272,8 +272,10 @@ def _cmd_warmup(args: argparse.Namespace) -> int:
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
-    from coach_rl.loop import TrainingLoop, build_policy_model, collect_run_demos, make_policy
+    from coach_rl.components import build_policy_model, make_policy
+    from coach_rl.loop import TrainingLoop
     from coach_rl.sft import demo_accuracy
+    from coach_rl.warmup import collect_run_demos
 
     config = _load(args)
     if not (config.loop.sft_instances_per_task and config.loop.sft_max_steps):
@@ -284,7 +286,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
     model, tokenizer = build_policy_model(config, demos)
     loop.model, loop.tokenizer = model, tokenizer
     loop.policy = make_policy(model, tokenizer, config)
-    loop._sft(demos)
+    loop.sft(demos)
     accuracy = demo_accuracy(loop.policy, demos, limit=64)
     out = Path(args.save or os.path.join(config.coach.output_dir, "sft_policy"))
     model.save_pretrained(out)
@@ -296,9 +298,9 @@ def _cmd_sft(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from coach_rl.components import load_policy_model, make_policy, run_env_kwargs, run_training_tasks
     from coach_rl.configs import load_config
     from coach_rl.evaluation import evaluate_policy
-    from coach_rl.loop import load_policy_model, make_policy, run_env_kwargs, run_training_tasks
     from coach_rl.run import RunDir
 
     policy_path = args.policy
@@ -377,6 +379,7 @@ def _best_of_n(args: argparse.Namespace, config: Any, policy: Any, tasks: list[s
 
 
 def _cmd_irr(args: argparse.Namespace) -> int:
+    from coach_rl.components import build_policy_model, make_policy
     from coach_rl.demos import collect_demos
     from coach_rl.irr import (
         irr_steps_from_demos,
@@ -385,7 +388,6 @@ def _cmd_irr(args: argparse.Namespace) -> int:
         plot_match_rate,
         write_irr_dataset,
     )
-    from coach_rl.loop import build_policy_model, make_policy
     from coach_rl.sft import sft_warmup
 
     config = _load(args)
@@ -409,7 +411,7 @@ def _cmd_irr(args: argparse.Namespace) -> int:
         if not tasks:
             raise ValueError("irr needs tasks: --tasks A,B or tasks=... in the config")
         n = args.instances or loop.sft_instances_per_task or 2
-        from coach_rl.loop import run_policy_format
+        from coach_rl.components import run_policy_format
 
         demos = collect_demos(run_policy_format(config), tasks, seeds=range(loop.sft_seed_offset, loop.sft_seed_offset + n))
         model, tokenizer = build_policy_model(config, demos)

@@ -50,10 +50,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from coach_rl import checkpoints
+from coach_rl import checkpoints, components, warmup
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
 from coach_rl.configs import TRAIN_SEED_STRIDE, RunConfig, load_config
-from coach_rl.envs import make_envs
 from coach_rl.evaluation import EvalReport
 from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state
 
@@ -64,14 +63,7 @@ __all__ = [
     "LoopState",
     "TrainResult",
     "TrainingLoop",
-    "build_policy_model",
-    "collect_run_demos",
-    "load_policy_model",
-    "make_policy",
     "rollout_oracle_metrics",
-    "run_env_kwargs",
-    "run_policy_format",
-    "run_training_tasks",
     "train",
 ]
 
@@ -135,104 +127,7 @@ class TrainResult:
         return self.eval_after.overall.success_rate - self.eval_before.overall.success_rate
 
 
-# -- building blocks ---------------------------------------------------------------------------------------
-
-
-def run_training_tasks(config: RunConfig) -> list[str]:
-    """The run's training tasks: the config's ``tasks``, else every task of its env's suite."""
-    if config.coach.tasks:
-        return list(config.coach.tasks)
-    from android_gym.tasks import list_tasks
-
-    suite = (config.coach.env_kwargs or {}).get("suite", "sim")
-    return list_tasks(suite)
-
-
-def run_env_kwargs(config: RunConfig) -> dict[str, Any]:
-    """The keyword arguments every env of the run is made with (step budget or ``max_turns`` cap, screenshots)."""
-    kwargs = dict(config.coach.env_kwargs or {})
-    steps = config.coach.max_episode_steps
-    if steps is not None:
-        kwargs["max_steps"] = steps
-    else:  # each task's own budget, capped at max_turns (Table 5's Max Turns)
-        kwargs["max_steps_cap"] = config.coach.max_turns
-    kwargs.setdefault("screenshot", config.loop.policy_mode != "xml")
-    return kwargs
-
-
-def run_policy_format(config: RunConfig) -> Any:
-    """The run's :class:`coach_rl.policy.PolicyFormat`: prompt mode, action format, history and pixel bounds."""
-    from coach_rl.policy import PolicyFormat
-
-    loop = config.loop
-    args = config.coach
-    # the parser maps smart-resized coordinates back with the same pixel bounds as the processor (Table 5)
-    kwargs: dict[str, Any] = {"mode": loop.policy_mode, "action_format": loop.action_format,
-                              "max_history": loop.max_history, "min_pixels": args.min_pixels,
-                              "max_pixels": args.max_pixels}
-    if loop.policy_max_label_chars is not None:
-        kwargs["max_label_chars"] = loop.policy_max_label_chars
-    if not loop.policy_action_space:
-        kwargs["action_space"] = ()
-    return PolicyFormat(**kwargs)
-
-
-def make_policy(model: Any, processing_class: Any, config: RunConfig, *, version: int = 0) -> Any:
-    """The :class:`coach_rl.policy.HFPolicy` of a run: its prompt format and the sampling settings of the config."""
-    from coach_rl.policy import HFPolicy
-
-    args = config.coach
-    image_processor = getattr(processing_class, "image_processor", None)
-    if image_processor is not None and hasattr(image_processor, "max_pixels"):
-        # the screenshots the policy sees are smart-resized within the run's pixel bounds (Table 5)
-        image_processor.min_pixels, image_processor.max_pixels = args.min_pixels, args.max_pixels
-    return HFPolicy(
-        model, processing_class, format=run_policy_format(config),
-        max_new_tokens=int(args.max_completion_length or 128), temperature=float(args.temperature),
-        top_p=float(args.top_p), max_prompt_tokens=args.max_prompt_length, batch_size=max(1, int(args.num_envs or 1)),
-        version=version,
-    )
-
-
-def build_policy_model(config: RunConfig, demos: Any = None) -> tuple[Any, Any]:
-    """The policy model and tokenizer: loaded from ``policy_model``, or built (``tiny``) on the demos' text; on the
-    run's device."""
-    loop = config.loop
-    if loop.policy_model != "tiny":
-        return load_policy_model(loop.policy_model, config)
-    from coach_reward.tiny_models import build_tiny_causal_lm
-
-    corpus = demos.corpus() if demos is not None else None
-    model, tokenizer = build_tiny_causal_lm(
-        vocab_size=loop.tiny_vocab_size, hidden_size=loop.tiny_hidden_size, num_layers=loop.tiny_num_layers,
-        num_heads=loop.tiny_num_heads, seed=int(config.coach.seed), corpus=corpus,
-    )
-    return model.to(config.coach.device), tokenizer
-
-
-def load_policy_model(path: str | os.PathLike[str], config: RunConfig) -> tuple[Any, Any]:
-    """A saved policy and its tokenizer, on the run's device (``config.coach.device``: the GPU unless ``use_cpu``).
-
-    Every model of a run starts where the policy is: the critic is copied from its backbone, the baselines' actor
-    steps and the rollouts run on the model's device. Loading on the CPU and leaving it there trained GRPO and the
-    critic on the CPU of a GPU machine."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = AutoModelForCausalLM.from_pretrained(path)
-    return model.to(config.coach.device), AutoTokenizer.from_pretrained(path)
-
-
-def collect_run_demos(config: RunConfig, tasks: Sequence[str]) -> Any:
-    """The sim expert's demonstrations of ``tasks`` for the run's SFT warm-up (and a tiny policy's tokenizer)."""
-    from coach_rl.demos import collect_demos
-
-    n = config.loop.sft_instances_per_task or 2  # a tiny tokenizer needs some text even without SFT
-    kwargs = dict(config.coach.env_kwargs or {})
-    kwargs.pop("latency", None)  # demonstrations are not timed
-    kwargs.pop("faults", None)
-    return collect_demos(run_policy_format(config), list(tasks),
-                         seeds=range(config.loop.sft_seed_offset, config.loop.sft_seed_offset + n),
-                         env_kwargs=kwargs)
+# -- metrics of a batch of episodes ---------------------------------------------------------------------
 
 
 def steps_per_success(episodes: Sequence[Any]) -> float:
@@ -283,7 +178,7 @@ class TrainingLoop:
         self.run = RunDir(self.args.output_dir, keep=config.loop.checkpoint_keep)
         self.progress = sys.stderr.isatty() if progress is None else bool(progress)
         self.echo = echo or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.tasks = run_training_tasks(config)
+        self.tasks = components.run_training_tasks(config)
         self.eval_tasks = list(config.loop.eval_tasks or self.tasks)
         self.state = LoopState()
         self.rng = np.random.default_rng(int(self.args.seed))
@@ -366,180 +261,54 @@ class TrainingLoop:
                        or (self.args.critic_pretrain_steps and not self.args.critic_pretrain_dataset))
         if needs_demos:
             t0 = time.perf_counter()
-            demos = collect_run_demos(self.config, self.tasks)
+            demos = warmup.collect_run_demos(self.config, self.tasks)
             self.stats["demos"] = {**demos.stats.as_dict(), "records": len(demos)}
             self.echo(f"[coach-rl] {len(demos)} demonstration steps from {demos.stats.kept} expert episodes "
                       f"({time.perf_counter() - t0:.1f} s)")
-        self.model, self.tokenizer = build_policy_model(self.config, demos)
-        self.policy = make_policy(self.model, self.tokenizer, self.config)
+        self.model, self.tokenizer = components.build_policy_model(self.config, demos)
+        self.policy = components.make_policy(self.model, self.tokenizer, self.config)
         if self.loop.sft_instances_per_task and self.loop.sft_max_steps:
-            self._sft(demos)
+            self.sft(demos)
         self._build_components()
         if self.args.critic_pretrain_steps and self.critic is not None:
             self._critic_pretrain(demos)
 
     def _warm_start(self, checkpoint: Path) -> None:
         """Policy, critic and evaluation-before from another run's checkpoint (``init_from``); fresh optimisers."""
-        if not (checkpoint / "MANIFEST.json").is_file():
-            raise FileNotFoundError(f"init_from={checkpoint} is not a complete coach-rl checkpoint (no MANIFEST.json)")
-        policy_dir = next((d for d in (checkpoint / checkpoints.POLICY_DIR, checkpoint / "actor" / "policy")
-                           if d.is_dir()), None)
-        if policy_dir is None:
-            raise FileNotFoundError(f"init_from={checkpoint} holds no policy (actor/policy/ or policy/)")
-        self.model, self.tokenizer = load_policy_model(policy_dir, self.config)
-        self.policy = make_policy(self.model, self.tokenizer, self.config)
+        self.model, self.tokenizer = components.load_policy_model(warmup.init_from_policy(checkpoint), self.config)
+        self.policy = components.make_policy(self.model, self.tokenizer, self.config)
         self._build_components()
         # an algorithm with a critic starts from the other run's critic when it has one
         self.algorithm.load_critic(checkpoint / checkpoints.ALGORITHM_DIR) or self.algorithm.load_critic(checkpoint)
-        saved = checkpoint / "eval_before.json"
-        if saved.is_file():
-            report = EvalReport.from_dict(json.loads(saved.read_text()))
-            sampled = self._saved_sampled_before(checkpoint)
-            if (report.meta.get("tasks") == self.eval_tasks and report.meta.get("seeds") == self.eval_seeds()
-                    and (sampled is not None or not self.loop.eval_samples_per_instance)):
-                self.eval_before = report  # same policy, same held-out instances: the same greedy evaluation
-                (self.run.path / "eval_before.json").write_text(report.to_json())
-                entry: dict[str, Any] = {
-                    "kind": "eval", "label": "before", "at_iteration": 0, "env_steps": 0,
-                    "success_rate": report.overall.success_rate, "ci_low": report.overall.ci_low,
-                    "ci_high": report.overall.ci_high, "episodes": report.overall.episodes,
-                    "steps_per_success": report.meta.get("steps_per_success", math.nan), "from": str(checkpoint)}
-                if sampled is not None:
-                    (self.run.path / "eval_before_sampled.json").write_text(sampled.to_json())
-                    s = sampled.overall
-                    entry.update({"sampled_success_rate": s.success_rate, "sampled_ci_low": s.ci_low,
-                                  "sampled_ci_high": s.ci_high, "sampled_episodes": s.episodes,
-                                  "sampled_steps_per_success": sampled.meta.get("steps_per_success", math.nan)})
-                self._log(entry)
+        reused = warmup.reuse_eval_before(checkpoint, self.run.path, self.config, self.eval_tasks, self.eval_seeds())
+        if reused is not None:  # same policy, same held-out instances: the same evaluation before training
+            self.eval_before, entry = reused
+            self._log(entry)
         self.echo(f"[coach-rl] started from {checkpoint}")
 
-    def _saved_sampled_before(self, checkpoint: Path) -> EvalReport | None:
-        """The sampled evaluation before training saved with ``checkpoint``, when it fits this run's settings."""
-        path = checkpoint / "eval_before_sampled.json"
-        n = int(self.loop.eval_samples_per_instance)
-        if not n or not path.is_file():
-            return None
-        report = EvalReport.from_dict(json.loads(path.read_text()))
-        meta = report.meta
-        fits = (meta.get("tasks") == self.eval_tasks and meta.get("samples_per_instance") == n
-                and meta.get("temperature") == float(self.args.temperature)
-                and sorted(set(meta.get("seeds", []))) == self.eval_seeds())
-        return report if fits else None
-
-    def _sft(self, demos: Any) -> None:
-        from coach_rl.sft import sft_warmup
-
-        t0 = time.perf_counter()
-        result = sft_warmup(
-            self.model, self.tokenizer,
-            demos.examples(self.policy, answer_noise=self.loop.sft_answer_noise, seed=int(self.args.seed)),
-            max_steps=self.loop.sft_max_steps,
-            learning_rate=self.loop.sft_learning_rate, per_device_train_batch_size=self.loop.sft_batch_size,
-            seed=int(self.args.seed), logging_steps=max(1, self.loop.sft_max_steps // 10), use_cpu=self.args.use_cpu,
-            # the run's mixed precision: the trainers built after it in this process share accelerate's state, which
-            # refuses a second setting ("AcceleratorState has already been initialized"), as on a GPU with TRL's bf16
-            bf16=bool(self.args.bf16), fp16=bool(self.args.fp16),
-        )
-        self.stats.update({"sft_steps": result.steps, "sft_loss": result.train_loss,
-                           "sft_final_loss": result.losses[-1] if result.losses else math.nan,
-                           "sft_seconds": time.perf_counter() - t0})
-        noise = f" ({self.loop.sft_answer_noise:.0%} of the answers replaced by noise)" if self.loop.sft_answer_noise else ""
-        self.echo(f"[coach-rl] SFT warm-up: {result.steps} steps on {result.examples} examples{noise}, loss "
-                  f"{result.train_loss:.3f} ({self.stats['sft_seconds']:.1f} s)")
+    def sft(self, demos: Any) -> None:
+        """SFT of the policy on the demonstrations (:func:`coach_rl.warmup.sft_warm_up`); stats ``sft_*``."""
+        self.stats.update(warmup.sft_warm_up(self.model, self.tokenizer, self.policy, demos, self.config, self.echo))
 
     def critic_pretrain_examples(self, demos: Any) -> list[tuple[str, str, int]]:
-        """Critic pre-training triples (:mod:`coach_rl.critic_data`): a saved PRM dataset, or the demonstrated
-        states with candidates labelled by ``critic_pretrain_labels`` (expert match or the run's PRM)."""
-        from coach_rl.critic_data import critic_pretrain_examples, prm_dataset_examples
-
-        if self.args.critic_pretrain_dataset:
-            return prm_dataset_examples(self.args.critic_pretrain_dataset)
-        return critic_pretrain_examples(
-            self.policy, demos, samples=self.loop.critic_pretrain_samples, contrast=self.loop.critic_pretrain_contrast,
-            seed=int(self.args.seed), labels=self.loop.critic_pretrain_labels,
-            prm=self.rewards.prm if self.rewards is not None else None,
-            screen_negatives=self.loop.critic_pretrain_screen_negatives)
+        """The critic's pre-training triples (:func:`coach_rl.warmup.critic_examples`), PRM labels by the run's PRM."""
+        prm = self.rewards.prm if self.rewards is not None else None
+        return warmup.critic_examples(self.config, self.policy, demos, prm)
 
     def rollout_state_examples(self, episodes_per_task: int) -> list[tuple[str, str, int]]:
-        """``(state, reply, label)`` at the states the warmed-up policy reaches itself (``critic_pretrain_rollouts``).
-
-        The policy plays each task's demonstrated instances (sampling, ``episodes_per_task`` episodes a task); at
-        every step where the sim's expert can say what it would do, its answer is a positive and the executed reply
-        plus ``critic_pretrain_samples`` more sampled replies are labelled by the expert match (the rule the PRM
-        dataset is built with). Needs the simulated phone's expert.
-        """
-        from android_gym import ActionFormatError
-        from coach_rl.diagnostics import StateOracle
-        from coach_rl.policy import PolicyRequest
-
-        if self.collector is None or not hasattr(self.collector, "collect") or not self.tasks:
-            raise ValueError("critic_pretrain_rollouts plays the warmed-up policy: it needs the local collector")
-        loop = self.loop
-        instances = max(1, int(loop.sft_instances_per_task or 1))
-        seeds, options = [], []
-        for i in range(episodes_per_task * len(self.tasks)):
-            seeds.append(loop.sft_seed_offset + (i // len(self.tasks)) % instances)
-            options.append({"task": self.tasks[i % len(self.tasks)]})
-        was = self.rewards.oracle_diagnostics
-        self.rewards.oracle_diagnostics = True
-        try:
-            batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False)
-        finally:
-            self.rewards.oracle_diagnostics = was
-        visited = [r for r in batch.records if r.oracle]
-        if not visited:
-            raise ValueError("critic_pretrain_rollouts needs the simulated phone's expert in every state; the "
-                             f"{len(batch.records)} steps played had none (env {self.args.env_id})")
-        fmt = run_policy_format(self.config)
-        samples = int(loop.critic_pretrain_samples)
-        extra: list[list[str]] = [[] for _ in visited]
-        if samples and not getattr(self.policy, "is_multimodal", False):
-            generated = self.policy._generate([r.prompt for r in visited for _ in range(samples)],
-                                              [r.prompt_text for r in visited for _ in range(samples)], False)
-            extra = [[text for text, _, _ in generated[i * samples:(i + 1) * samples]] for i in range(len(visited))]
-        examples: list[tuple[str, str, int]] = []
-        for record, more in zip(visited, extra):
-            oracle = StateOracle.from_json(record.oracle)
-            request = PolicyRequest(instruction="", elements=oracle.elements, screen_size=oracle.screen_size)
-            seen = set()
-            try:
-                answer = fmt.answer_for(oracle.expert, request, type_presses_enter=True)
-                examples.append((record.prompt_text, answer, 1))
-                seen.add(answer.strip())
-            except ActionFormatError:
-                pass  # the format cannot write the expert's action here: the replies are still labelled
-            for text in [record.response, *more]:
-                if text.strip() not in seen:
-                    seen.add(text.strip())
-                    examples.append((record.prompt_text, text, int(oracle.label_reply(text, fmt))))
-        return examples
+        """Triples at the states the warmed-up policy reaches (:func:`coach_rl.warmup.rollout_state_examples`)."""
+        return warmup.rollout_state_examples(self.config, self.tasks, self.policy, self.collector, self.rewards,
+                                             episodes_per_task)
 
     def _critic_pretrain(self, demos: Any) -> None:
-        from coach_rl.critic import critic_pretrain
-
+        """The critic's pre-training on the demos (and ``critic_pretrain_rollouts``); stats ``critic_pretrain_*``."""
         t0 = time.perf_counter()
         examples = self.critic_pretrain_examples(demos)
         if self.loop.critic_pretrain_rollouts:
             visited = self.rollout_state_examples(self.loop.critic_pretrain_rollouts)
             self.stats["critic_pretrain_rollout_examples"] = len(visited)
             examples += visited
-        args = self.args
-        lr = args.critic_pretrain_learning_rate or args.critic_learning_rate
-        result = critic_pretrain(self.critic, examples, learning_rate=lr,
-                                 epochs=max(1, math.ceil(args.critic_pretrain_steps * args.critic_batch_size
-                                                         / max(1, len(examples)))),
-                                 batch_size=args.critic_batch_size, max_steps=args.critic_pretrain_steps,
-                                 warmup_ratio=args.critic_warmup_ratio, max_grad_norm=args.critic_max_grad_norm,
-                                 seed=int(args.seed), balanced=args.critic_pretrain_balanced,
-                                 paired=args.critic_pretrain_paired)
-        positives = sum(label for _, _, label in examples)
-        self.stats.update({"critic_pretrain_examples": len(examples), "critic_pretrain_positives": positives,
-                           "critic_pretrain_steps": result.steps, "critic_pretrain_accuracy": result.accuracy,
-                           "critic_pretrain_final_loss": result.losses[-1] if result.losses else math.nan,
-                           "critic_pretrain_seconds": time.perf_counter() - t0})
-        self.echo(f"[coach-rl] critic pre-training: {result.steps} steps on {len(examples)} labelled actions "
-                  f"({positives} positive), accuracy {result.accuracy:.2f} "
-                  f"({self.stats['critic_pretrain_seconds']:.1f} s)")
+        self.stats.update(warmup.pretrain_critic(self.critic, examples, self.config, self.echo, started=t0))
 
     @property
     def critic(self) -> Any:
@@ -547,48 +316,22 @@ class TrainingLoop:
         return self.algorithm.critic if self.algorithm is not None else None
 
     def _build_components(self) -> None:
-        """Envs, replay, rewards, collector and the algorithm around ``self.model`` (fresh optimisers)."""
+        """Replay, rewards, envs, collector and the algorithm around ``self.model`` (fresh optimisers)."""
+        from coach_rl.nonfinite import attach_loop
         from coach_rl.replay import ReplayBuffer
         from coach_rl.rewards import build_reward_pipeline
-        from coach_rl.rollout import RolloutCollector
 
-        args = self.args
-        self.replay = ReplayBuffer(args.replay_dir, capacity=args.replay_size)
-        self.rewards = build_reward_pipeline(args)
-        if args.collector == "ray":
-            if args.critic_prm_candidates:
-                raise ValueError("critic_prm_candidates samples extra replies in the local collector; collector=ray "
-                                 "does not (set critic_prm_candidates=0)")
-            self.collector = self._ray_collector()
-        else:
-            self.envs = make_envs(args.env_id, int(args.num_envs), tasks=self.tasks,
-                                  env_kwargs=run_env_kwargs(self.config))
-            self.collector = RolloutCollector(self.envs, self.policy, rewards=self.rewards, keep_xml=False,
-                                              threads=self.loop.env_threads)
+        self.replay = ReplayBuffer(self.args.replay_dir, capacity=self.args.replay_size)
+        self.rewards = build_reward_pipeline(self.args)
+        self.envs, self.collector = components.build_collector(self.config, self.tasks, self.policy, self.rewards,
+                                                               self.run.path)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
         if self.algorithm.prm_candidates:  # extra replies per collected state for the PRM to label (Coach's critic)
             self.collector.candidates = int(self.algorithm.prm_candidates)
-        from coach_rl.nonfinite import attach_loop
-
         self.nonfinite = attach_loop(self)  # one NaN/inf monitor: policy, rewards, actor and critic (nonfinite/*)
         self.rewards.oracle_diagnostics = bool(self.loop.oracle_diagnostics)
         if self.loop.oracle_diagnostics:
-            self.algorithm.use_oracle_format(run_policy_format(self.config))
-
-    def _ray_collector(self) -> Any:
-        """``collector=ray``: one Ray actor per device, each playing whole episodes with the run's rewards."""
-        from coach_rl.distributed import RayCollector, SimDeviceSpec
-        from coach_rl.distributed.supervise import record_driver
-
-        args = self.args
-        kwargs = {**run_env_kwargs(self.config), "task": list(self.tasks)}
-        device = SimDeviceSpec(kwargs, env_id=args.env_id)
-        spool = args.spool_dir or str(self.run.path / "spool")
-        collector = RayCollector.from_config(device, self.policy, args, spool_dir=spool,
-                                             collector_kwargs={"rewards": self.rewards, "keep_xml": False},
-                                             base_seed=self.loop.train_seed_offset + _SEED_STRIDE * int(args.seed))
-        record_driver(self.run.path, spool, collector.gcs_address)  # for `coach-rl train`'s report of a lost head
-        return collector
+            self.algorithm.use_oracle_format(components.run_policy_format(self.config))
 
     # -- checkpoints --------------------------------------------------------------------------------------
 
@@ -606,8 +349,9 @@ class TrainingLoop:
         saved = checkpoints.read_loop_state(checkpoint)
         self.state = LoopState(**saved["state"])
         self.stats = dict(saved.get("stats", {}))
-        self.model, self.tokenizer = load_policy_model(checkpoint / checkpoints.POLICY_DIR, self.config)
-        self.policy = make_policy(self.model, self.tokenizer, self.config, version=self.state.policy_version)
+        self.model, self.tokenizer = components.load_policy_model(checkpoint / checkpoints.POLICY_DIR, self.config)
+        self.policy = components.make_policy(self.model, self.tokenizer, self.config,
+                                             version=self.state.policy_version)
         restore_replay(self.args.replay_dir, checkpoint)  # before the buffer opens (it would evict to capacity)
         self._build_components()
         self.replay.load_state_dict(json.loads((checkpoint / "replay_state.json").read_text()))
@@ -651,7 +395,7 @@ class TrainingLoop:
         iteration = state.iteration
         n = int(self.loop.validation_samples_per_instance)
         seeds = [seed for seed in self.validation_seeds() for _ in range(n)]
-        env_kwargs = run_env_kwargs(self.config)
+        env_kwargs = components.run_env_kwargs(self.config)
         env_kwargs.pop("latency", None)  # as the evaluation: the latency study times training only
         saved_rng = capture_rng_state()
         try:
@@ -970,7 +714,7 @@ class TrainingLoop:
         from coach_rl.evaluation import evaluate_policy
 
         t0 = time.perf_counter()
-        env_kwargs = run_env_kwargs(self.config)
+        env_kwargs = components.run_env_kwargs(self.config)
         env_kwargs.pop("latency", None)  # evaluation is not what the latency study times
         report, episodes = evaluate_policy(
             self.policy, self.eval_tasks, self.eval_seeds(), env_id=self.args.env_id, env_kwargs=env_kwargs,
