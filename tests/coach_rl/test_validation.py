@@ -210,6 +210,7 @@ def test_a_resume_drops_a_best_policy_saved_after_its_checkpoint(tmp_path: Path)
     """Killed after a validation wrote a new best/ but before the next checkpoint: the resumed run's best/ is the
     checkpoint's best (the iterations it redoes will validate again), so best/ always matches the resumed state."""
     from coach_rl.loop import TrainingLoop
+    from coach_rl.validation import save_best
 
     config = _smoke(tmp_path, "total_iterations=4", "checkpoint_every=2", "validation_every=1",
                     "validation_instances_per_task=1", "validation_samples_per_instance=2")
@@ -223,7 +224,7 @@ def test_a_resume_drops_a_best_policy_saved_after_its_checkpoint(tmp_path: Path)
     loop.run_iteration()  # iteration 3, no checkpoint
     # what a validation of iteration 3 that beat the best would have left behind, then the process is gone
     loop.state.best_iteration, loop.state.best_score = 3, 2.0
-    loop._save_best(loop.evaluate_episodes("probe")[0])
+    save_best(loop.run.path, loop.model, loop.tokenizer, loop.state, loop.evaluate_episodes("probe")[0])
     assert json.loads((tmp_path / "best" / "best.json").read_text())["iteration"] == 3
     loop.close()
 

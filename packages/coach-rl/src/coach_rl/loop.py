@@ -50,11 +50,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from coach_rl import checkpoints, components, warmup
+from coach_rl import checkpoints, components, validation, warmup
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
 from coach_rl.configs import TRAIN_SEED_STRIDE, RunConfig, load_config
 from coach_rl.evaluation import EvalReport
-from coach_rl.run import RunDir, capture_rng_state, restore_replay, restore_rng_state
+from coach_rl.run import RunDir, restore_replay, restore_rng_state
 
 if TYPE_CHECKING:
     from android_gym.trajectory import Trajectory
@@ -372,8 +372,7 @@ class TrainingLoop:
 
     def validation_seeds(self) -> list[int]:
         """Seeds of the validation instances: none trained on, demonstrated or in the held-out evaluation."""
-        start = self.loop.validation_seed_offset
-        return list(range(start, start + self.loop.validation_instances_per_task))
+        return validation.validation_seeds(self.config)
 
     def validation_due(self, iteration: int) -> bool:
         """Whether the policy after ``iteration`` is validated: every ``validation_every`` and after the last one."""
@@ -383,72 +382,25 @@ class TrainingLoop:
     def validate(self) -> dict[str, Any]:
         """Sampled success of the current policy on the validation instances; kept in ``best/`` when it is the best.
 
-        The policy samples at its training temperature (as the held-out sampled evaluation does) from a generator
-        seeded by the run's seed and the iteration, inside a saved and restored RNG state: validating changes nothing
-        the training draws (exact resume holds, and the policies trained are those of a run without validation).
-        Its episodes count in ``validation_env_steps``, never in ``env_steps`` or the ``max_env_steps`` budget.
+        Validating changes nothing the training draws (:func:`coach_rl.validation.sample_validation`). Its episodes
+        count in ``validation_env_steps``, never in ``env_steps`` or the ``max_env_steps`` budget.
         """
-        from coach_rl.evaluation import evaluate_policy
-
         t0 = time.perf_counter()
         state = self.state
-        iteration = state.iteration
-        n = int(self.loop.validation_samples_per_instance)
-        seeds = [seed for seed in self.validation_seeds() for _ in range(n)]
-        env_kwargs = components.run_env_kwargs(self.config)
-        env_kwargs.pop("latency", None)  # as the evaluation: the latency study times training only
-        saved_rng = capture_rng_state()
-        try:
-            torch.manual_seed(int(self.args.seed) * 1_000_003 + 7_919 * iteration + 17)
-            report, episodes = evaluate_policy(
-                self.policy, self.eval_tasks, seeds, env_id=self.args.env_id, env_kwargs=env_kwargs,
-                num_envs=max(1, int(self.args.num_envs)), greedy=False, with_reference=False,
-                meta={"label": f"validation_iter{iteration:04d}", "iteration": iteration,
-                      "env_steps": state.env_steps, "samples_per_instance": n,
-                      "temperature": float(self.args.temperature)},
-            )
-        finally:
-            restore_rng_state(saved_rng)
-        m = report.overall
-        score = float(m.success_rate)
-        state.validation_env_steps += sum(len(t.steps) for t in episodes)
-        state.validations.append([iteration, score])
-        improved = state.best_score is None or score > state.best_score  # ties keep the earlier policy
-        if improved:
-            state.best_iteration, state.best_score = iteration, score
-            state.validations_since_best = 0
-            self._save_best(report)
-        else:
-            state.validations_since_best += 1
-            patience = int(self.loop.early_stopping_patience)
-            if patience and state.validations_since_best >= patience:
-                state.stopped_early = True
+        report, episodes = validation.sample_validation(self.policy, self.config, self.eval_tasks, state.iteration,
+                                                        state.env_steps)
+        score = float(report.overall.success_rate)
+        if validation.note_validation(state, score, episodes, int(self.loop.early_stopping_patience)):
+            validation.save_best(self.run.path, self.model, self.tokenizer, state, report)
         seconds = time.perf_counter() - t0
         state.validation_seconds += seconds
-        record: dict[str, Any] = {
-            "kind": "validation", "iteration": iteration, "env_steps": state.env_steps,
-            "validation/success_rate": score, "validation/ci_low": m.ci_low, "validation/ci_high": m.ci_high,
-            "validation/episodes": m.episodes, "validation/env_steps": state.validation_env_steps,
-            "validation/best_iteration": state.best_iteration, "validation/best_success_rate": state.best_score,
-            "validation/since_best": state.validations_since_best, "validation/stopped_early": state.stopped_early,
-            "time/validation": seconds}
+        record = validation.validation_record(state, report, seconds)
         self._log(record)
-        self.echo(f"[coach-rl] validation after iteration {iteration}: sampled success {100 * score:.1f}% over "
-                  f"{m.episodes} episodes; best {100 * state.best_score:.1f}% (iteration {state.best_iteration})"
+        self.echo(f"[coach-rl] validation after iteration {state.iteration}: sampled success {100 * score:.1f}% over "
+                  f"{report.overall.episodes} episodes; best {100 * state.best_score:.1f}% "
+                  f"(iteration {state.best_iteration})"
                   + ("; stopping early" if state.stopped_early else ""))
         return record
-
-    def _save_best(self, report: EvalReport) -> None:
-        """Write the current policy to ``best/`` (a new folder swapped in: a kill leaves the old one or the new)."""
-        tmp = self.run.path / f".tmp-best-{os.getpid()}"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        self.model.save_pretrained(tmp / checkpoints.POLICY_DIR)
-        self.tokenizer.save_pretrained(tmp / checkpoints.POLICY_DIR)
-        info = {"iteration": self.state.best_iteration, "validation_success_rate": self.state.best_score,
-                "env_steps": self.state.env_steps, "validation": json.loads(report.to_json())}
-        (tmp / checkpoints.BEST_INFO_NAME).write_text(json.dumps(info, indent=1))
-        checkpoints.replace_dir(tmp, self.run.path / checkpoints.BEST_DIR_NAME)
 
     def restore_best(self) -> int | None:
         """Load the best policy by validation into the model (the evaluation after training then measures it).
@@ -462,26 +414,10 @@ class TrainingLoop:
             self.validate()
         best = self.state.best_iteration
         if best is not None and best != self.state.iteration:
-            from safetensors.torch import load_file
-
-            weights: dict[str, torch.Tensor] = {}
-            for shard in sorted((self.run.path / checkpoints.BEST_DIR_NAME / checkpoints.POLICY_DIR).glob("*.safetensors")):
-                weights.update(load_file(str(shard)))
-            missing, unexpected = self.model.load_state_dict(weights, strict=False)
-            tied = set(getattr(self.model, "all_tied_weights_keys", None) or
-                       getattr(self.model, "_tied_weights_keys", None) or ())
-            if [k for k in missing if k not in tied] or unexpected:
-                raise RuntimeError(f"the best policy in {self.run.path / checkpoints.BEST_DIR_NAME} does not fit the model: "
-                                   f"missing {list(missing)[:5]}, unexpected {list(unexpected)[:5]}")
-            if getattr(self.model.config, "tie_word_embeddings", False) and hasattr(self.model, "tie_weights"):
-                self.model.tie_weights()
+            validation.load_best_policy(self.model, self.run.path)
         self.policy_iteration = best
         if not any(r.get("kind") == "best" for r in self.run.read_metrics("best")):
-            self._log({"kind": "best", "best_iteration": best, "best_validation_success_rate": self.state.best_score,
-                       "final_iteration": self.state.iteration, "stopped_early": self.state.stopped_early,
-                       "validation/env_steps": self.state.validation_env_steps,
-                       "validation_seconds": self.state.validation_seconds,
-                       "validations": [list(v) for v in self.state.validations]})
+            self._log(validation.best_record(self.state))
         self.echo(f"[coach-rl] kept the policy of iteration {best} (validation sampled success "
                   f"{100 * (self.state.best_score or 0.0):.1f}%) of {self.state.iteration}"
                   + (", stopped early" if self.state.stopped_early else ""))
