@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -50,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from coach_rl import checkpoints, components, validation, warmup
+from coach_rl import checkpoints, components, held_out, validation, warmup
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
 from coach_rl.configs import TRAIN_SEED_STRIDE, RunConfig, load_config
 from coach_rl.evaluation import EvalReport
@@ -128,12 +127,6 @@ class TrainResult:
 
 
 # -- metrics of a batch of episodes ---------------------------------------------------------------------
-
-
-def steps_per_success(episodes: Sequence[Any]) -> float:
-    """Mean number of actions in the successful episodes (NaN when none succeeded)."""
-    lengths = [len(t.steps) for t in episodes if float(t.success) >= 1.0]
-    return sum(lengths) / len(lengths) if lengths else math.nan
 
 
 def rollout_oracle_metrics(records: Sequence[Any], prm: bool = False) -> dict[str, float]:
@@ -638,83 +631,17 @@ class TrainingLoop:
 
     def eval_seeds(self) -> list[int]:
         """Seeds of the held-out evaluation instances (the same before and after training)."""
-        start = self.loop.eval_seed_offset
-        return list(range(start, start + self.loop.eval_instances_per_task))
+        return held_out.eval_seeds(self.config)
 
     def evaluate(self, label: str) -> EvalReport:
         """Greedy evaluation on the held-out instances; writes ``eval_<label>.json`` and a metrics record."""
         return self.evaluate_episodes(label)[0]
 
     def evaluate_episodes(self, label: str) -> tuple[EvalReport, list[Trajectory]]:
-        """:meth:`evaluate`, also giving the evaluation's episodes (e.g. to count steps of the successful ones)."""
-        from coach_rl.evaluation import evaluate_policy
-
-        t0 = time.perf_counter()
-        env_kwargs = components.run_env_kwargs(self.config)
-        env_kwargs.pop("latency", None)  # evaluation is not what the latency study times
-        report, episodes = evaluate_policy(
-            self.policy, self.eval_tasks, self.eval_seeds(), env_id=self.args.env_id, env_kwargs=env_kwargs,
-            num_envs=max(1, int(self.args.num_envs)), greedy=True,
-            meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps},
-        )
-        report.meta["steps_per_success"] = steps_per_success(episodes)
-        if self.policy_iteration is not None:
-            report.meta["policy_iteration"] = self.policy_iteration
-        self._save_eval_episodes(label, episodes)
-        (self.run.path / f"eval_{label}.json").write_text(report.to_json())
-        m = report.overall
-        entry: dict[str, Any] = {
-            "kind": "eval", "label": label, "at_iteration": self.state.iteration, "env_steps": self.state.env_steps,
-            "success_rate": m.success_rate, "ci_low": m.ci_low, "ci_high": m.ci_high, "episodes": m.episodes,
-            "steps_per_success": steps_per_success(episodes)}
-        if self.policy_iteration is not None:  # validation_every: the best policy, not the last
-            entry["policy_iteration"] = self.policy_iteration
-        message = (f"[coach-rl] eval {label}: greedy success {100 * m.success_rate:.1f}% "
-                   f"[{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}] over {m.episodes} episodes")
-        n = int(self.loop.eval_samples_per_instance)
-        if n:
-            sampled, sampled_episodes = self._evaluate_sampled(label, env_kwargs, n)
-            s = sampled.overall
-            entry.update({"sampled_success_rate": s.success_rate, "sampled_ci_low": s.ci_low,
-                          "sampled_ci_high": s.ci_high, "sampled_episodes": s.episodes,
-                          "sampled_steps_per_success": steps_per_success(sampled_episodes)})
-            message += (f"; sampled (T={self.args.temperature:g}, {n} per instance) {100 * s.success_rate:.1f}% "
-                        f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}] over {s.episodes}")
-        entry["seconds"] = time.perf_counter() - t0
-        self._log(entry)
-        self.echo(message)
-        return report, episodes
-
-    def _save_eval_episodes(self, label: str, episodes: Sequence[Any]) -> None:
-        """Keep the greedy evaluation's episodes in ``episodes/eval_<label>/`` (report.md links android-gym's page)."""
-        folder = self.run.path / "episodes" / f"eval_{label}"
-        if folder.exists():
-            shutil.rmtree(folder)
-        for i, trajectory in enumerate(episodes):
-            trajectory.save(folder / f"{i:04d}-{trajectory.task}-{trajectory.seed}.json.gz")
-
-    def _evaluate_sampled(self, label: str, env_kwargs: dict[str, Any], n: int) -> tuple[EvalReport, list[Any]]:
-        """Every held-out instance ``n`` times with the policy sampling (``eval_<label>_sampled.json``).
-
-        Sampling draws from a generator seeded by the run's seed and the label, inside a forked RNG state, so the
-        evaluation is repeatable and leaves the training's random stream exactly as it was (exact resume holds).
-        """
-        from coach_rl.evaluation import evaluate_policy
-
-        seeds = [seed for seed in self.eval_seeds() for _ in range(n)]
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(self.args.seed) * 1_000_003 + sum(label.encode()))
-            report, episodes = evaluate_policy(
-                self.policy, self.eval_tasks, seeds, env_id=self.args.env_id, env_kwargs=env_kwargs,
-                num_envs=max(1, int(self.args.num_envs)), greedy=False, with_reference=False,
-                meta={"label": label, "iteration": self.state.iteration, "env_steps": self.state.env_steps,
-                      "samples_per_instance": n, "temperature": float(self.args.temperature)},
-            )
-        report.meta["steps_per_success"] = steps_per_success(episodes)
-        if self.policy_iteration is not None:
-            report.meta["policy_iteration"] = self.policy_iteration
-        (self.run.path / f"eval_{label}_sampled.json").write_text(report.to_json())
-        return report, episodes
+        """:meth:`evaluate`, also giving the evaluation's episodes (:func:`coach_rl.held_out.evaluate_held_out`)."""
+        return held_out.evaluate_held_out(self.policy, self.config, self.eval_tasks, label, self.run.path,
+                                          iteration=self.state.iteration, env_steps=self.state.env_steps,
+                                          policy_iteration=self.policy_iteration, log=self._log, echo=self.echo)
 
     # -- the whole run ------------------------------------------------------------------------------------
 
@@ -724,14 +651,8 @@ class TrainingLoop:
         return None if budget is None else max(0, int(budget) - self.state.env_steps)
 
     def evaluation_due(self) -> bool:
-        """Whether an ``eval_at_env_steps`` point has been reached that no ``eval_steps<N>.json`` covers yet (files,
-        not counters: a run resumed after a kill between its checkpoint and that evaluation still makes it)."""
-        reached = [p for p in self.loop.eval_at_env_steps or () if p <= self.state.env_steps]
-        if not reached:
-            return False
-        covered = max((int(f.stem[len("eval_steps"):]) for f in self.run.path.glob("eval_steps*.json")
-                       if f.stem[len("eval_steps"):].isdigit()), default=-1)
-        return max(reached) > covered
+        """Whether an ``eval_at_env_steps`` point has been reached that no evaluation covers yet."""
+        return held_out.evaluation_due(self.run.path, self.loop.eval_at_env_steps, self.state.env_steps)
 
     def finished(self, iteration: int | None = None) -> bool:
         """Whether the run is done after ``iteration`` (default: the last one completed): total_iterations reached,
