@@ -124,8 +124,8 @@ def test_state_oracle_round_trip_and_labels_on_a_sim_screen():
 def test_prm_agreement_with_the_expert_on_the_rollouts_own_steps_by_hand():
     """How a PRM's r_p on the policy's own steps agrees with "this is the sim expert's action" (the learned PRM of the
     main job: 0.86 accuracy on held-out demonstrations, 0.65 on its rollouts, below the majority class)."""
-    from coach_rl.loop import rollout_oracle_metrics
     from coach_rl.records import StepRecord
+    from coach_rl.rollout_metrics import rollout_oracle_metrics
 
     def step(r_p: float, match: float | None) -> StepRecord:
         return StepRecord(episode_id="e", step_index=0, num_steps=1, task="t", group="t:0", prompt=[], prompt_text="",

@@ -150,15 +150,15 @@ def test_rollout_plan_is_a_function_of_the_iteration(tmp_path: Path):
     cfg = load_config("smoke", [f"output_dir={tmp_path / 'a'}", "tasks=A,B,C", "rollout_batch_size=4"])
     loop = TrainingLoop(cfg, progress=False)
     loop.algorithm = build_algorithm("coach", cfg, *build_tiny_causal_lm(seed=0))
-    seeds, options = loop._rollout_plan(2)
+    seeds, options = loop.rollout_plan(2)
     assert seeds == [4, 5, 6, 7]
     assert [o["task"] for o in options] == ["B", "C", "A", "B"]  # round-robin continues across iterations
-    assert loop._rollout_plan(2) == (seeds, options)
+    assert loop.rollout_plan(2) == (seeds, options)
     grpo = TrainingLoop(load_config("smoke", [f"output_dir={tmp_path / 'b'}", "algorithm=grpo", "tasks=A,B",
                                               "rollout_batch_size=4", "num_generations=2"]), progress=False)
     grpo.algorithm = build_algorithm("grpo", grpo.config, *build_tiny_causal_lm(seed=0))
     assert grpo.algorithm.episodes_per_instance == 2
-    seeds, options = grpo._rollout_plan(1)
+    seeds, options = grpo.rollout_plan(1)
     assert seeds == [0, 0, 1, 1] and [o["task"] for o in options] == ["A", "A", "B", "B"]  # G=2 per instance
 
 
@@ -334,7 +334,7 @@ def test_the_rollout_plan_follows_the_algorithms_curriculum(tmp_path: Path):
     loop = TrainingLoop(cfg, progress=False)
     loop.algorithm = build_algorithm("dgrpo", cfg, *build_tiny_causal_lm(seed=0))
     assert loop._task_weights() is None  # nothing failed yet: round-robin
-    assert [o["task"] for o in loop._rollout_plan(1)[1]][::2] == ["A", "B", "C", "A", "B", "C"]
+    assert [o["task"] for o in loop.rollout_plan(1)[1]][::2] == ["A", "B", "C", "A", "B", "C"]
     curriculum = loop.algorithm.curriculum
     for _ in range(12):  # task A never succeeds, epoch after epoch, until the curriculum removes it
         curriculum.observe("A", [0.0, 0.0])
@@ -342,10 +342,10 @@ def test_the_rollout_plan_follows_the_algorithms_curriculum(tmp_path: Path):
         curriculum.observe("C", [1.0, 1.0])
         curriculum.end_epoch()
     assert curriculum.weight("A") == 0.0
-    seeds, options = loop._rollout_plan(3)
+    seeds, options = loop.rollout_plan(3)
     tasks = [o["task"] for o in options]
     assert "A" not in tasks and set(tasks) <= {"B", "C"} and len(tasks) == 12
-    assert loop._rollout_plan(3) == (seeds, options)  # a function of the iteration: resume-safe
+    assert loop.rollout_plan(3) == (seeds, options)  # a function of the iteration: resume-safe
 
 
 def test_a_run_killed_between_its_greedy_and_sampled_evaluation_after_does_both_again(tmp_path: Path):

@@ -60,7 +60,7 @@ def test_the_loop_plays_the_seeds_the_ranges_say(tmp_path: Path):
     ranges = instance_seed_ranges(config)
     assert loop.validation_seeds() == [2_000_000, 2_000_001, 2_000_002] == list(ranges["validation"])
     assert loop.eval_seeds() == list(ranges["evaluation"])
-    trained = {s for it in range(1, 6) for s in loop._rollout_plan(it)[0]}
+    trained = {s for it in range(1, 6) for s in loop.rollout_plan(it)[0]}
     assert trained <= set(ranges["training"])
     assert not trained & set(loop.validation_seeds()) and not set(loop.eval_seeds()) & set(loop.validation_seeds())
 

@@ -4,9 +4,9 @@ r"""The training loop of paper Algorithm 1 around the pieces: rollout -> returns
 (:class:`coach_rl.run.RunDir`):
 
 1. **policy**: a checkpoint, or (``policy_model: tiny``) a small Qwen2 built locally whose tokenizer is
-   trained on the sim's expert demonstrations; optionally an SFT warm-up on those demonstrations
-   (:mod:`coach_rl.demos`, :mod:`coach_rl.sft`);
-2. **evaluation before** RL on held-out task instances (:func:`coach_rl.evaluation.evaluate_policy`);
+   trained on the sim's expert demonstrations; optionally an SFT warm-up on those demonstrations and the
+   critic's pre-training (:mod:`coach_rl.warmup`), or the policy and critic of another run (``init_from``);
+2. **evaluation before** RL on held-out task instances (:mod:`coach_rl.held_out`);
 3. **iterations**, each rollout -> rewards -> update -> checkpoint -> log -> evaluate:
 
    - **rollout**: the policy plays ``rollout_batch_size`` episodes in ``num_envs`` envs in lockstep
@@ -32,12 +32,16 @@ own generators, the loop's NumPy generator for replay sampling) and every episod
 the iteration, so the iterations after a resume produce the same numbers as an uninterrupted run (on the
 same machine and torch build). The checkpoint of iteration 0 is written right after the warm-up and the
 evaluation before training, so a run killed at any later moment never redoes them.
+
+This module says what happens when; the pieces live in modules named for them: :mod:`coach_rl.components` (the
+run's tasks, env settings, policy and collector), :mod:`coach_rl.warmup`, :mod:`coach_rl.rollout_plan` (which
+episodes an iteration plays), :mod:`coach_rl.rollout_metrics`, :mod:`coach_rl.checkpoints` (what a checkpoint holds,
+the run-folder files beside it), :mod:`coach_rl.validation` (and ``best/``) and :mod:`coach_rl.held_out`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -51,23 +55,16 @@ import torch
 
 from coach_rl import checkpoints, components, held_out, validation, warmup
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
-from coach_rl.configs import TRAIN_SEED_STRIDE, RunConfig, load_config
+from coach_rl.configs import RunConfig, load_config
 from coach_rl.evaluation import EvalReport
+from coach_rl.rollout_metrics import rollout_metrics, rollout_oracle_metrics
+from coach_rl.rollout_plan import rollout_plan, task_probabilities
 from coach_rl.run import RunDir, restore_replay, restore_rng_state
 
 if TYPE_CHECKING:
     from android_gym.trajectory import Trajectory
 
-__all__ = [
-    "LoopState",
-    "TrainResult",
-    "TrainingLoop",
-    "rollout_oracle_metrics",
-    "train",
-]
-
-_TIMING_KEYS = ("env", "generation", "reward")
-_SEED_STRIDE = TRAIN_SEED_STRIDE
+__all__ = ["LoopState", "TrainResult", "TrainingLoop", "train"]
 
 
 @dataclass
@@ -124,30 +121,6 @@ class TrainResult:
         if self.eval_before is None or self.eval_after is None:
             return None
         return self.eval_after.overall.success_rate - self.eval_before.overall.success_rate
-
-
-# -- metrics of a batch of episodes ---------------------------------------------------------------------
-
-
-def rollout_oracle_metrics(records: Sequence[Any], prm: bool = False) -> dict[str, float]:
-    """``diag/rollout_expert_match``: share of the actions taken in this rollout that were the sim expert's. With a
-    PRM, how its ``r_p`` on these steps (the policy's own states, not the demonstrations it was trained on) agrees with
-    "this is the expert's action": ``diag/prm_expert_agreement`` (r_p > 0.5 on the same side), the majority class's
-    share to read it against (``diag/prm_expert_majority``) and ``diag/prm_expert_auc``."""
-    known = [r for r in records if r.expert_match is not None]
-    if not known:
-        return {}
-    match = [float(r.expert_match) for r in known]
-    out = {"diag/rollout_expert_match": sum(match) / len(match)}
-    scored = [(float(r.process_reward), m >= 0.5) for r, m in zip(known, match) if not r.process_reward_missing]
-    if prm and scored:
-        from coach_rl.diagnostics import binary_auc
-
-        share = sum(y for _, y in scored) / len(scored)
-        out["diag/prm_expert_agreement"] = sum((v > 0.5) == y for v, y in scored) / len(scored)
-        out["diag/prm_expert_majority"] = max(share, 1.0 - share)
-        out["diag/prm_expert_auc"] = binary_auc([v for v, _ in scored], [y for _, y in scored])
-    return out
 
 
 # -- the loop ---------------------------------------------------------------------------------------------
@@ -418,49 +391,15 @@ class TrainingLoop:
 
     # -- one iteration ------------------------------------------------------------------------------------
 
-    def _rollout_plan(self, iteration: int) -> tuple[list[int], list[dict[str, Any]]]:
-        """Seeds and tasks of this iteration's episodes: a function of the iteration only (resume-safe).
-
-        Tasks go round-robin over the training tasks; each task instance is played
-        ``algorithm.episodes_per_instance`` times (same seed; GRPO's group of G).
-        Episode seeds start at ``train_seed_offset + 10_000 * seed``, so runs with different seeds meet
-        different task instances.
-        """
-        args, loop = self.args, self.loop
-        n = int(args.rollout_batch_size)
-        group = int(self.algorithm.episodes_per_instance)
-        instances = max(1, n // group)
-        first = (iteration - 1) * instances
-        weights = self._task_weights()
-        picker = np.random.default_rng([int(args.seed), iteration]) if weights is not None else None
-        seeds, options = [], []
-        for j in range(instances):
-            index = first + j
-            seed = loop.train_seed_offset + _SEED_STRIDE * int(args.seed) + index
-            if picker is not None:  # a curriculum (e.g. DGRPO's failure filtering) weighs the tasks
-                task = str(picker.choice(self.tasks, p=weights))
-            else:
-                task = self.tasks[index % len(self.tasks)]
-            for _ in range(group):
-                seeds.append(seed)
-                options.append({"task": task})
-        return seeds, options
+    def rollout_plan(self, iteration: int) -> tuple[list[int], list[dict[str, Any]]]:
+        """Seeds and tasks of this iteration's episodes (:func:`coach_rl.rollout_plan.rollout_plan`), weighed by the
+        algorithm's curriculum: a function of the iteration only (resume-safe)."""
+        return rollout_plan(self.config, self.tasks, iteration, self.algorithm.episodes_per_instance,
+                            self._task_weights())
 
     def _task_weights(self) -> np.ndarray | None:
-        """Sampling probabilities over the training tasks from the algorithm's curriculum (None: round-robin).
-
-        An algorithm whose ``task_weights(tasks)`` gives ``{task: weight}`` (DGRPO's Failure Curriculum Filtering)
-        decides how often each task is played; None or all weights equal means round-robin.
-        """
-        given = self.algorithm.task_weights(self.tasks)
-        if given is None:
-            return None
-        w = np.array([max(0.0, float(given.get(t, 1.0))) for t in self.tasks])
-        if w.sum() <= 0:
-            raise RuntimeError("the curriculum removed every training task (all weights 0): nothing left to train on")
-        if np.allclose(w, w[0]):
-            return None
-        return w / w.sum()
+        """Sampling probabilities over the training tasks from the algorithm's curriculum (None: round-robin)."""
+        return task_probabilities(self.algorithm.task_weights(self.tasks), self.tasks)
 
     def run_iteration(self) -> dict[str, Any]:
         """One iteration of Algorithm 1, stage by stage; returns (and logs) its metrics record."""
@@ -490,7 +429,7 @@ class TrainingLoop:
 
     def _collect(self, iteration: int) -> Any:
         """This iteration's episodes: the rollout plan's seeds, stopped at the env-step budget when one is left."""
-        seeds, options = self._rollout_plan(iteration)
+        seeds, options = self.rollout_plan(iteration)
         left = self.steps_left()  # stop at the budget, not past it (the in-process collector; Ray's ends its round)
         budget = {"max_steps": left} if left is not None and getattr(self.collector, "exact_budget", False) else {}
         batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False, **budget)
@@ -513,7 +452,7 @@ class TrainingLoop:
     def _rollout_record(self, batch: Any, reward_stats: dict[str, Any], rollout_seconds: float,
                         t_store: float) -> dict[str, Any]:
         """The rollout's metrics: success and steps, the collector's own, the reward calls, the oracle's view."""
-        out = self._rollout_metrics(batch, list(batch.trajectories), rollout_seconds)
+        out = rollout_metrics(batch, rollout_seconds)
         out["time/replay"] = time.perf_counter() - t_store
         out.update({k: v for k, v in getattr(batch, "metrics", {}).items() if isinstance(v, (int, float))})
         out.update({k: v - reward_stats[k] for k, v in self.rewards.stats.as_dict().items()})
@@ -603,29 +542,6 @@ class TrainingLoop:
                                                 max_new_tokens=int(self.args.max_completion_length or 32))
                 self._drift.save(path)
         return self._drift
-
-    def _rollout_metrics(self, batch: Any, trajectories: list[Any], seconds: float) -> dict[str, Any]:
-        n = len(trajectories)
-        records = batch.records
-        steps = len(records)
-        wins = sum(t.success >= 1.0 for t in trajectories)
-        returns0 = [r.return_t for r in records if r.step_index == 0]
-        errors = sum(1 for r in records if r.parse_error)
-        scored = [r.process_reward for r in records if not r.process_reward_missing]
-        out: dict[str, Any] = {
-            "rollout/episodes": n, "rollout/steps": steps, "rollout/successes": wins,
-            "rollout/success_rate": wins / n if n else 0.0,
-            "rollout/return_mean": float(np.mean(returns0)) if returns0 else 0.0,
-            "rollout/outcome_mean": float(np.mean([r.outcome_reward for r in records if r.step_index == 0])) if n else 0.0,
-            "rollout/process_reward_mean": float(np.mean(scored)) if scored else math.nan,
-            "rollout/episode_length": steps / n if n else 0.0,
-            "rollout/parse_error_rate": errors / steps if steps else 0.0,
-            "time/rollout": seconds,
-        }
-        stats = batch.stats
-        for key in _TIMING_KEYS:
-            out[f"time/{key}"] = float(getattr(stats, f"{key}_seconds"))
-        return out
 
     # -- evaluation ---------------------------------------------------------------------------------------
 
