@@ -8,6 +8,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from coach_rl import checkpoints, components, held_out, rollout_metrics, rollout_plan, validation, warmup
 from coach_rl import loop as loop_module
 from coach_rl.algorithms import (
     Algorithm,
@@ -76,10 +77,13 @@ def test_shipped_algorithms_inherit_the_hooks_and_override_what_they_need():
 
 
 def test_the_loop_never_probes_the_algorithm_or_branches_on_its_name():
-    tree = ast.parse(inspect.getsource(loop_module))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
-            target = ast.unparse(node.args[0])
-            assert "algorithm" not in target, f"line {node.lineno}: {ast.unparse(node)}"
-        if isinstance(node, ast.Compare) and "loop.algorithm" in ast.unparse(node.left):
-            raise AssertionError(f"line {node.lineno} branches on the algorithm's name: {ast.unparse(node)}")
+    # the loop and the modules it keeps its set-up, checkpoints, validation and evaluation in
+    for module in (loop_module, checkpoints, components, held_out, rollout_metrics, rollout_plan, validation, warmup):
+        tree = ast.parse(inspect.getsource(module))
+        for node in ast.walk(tree):
+            where = f"{module.__name__} line {getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
+                target = ast.unparse(node.args[0])
+                assert "algorithm" not in target, f"{where}: {ast.unparse(node)}"
+            if isinstance(node, ast.Compare) and "loop.algorithm" in ast.unparse(node.left):
+                raise AssertionError(f"{where} branches on the algorithm's name: {ast.unparse(node)}")
