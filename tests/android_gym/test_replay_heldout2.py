@@ -229,3 +229,34 @@ def test_androidworld_runs_get_google_clocks_layout_and_androidlabs_keep_theirs(
     tabs = [e for e in _plain_sim(sim_ui_elements(lab.dump())) if _resource_tail(e).startswith("tab_menu_")]
     assert [(e["text"], e["is_clickable"]) for e in tabs] == [("Alarm", False), ("Clock", True), ("Timer", True),
                                                               ("Stopwatch", True)]
+
+
+def test_gboard_shows_its_suggestion_slots_while_a_word_is_typed_on_its_keys():
+    """After "m" typed on Gboard's keys the tuning run ClockStopWatchRunning lists "m", "my", "me" where the shortcuts
+    were; the sim lists the typed word and two undescribed slots (Gboard's completions come from its dictionary).
+    ``input text`` (AndroidWorld's typing) composes nothing, and a space ends the word."""
+    from android_gym.replay import _plain_sim, sim_ui_elements
+    from android_gym.sim.phone import SimPhone
+
+    phone = SimPhone()
+    phone.launch("com.google.android.deskclock")
+    phone.apps["com.google.android.deskclock"].open_city_picker()
+    phone.invalidate()
+
+    def header() -> list[tuple[str, tuple]]:
+        return [(e["content_description"] or "", e["bbox_pixels"]) for e in _plain_sim(sim_ui_elements(phone.dump()))
+                if "inputmethod" in (e["package_name"] or "") and e["bbox_pixels"][1] < 1640
+                and e["bbox_pixels"][1] > 1500]
+
+    shortcuts = [d for d, _ in header()]
+    assert shortcuts[1:6] == ["Sticker Keyboard", "GIF Keyboard", "Clipboard", "Settings", "Theme settings"]
+    phone.tap(900, 2000)  # "m"
+    assert [d for d, _ in header()] == ["More features", "m", "", "", "Voice input"]
+    lefts = [box[0] for _, box in header()][1:4]
+    assert all(abs(a - b) <= 6 for a, b in zip(lefts, (115, 387, 693)))  # about where the emulator has them
+    phone.tap(486 + 50, 2000)  # "v": one word
+    assert [d for d, _ in header()][1] == "mv"
+    phone.tap(540, 2190)  # Space ends it
+    assert [d for d, _ in header()] == shortcuts
+    phone.shell("input text paris")
+    assert [d for d, _ in header()] == shortcuts

@@ -42,6 +42,21 @@ _TOOLBAR = (("Sticker Keyboard", "stk"), ("GIF Keyboard", "GIF"), ("Clipboard", 
 with no resource name), as the real episodes list it while no word is being suggested."""
 
 
+_SUGGESTION_WIDTHS = (272, 306, 272)
+"""Gboard's suggestion slots (px at 1080 wide) between "More features" and "Voice input" while a word is typed on
+its keys: the second held-out source's tuning run ClockStopWatchRunning of 2025-12-13T21:50 lists, after "m" and
+"v" typed on the keys, "m", "my", "me" and "v", "very", "video" there (``FrameLayout``s described by the word)."""
+
+
+def _suggestions(composing: str, press: Callable[[str], None]) -> list[View]:
+    """The three slots: the typed word (a tap keeps it and adds a space), then two of Gboard's completions, which
+    come from its dictionary and its learning: the sim does not know them, so it lists the slots undescribed."""
+    return [View(cls="android.widget.FrameLayout", content_desc=composing if i == 0 else "", text="", clickable=True,
+                 long_clickable=True, focusable=True, weight=width,
+                 on_click=(lambda: press("suggestion")) if i == 0 else None, icon=composing if i == 0 else "",
+                 size=16) for i, width in enumerate(_SUGGESTION_WIDTHS)]
+
+
 def _tool(desc: str, icon: str, tell: Callable[[str], None]) -> View:
     return View(cls="android.widget.FrameLayout", content_desc=desc, text="", clickable=True, weight=1.0,
                 on_click=lambda: tell(f"{desc} is not available"), icon=icon, size=14)
@@ -82,11 +97,13 @@ def _number_pad(enter_label: str, type_char: Callable[[str], None], press: Calla
 
 def build_keyboard(shift: bool, symbols: bool, enter_label: str, type_char: Callable[[str], None],
                    press: Callable[[str], None], *, digits_row: bool = False, emoji: bool = True,
-                   say: Callable[[str], None] | None = None, number_pad: bool = False) -> View:
+                   say: Callable[[str], None] | None = None, number_pad: bool = False, composing: str = "") -> View:
     """The keyboard window's view. ``type_char(c)`` types one character; ``press(name)`` handles "shift",
-    "symbols", "delete", "enter" and "back" (the navigation strip's Back: hide the keyboard). ``digits_row``
-    puts the digits above the letters (Gboard's layout for a phone-number field here), without the emoji key;
-    ``say(text)`` answers the keys the sim has nothing behind (voice input, emoji, other keyboards)."""
+    "symbols", "delete", "enter", "suggestion" (the typed word's slot) and "back" (the navigation strip's Back: hide
+    the keyboard). ``digits_row`` puts the digits above the letters (Gboard's layout for a phone-number field
+    here), without the emoji key; ``say(text)`` answers the keys the sim has nothing behind (voice input, emoji,
+    other keyboards). While ``composing`` (a word typed on the keys) the header's shortcuts give way to Gboard's
+    three suggestion slots (:data:`_SUGGESTION_WIDTHS`)."""
     tell = say or (lambda _text: None)
     if number_pad:
         return _number_pad(enter_label, type_char, press)
@@ -97,7 +114,8 @@ def build_keyboard(shift: bool, symbols: bool, enter_label: str, type_char: Call
             _key("key_pos_header_access_points_menu", "More features", lambda: tell("No more features"), "+",
                  weight=1.03),
             View(cls="android.widget.LinearLayout", orientation=HORIZONTAL, weight=7.6, layout_only=True,
-                 children=[_tool(desc, icon, tell) for desc, icon in _TOOLBAR]),
+                 children=_suggestions(composing, press) if composing else
+                 [_tool(desc, icon, tell) for desc, icon in _TOOLBAR]),
             _key("key_pos_header_power_key", "Voice input", lambda: tell("Voice input is not available"), "mic",
                  weight=1.03),
         ]

@@ -232,6 +232,9 @@ class SimPhone:
         self.keyboard_shown = False
         self.keyboard_shift = False
         self.keyboard_symbols = False
+        self.ime_composing = ""
+        """The word typed on Gboard's keys since the last space, Enter or focus change (``input text`` composes
+        nothing): Gboard's header shows its suggestions instead of its shortcuts while there is one."""
         self._shift_pending = False  # set_focus on a field the current frame does not hold yet
         # Gboard left up with no field to type into: after Enter in the launcher's search panel the emulator's
         # keyboard stays (its row of digits, Enter) and an app opened from the results opens under it; Back,
@@ -481,6 +484,7 @@ class SimPhone:
             if key is not None:
                 self.keyboard_shift = self.keyboard_symbols = False
         self.focus = key
+        self.ime_composing = ""
         self.keyboard_shown = bool(key) and keyboard
         self.selection = False
         self.text_toolbar = False
@@ -495,6 +499,7 @@ class SimPhone:
 
     def _drop_focus(self) -> None:
         self.focus = None
+        self.ime_composing = ""
         self.keyboard_shown = False
         self.selection = False
         self.text_toolbar = False
@@ -510,6 +515,7 @@ class SimPhone:
     @_input_event
     def type_text(self, text: str) -> None:
         """Type ``text`` into the focused field (replacing a selection); no field focused: nothing happens."""
+        self.ime_composing = ""
         fieldv = self.focused_field()
         if fieldv is None or fieldv.on_text is None or not fieldv.enabled:
             return
@@ -864,6 +870,7 @@ class SimPhone:
         return view.identity
 
     def _ime_press(self, name: str) -> None:
+        composing = self.ime_composing
         if name == "back":
             self.back()
             return
@@ -873,14 +880,21 @@ class SimPhone:
             self.keyboard_symbols = not self.keyboard_symbols
         elif name == "delete":
             self._delete()
+            self.ime_composing = composing[:-1]
         elif name == "enter":
             self._enter()
+            self.ime_composing = ""
+        elif name == "suggestion":  # the typed word, Gboard's first suggestion: kept, followed by a space
+            self.type_text(" ")
         self.invalidate()
 
     def _ime_type(self, ch: str) -> None:
+        composing = self.ime_composing
         self.type_text(ch)
         if self.keyboard_shift:
             self.keyboard_shift = False
+        if self.focused_field() is not None:
+            self.ime_composing = composing + ch if ch.isalpha() else ""
 
     # --- frame building -----------------------------------------------------------------------
     @property
@@ -1000,8 +1014,9 @@ class SimPhone:
                 enter_label = "Search"
             else:
                 enter_label = "Next" if kind == "name" else "Enter"
+            suggest = self.ime_composing if kind in ("", "name", "sentence") and not focused.password else ""
             ime = self._system_window(("keyboard", self.keyboard_shift, self.keyboard_symbols, enter_label, kind,
-                                       kb_area), lambda: self._keyboard(enter_label, kind, kb_area))
+                                       kb_area, suggest), lambda: self._keyboard(enter_label, kind, kb_area, suggest))
             windows.append(ime.window)
             reused.append(ime)
 
@@ -1065,10 +1080,10 @@ class SimPhone:
             got = self._system_windows[key] = _ReusedWindow(window, entries, xml_nodes(entries))
         return got
 
-    def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds) -> Window:
+    def _keyboard(self, enter_label: str, kind: str, kb_area: Bounds, composing: str = "") -> Window:
         kview = build_keyboard(self.keyboard_shift, self.keyboard_symbols, enter_label, self._ime_type,
                                self._ime_press, digits_row=kind in ("phone", "dropdown", "visible_password"), say=self.toast,
-                               number_pad=kind == "number")
+                               number_pad=kind == "number", composing=composing)
         layout(kview, kb_area[0], kb_area[1], self.width, kb_area[3] - kb_area[1], self.scale)
         return Window(kview, IME_PACKAGE, kb_area, "keyboard")
 
@@ -1204,7 +1219,7 @@ class SimPhone:
 
     # --- snapshots ------------------------------------------------------------------------------
     _SYSTEM_FIELDS = ("settings", "files", "clock_ms", "foreground", "recents", "focus", "keyboard_shown",
-                      "keyboard_shift", "keyboard_symbols", "ime_detached", "selection", "text_toolbar", "clipboard", "toasts",
+                      "keyboard_shift", "keyboard_symbols", "ime_composing", "ime_detached", "selection", "text_toolbar", "clipboard", "toasts",
                       "ticks", "rng", "timezone", "shade", "shade_toggled")
 
     def state_bytes(self) -> bytes:
