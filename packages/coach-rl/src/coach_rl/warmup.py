@@ -169,11 +169,12 @@ def init_from_policy(checkpoint: Path) -> Path:
     return policy_dir
 
 
-def reuse_eval_before(checkpoint: Path, run_path: Path, config: RunConfig, eval_tasks: Sequence[str],
-                      eval_seeds: Sequence[int]) -> tuple[EvalReport, dict[str, Any]] | None:
+def reuse_eval_before(checkpoint: Path, run_path: Path, config: RunConfig, eval_tasks: list[str],
+                      eval_seeds: list[int]) -> tuple[EvalReport, dict[str, Any]] | None:
     """The evaluation before training that ``checkpoint`` (``init_from``) saved, when it evaluated the same held-out
     instances (and, with ``eval_samples_per_instance``, sampled them the same way): the same policy's evaluation, put
-    in ``run_path`` with its metrics record. None: this run evaluates its starting policy itself."""
+    in ``run_path`` with its metrics record (``eval_tasks`` and ``eval_seeds`` are lists, compared with the saved
+    ones). None: this run evaluates its starting policy itself."""
     saved = checkpoint / "eval_before.json"
     if not saved.is_file():
         return None
@@ -197,8 +198,8 @@ def reuse_eval_before(checkpoint: Path, run_path: Path, config: RunConfig, eval_
     return report, entry
 
 
-def _saved_sampled_before(checkpoint: Path, config: RunConfig, eval_tasks: Sequence[str],
-                          eval_seeds: Sequence[int]) -> EvalReport | None:
+def _saved_sampled_before(checkpoint: Path, config: RunConfig, eval_tasks: list[str],
+                          eval_seeds: list[int]) -> EvalReport | None:
     """The sampled evaluation before training saved with ``checkpoint``, when it fits this run's settings."""
     path = checkpoint / "eval_before_sampled.json"
     n = int(config.loop.eval_samples_per_instance)
