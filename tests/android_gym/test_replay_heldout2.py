@@ -260,3 +260,36 @@ def test_gboard_shows_its_suggestion_slots_while_a_word_is_typed_on_its_keys():
     assert [d for d, _ in header()] == shortcuts
     phone.shell("input text paris")
     assert [d for d, _ in header()] == shortcuts
+
+
+def test_androidworld_runs_put_the_home_screen_and_phone_where_the_emulator_has_them():
+    """A grid-tapping agent's taps land where the emulator's views are: every real home screen of both sources has
+    the dock at y 1873-2068 (the tuning run ExpenseDeleteSingle's (180, 2000) opened Phone; the sim's dock sat lower
+    and its page icons higher, so there the tap hit nothing and (540, 1200) opened Photos); that run's Phone has its
+    "key pad" button at 870-1017 x 1912-2059. The sim's own tasks keep their layout (the main job's screens)."""
+    from android_gym.replay import _plain_sim, sim_ui_elements
+    from android_gym.sim.phone import SimPhone
+
+    def boxes(phone) -> dict[str, tuple]:
+        return {e["content_description"]: e["bbox_pixels"] for e in _plain_sim(sim_ui_elements(phone.dump()))
+                if e["content_description"]}
+
+    env = _aw_env("ExpenseDeleteSingle")
+    try:
+        phone = env.unwrapped.device.phone
+        phone.home()
+        home = boxes(phone)
+        assert home["Phone"] == (76, 1873, 249, 2068) and home["Search"] == (75, 2125, 1004, 2290)
+        assert home["Photos"] == (561, 1479, 771, 1751) and home["Google Lens"] == (867, 2125, 993, 2290)
+        phone.tap(540, 1200)  # nothing there on the emulator
+        assert phone.foreground == "com.google.android.apps.nexuslauncher"
+        phone.tap(180, 2000)
+        assert phone.foreground == "com.google.android.dialer"
+        dialer = boxes(phone)
+        assert dialer["key pad"] == (870, 1912, 1017, 2059) and dialer["Contacts"] == (540, 2127, 810, 2337)
+        phone.tap(900, 2000)
+        assert phone.apps["com.google.android.dialer"].page == "dialpad"
+    finally:
+        env.close()
+    own = SimPhone()
+    assert boxes(own)["Phone"] != (76, 1873, 249, 2068)  # the sim's own layout, unchanged

@@ -170,14 +170,48 @@ class DialerApp(App):
                         for tab, label, rid in TABS])
         fab = Fab("key pad", self._open_dialpad, resource_id="dialpad_fab", icon="#")
         fab.dump_rank = 1
+        header = Text("", resource_id="anchored_header", height=8, dump_rank=1)
+        if getattr(self.phone, "android_world_emulator", False):
+            return self._emulator_main(search_bar, header, body, fab, tabs, bool(items))
         return Column(
             search_bar,
-            Text("", resource_id="anchored_header", height=8, dump_rank=1),
+            header,
             body,
             fab,
             tabs,
             cls="android.widget.FrameLayout", resource_id="main_layout", weight=1,
         )
+
+    def _emulator_main(self, search_bar: View, header: View, body: View, fab: View, tabs: View, listed: bool
+                       ) -> View:
+        """The tabs page at the bounds AndroidWorld's emulator gives it (AndroidWorld's runs only; the second held-out
+        source's tuning run ExpenseDeleteSingle of 2025-12-13T21:50 lists it on every step): the "key pad" button at
+        870-1017 x 1912-2059 (where a grid-tapping agent's (900, 2000) lands), the tabs over the bottom 210 px, the
+        empty Contacts tab's texts in the middle (216-864 x 1309-1432, "Create new contact" under it), the anchored
+        header at the top left, voice search and More options at the top right."""
+        k = self.phone.scale / 2.625
+        W = self.phone.width
+        H = self.phone.height - self.phone.status_bar_height - self.phone.nav_bar_height
+
+        def at(x1: float, y1: float, x2: float, y2: float, origin: float = 128) -> tuple[int, int, int, int]:
+            return round(x1 * k), round((y1 - origin) * k), round(x2 * k), round((y2 - origin) * k)
+
+        _text, voice, more = search_bar.children
+        search_bar.children = [voice, more]
+        search_bar.absolute, search_bar.place = True, at(0, 128, 1080, 330)
+        voice.place, more.place = at(774, 206, 900, 330), at(912, 149, 1038, 275)
+        header.place = at(0, 296, 147, 443)
+        fab.place = at(870, 1912, 1017, 2059)
+        tabs.place = (0, H - round(210 * k), W, H)
+        if listed:
+            body.place = (0, at(0, 443, 0, 0)[1], W, tabs.place[1])
+        else:
+            message, action = body.children
+            body.absolute, body.place = True, (0, 0, W, H)
+            message.place, action.place = at(216, 1309, 864, 1432), at(328, 1432, 752, 1548)
+        fab.key = None  # placed here, not by the phone
+        return View(cls="android.widget.FrameLayout", resource_id="main_layout", absolute=True, weight=1,
+                    children=[search_bar, header, body, fab, tabs])
 
     def _contact_rows(self) -> list[View]:
         """The Contacts tab's rows: "Create new contact", then each contact with its photo badge, the first of a

@@ -148,12 +148,50 @@ class LauncherApp(App):
         # share one row.
         hotseat = View(cls="android.view.ViewGroup", resource_id="hotseat", orientation=HORIZONTAL, height=96,
                        padding=(8, 8), children=[*dock, search])
+        if getattr(self.phone, "android_world_emulator", False):
+            return self._emulator_home(page, dock, search, hotseat)
         return Column(
             View(cls="android.widget.ScrollView", resource_id="workspace", scrollable=True, weight=1,
                  children=[page]),
             hotseat,
             cls="android.widget.FrameLayout", resource_id="drag_layer", weight=1,
         )
+
+    def _emulator_home(self, page: View, dock: list[View], search: View, hotseat: View) -> View:
+        """The same home screen at the bounds AndroidWorld's emulator gives it (AndroidWorld's runs only: the sim's
+        own tasks keep the layout above). Every real home screen of both sources lists the dock's icons 173 px wide
+        at y 1873-2068 from x 76, 252 px apart, the search bar below them (75-1004 x 2125-2290) with its Google,
+        voice and Lens buttons, the date at the top (y 292-354) and the page's icons at y 1479-1751 from x 309
+        (its first column empty), so a tap at a point hits what it hits there (a grid-tapping agent's (180, 2000)
+        opens Phone, (540, 1200) nothing)."""
+        px = self._px
+
+        def at(x1: float, y1: float, x2: float, y2: float, origin: float = 128) -> tuple[int, int, int, int]:
+            """A box of the emulator's screen (or, with ``origin`` 0, of its parent) in this window's pixels: the
+            app window starts under the 128 px status bar."""
+            return px(x1), px(y1 - origin), px(x2), px(y2 - origin)
+
+        full = (0, 0, self.phone.width, self.phone.height - self.phone.status_bar_height - self.phone.nav_bar_height)
+        date, *icons = page.children
+        date.place = at(99, 292, 1023, 354)
+        for i, icon in enumerate(icons):
+            icon.place = at(309 + 252 * i, 1479, 519 + 252 * i, 1751)
+        page.absolute, page.place = True, full
+        for i, icon in enumerate(dock):
+            icon.place = at(76 + 252 * i, 1873, 249 + 252 * i, 2068)
+        g_icon, _gap, mic, lens = search.children
+        search.absolute, search.place = True, at(75, 2125, 1004, 2290)
+        g_icon.place, mic.place, lens.place = at(11, 19, 137, 145, 0), at(666, 0, 792, 165, 0), at(792, 0, 918, 165, 0)
+        search.children = [g_icon, mic, lens]
+        hotseat.absolute, hotseat.place = True, full
+        workspace = View(cls="android.widget.ScrollView", resource_id="workspace", scrollable=True, absolute=True,
+                         place=full, children=[page])
+        return View(cls="android.widget.FrameLayout", resource_id="drag_layer", absolute=True, weight=1,
+                    children=[workspace, hotseat])
+
+    def _px(self, v: float) -> int:
+        """Pixels of the 1080 x 2400, 420 dpi emulator scaled to this phone's density."""
+        return round(v * self.phone.scale / 2.625)
 
     def open_search(self) -> None:
         """The dock's search bar: the launcher's search panel (the field takes a tap before the keyboard shows)."""
