@@ -289,6 +289,9 @@ def test_androidworld_runs_put_the_home_screen_and_phone_where_the_emulator_has_
         assert dialer["key pad"] == (870, 1912, 1017, 2059) and dialer["Contacts"] == (540, 2127, 810, 2337)
         phone.tap(900, 2000)
         assert phone.apps["com.google.android.dialer"].page == "dialpad"
+        phone.back()
+        phone.tap(135, 2232)  # Favorites: its one empty message, placed under the header
+        assert "No favorites yet" in phone.dump() and boxes(phone)["key pad"] == (870, 1912, 1017, 2059)
     finally:
         env.close()
     own = SimPhone()

@@ -203,12 +203,12 @@ class DialerApp(App):
         header.place = at(0, 296, 147, 443)
         fab.place = at(870, 1912, 1017, 2059)
         tabs.place = (0, H - round(210 * k), W, H)
-        if listed:
-            body.place = (0, at(0, 443, 0, 0)[1], W, tabs.place[1])
-        else:
+        if not listed and self.tab == "contacts":  # the empty Contacts tab: its message and its action
             message, action = body.children
             body.absolute, body.place = True, (0, 0, W, H)
             message.place, action.place = at(216, 1309, 864, 1432), at(328, 1432, 752, 1548)
+        else:  # a list, or another tab's empty message (no real screen shows where): under the header
+            body.place = (0, at(0, 443, 0, 0)[1], W, tabs.place[1])
         fab.key = None  # placed here, not by the phone
         return View(cls="android.widget.FrameLayout", resource_id="main_layout", absolute=True, weight=1,
                     children=[search_bar, header, body, fab, tabs])
