@@ -177,6 +177,17 @@ def test_further_stages_try_any_field_at_the_best_so_far_and_may_revisit_the_lea
     assert plan.extra_stages("coach")[1] == ("learning_rate", [5e-5, 1e-4])
 
 
+def test_a_stage_trying_a_trl_fields_default_reuses_the_run_at_the_configs_own_value(tmp_path: Path):
+    plan = SweepPlan("smoke", "x", str(tmp_path), 10, algorithms=["grpo"], stages=["grpo:num_iterations=1,2"])
+    sweep = Sweep(plan)
+    first = sweep.job("tune", "grpo", {"learning_rate": 1e-4}, 100).path
+    assert sweep.job("tune", "grpo", {"learning_rate": 1e-4, "num_iterations": 1}, 100).path == first
+    assert sweep.job("tune", "grpo", {"learning_rate": 1e-4, "num_iterations": 2}, 100).path != first
+    with pytest.raises(ValueError, match="'num_iteration', which is no config field"):
+        Sweep(SweepPlan("smoke", "x", str(tmp_path), 10, algorithms=["grpo"],
+                        stages=["grpo:num_iteration=1,2"])).base("grpo")
+
+
 def test_a_malformed_stage_or_one_the_sweep_sets_itself_is_refused():
     with pytest.raises(ValueError, match="LABEL:KEY=V1,V2"):
         SweepPlan("smoke", "x", "out", 10, stages=["coach:num_iterations"]).check()

@@ -229,7 +229,15 @@ class Sweep:
             from coach_rl.configs import load_config
 
             overrides = [*self.plan.overrides, *(f"{k}={_fmt(v)}" for k, v in algorithm_overrides(label).items())]
-            self._base[label] = load_config(self.plan.config, overrides).to_dict()
+            config = load_config(self.plan.config, overrides)
+            values = config.to_dict()
+            # to_dict leaves out TRL's fields at their defaults; a stage may tune one (num_iterations)
+            for key, _ in self.plan.extra_stages(label):
+                if key not in values:
+                    if not hasattr(config.coach, key):
+                        raise ValueError(f"the tuning stage of {label} names {key!r}, which is no config field")
+                    values[key] = getattr(config.coach, key)
+            self._base[label] = values
         return self._base[label]
 
     def job(self, stage: str, label: str, settings: Mapping[str, Any], seed: int) -> Job:
@@ -358,6 +366,8 @@ class Sweep:
         (self.out / "plan.json").write_text(json.dumps(asdict(plan), indent=2))
         for warning in self.warnings:
             self.echo(f"[sweep] warning: {warning}")
+        for label in plan.algorithms:  # a config or stage key that cannot load fails now, before any run
+            self.base(label)
         tuned = {label: self.tune(label) for label in plan.algorithms}
         finals = {label: [self.job("final", label, tuned[label]["best"], s) for s in plan.seeds]
                   for label in plan.algorithms}
