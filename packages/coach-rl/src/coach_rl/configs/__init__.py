@@ -480,7 +480,7 @@ def instance_seed_ranges(config: RunConfig) -> dict[str, range]:
     ``training`` (RL rollouts: at most ``rollout_batch_size`` instances per iteration, so an upper bound),
     ``evaluation`` (held out, before/after training) and ``validation`` (empty unless ``validation_every``)."""
     loop, coach = config.loop, config.coach
-    demos = loop.sft_instances_per_task or 2  # coach_rl.loop.collect_run_demos: a tiny tokenizer needs some text
+    demos = loop.sft_instances_per_task or 2  # coach_rl.warmup.collect_run_demos: a tiny tokenizer needs some text
     train_start = loop.train_seed_offset + TRAIN_SEED_STRIDE * int(coach.seed)
     validation = loop.validation_instances_per_task if loop.validation_every else 0
     return {
