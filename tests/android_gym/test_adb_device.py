@@ -427,7 +427,12 @@ def test_same_episode_same_observations_and_reward_in_process_and_over_adb(host_
     sim_env.close()
     assert expected[-1][1] == 1.0
 
-    adbd = start_adbd(host_adb)
+    # the sim behind adb stands in for AndroidWorld's emulator too (sim-adbd --android-world-emulator), as the
+    # AndroidWorld suite marks an in-process SimDevice (its apps as that emulator shows them: Google Clock, the home
+    # screen at the emulator's bounds); over adb the suite cannot tell a sim from the emulator
+    served = SimPhone()
+    served.android_world_emulator = True
+    adbd = start_adbd(host_adb, served)
     try:
         env = AndroidEnv(suite="android_world", task=task, device=connect(host_adb, adbd))
         obs, _ = env.reset(seed=7)

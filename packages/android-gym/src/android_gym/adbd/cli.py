@@ -64,6 +64,9 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default=None,
                         help="fault injection: KIND=RATE per call and/or KIND@CALL, comma separated "
                              f"(kinds: {', '.join(FAULT_KINDS)})")
+    parser.add_argument("--android-world-emulator", action="store_true",
+                        help="stand in for AndroidWorld's emulator: its apps as that emulator shows them (Google "
+                             "Clock, the home screen at its bounds), as an in-process AndroidWorld run gets them")
     parser.add_argument("--width", type=int, default=1080, help="screen width in pixels")
     parser.add_argument("--height", type=int, default=2400, help="screen height in pixels")
     parser.add_argument("--adb-server-port", type=int, default=None,
@@ -80,6 +83,7 @@ def build_device(args: argparse.Namespace) -> tuple[Any, Any]:
 
     faults = parse_faults(args.faults, seed=args.seed) if args.faults else None
     phone = SimPhone(width=args.width, height=args.height, seed=args.seed)
+    phone.android_world_emulator = bool(getattr(args, "android_world_emulator", False))
     device = SimDevice(phone, latency=args.latency, faults=faults, seed=args.seed)
     task = None
     phone.snapshot_save(BOOT_SNAPSHOT)
