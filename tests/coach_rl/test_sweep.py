@@ -93,7 +93,7 @@ def test_unequal_budgets_are_refused():
 
 def test_a_plan_that_tunes_on_a_final_seed_or_overrides_a_swept_key_is_refused():
     with pytest.raises(ValueError, match="tuning seed 0 is one of the final seeds"):
-        SweepPlan("smoke", "x", "out", 10, tune_seed=0).check()
+        SweepPlan("smoke", "x", "out", 10, tune_seeds=[100, 0]).check()
     with pytest.raises(ValueError, match="learning_rate is set by the sweep itself"):
         SweepPlan("smoke", "x", "out", 10, overrides=["learning_rate=0.1"]).check()
     warnings = SweepPlan("smoke", "x", "out", 10, learning_rates=[1e-4, 2e-4], seeds=[0]).check()
@@ -175,6 +175,21 @@ def test_further_stages_try_any_field_at_the_best_so_far_and_may_revisit_the_lea
     # another label's stages are its own; values are read as YAML scalars (an int stays an int)
     assert plan.extra_stages("grpo") == [("num_iterations", [1, 2])]
     assert plan.extra_stages("coach")[1] == ("learning_rate", [5e-5, 1e-4])
+
+
+def test_with_several_tuning_seeds_a_setting_is_scored_by_its_mean_over_them(tmp_path: Path):
+    plan = SweepPlan("smoke", "x", str(tmp_path), 10, algorithms=["grpo"], learning_rates=[1e-4, 2e-4],
+                     tune_seeds=[100, 101], extend_edges=0)
+    # 2e-4 wins on seed 100 but collapses on seed 101: the mean picks 1e-4
+    table = {(1e-4, 100): 0.70, (1e-4, 101): 0.68, (2e-4, 100): 0.75, (2e-4, 101): 0.10}
+    sweep = _KeyScoredSweep(plan, None)
+    sweep.score = lambda job: table[(job.settings["learning_rate"], job.seed)]
+    result = sweep.tune("grpo")
+    assert result["best"] == {"learning_rate": 1e-4}
+    assert [t["per_tune_seed"] for t in result["tried"]] == [[0.70, 0.68], [0.75, 0.10]]
+    assert result["tried"][0]["validation_sampled_success"] == pytest.approx(0.69)
+    first, second = sweep.trial("grpo", {"learning_rate": 1e-4})
+    assert second.path == first.path.with_name(first.path.name + "-tuneseed101") and "seed=101" in second.overrides
 
 
 def test_a_stage_trying_a_trl_fields_default_reuses_the_run_at_the_configs_own_value(tmp_path: Path):

@@ -161,8 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the critic learning rates tried at the best learning rate (Coach; '' to skip; default %(default)s)")
     p.add_argument("--w-p", default=_plan_default("w_p"), help="the PRM weights tried at the best two (Coach; '' to skip; default %(default)s)")
     p.add_argument("--seeds", default=_plan_default("seeds"), help="the final runs' seeds (default %(default)s)")
-    p.add_argument("--tune-seed", type=int, default=_plan_default("tune_seed"),
-                   help="the tuning runs' seed, none of --seeds (default %(default)s)")
+    p.add_argument("--tune-seeds", "--tune-seed", default=_plan_default("tune_seeds"),
+                   help="the tuning runs' seeds, none of --seeds; each setting is scored by the mean over them "
+                        "(default %(default)s)")
     p.add_argument("--validation-instances", type=int, default=_plan_default("validation_instances"),
                    help="validation instances per task that score a tuning run (default %(default)s)")
     p.add_argument("--validation-samples", type=int, default=_plan_default("validation_samples"),
@@ -494,21 +495,25 @@ def _floats(text: str, name: str) -> list[float]:
         raise ValueError(f"{name} must be comma-separated numbers, got {text!r}") from None
 
 
+def _ints(text: str, name: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be comma-separated integers, got {text!r}") from None
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     import shutil
 
     from coach_rl.sweep import SweepPlan, run_sweep
 
-    try:
-        seeds = [int(v) for v in args.seeds.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
+    seeds = _ints(args.seeds, "--seeds")
     plan = SweepPlan(
         config=args.config, init_from=args.init_from, out=args.out, env_steps=args.env_steps,
         algorithms=[a.strip() for a in args.algorithms.split(",") if a.strip()],
         learning_rates=_floats(args.learning_rates, "--learning-rates"),
         critic_learning_rates=_floats(args.critic_learning_rates, "--critic-learning-rates"),
-        w_p=_floats(args.w_p, "--w-p"), seeds=seeds, tune_seed=args.tune_seed,
+        w_p=_floats(args.w_p, "--w-p"), seeds=seeds, tune_seeds=_ints(args.tune_seeds, "--tune-seeds"),
         validation_instances=args.validation_instances, validation_samples=args.validation_samples,
         curve_points=args.curve_points, eval_samples=args.eval_samples, overrides=list(args.overrides),
         jobs=args.jobs, extend_edges=args.extend_edges, stages=list(args.tune))

@@ -92,7 +92,9 @@ class SweepPlan:
     critic_learning_rates: list[float] = field(default_factory=lambda: [1e-5, 3e-5, 1e-4])
     w_p: list[float] = field(default_factory=lambda: [0.0, 0.2, 0.5])
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
-    tune_seed: int = 100
+    tune_seeds: list[int] = field(default_factory=lambda: [100])
+    """Every setting is trained once per tuning seed and scored by the mean: more than one guards against a setting
+    that won on one seed and collapses on others."""
     validation_instances: int = 4
     validation_samples: int = 4
     curve_points: int = 4
@@ -126,9 +128,12 @@ class SweepPlan:
             raise ValueError("no algorithms to compare")
         if not self.learning_rates or any(not (lr > 0) for lr in self.learning_rates):
             raise ValueError(f"learning rates must be > 0, got {self.learning_rates}")
-        if self.tune_seed in self.seeds:
-            raise ValueError(f"the tuning seed {self.tune_seed} is one of the final seeds {self.seeds}: tuning must "
-                             "not train the runs it then reports")
+        if not self.tune_seeds or len(set(self.tune_seeds)) != len(self.tune_seeds):
+            raise ValueError(f"tune_seeds must be distinct seeds, at least one, got {self.tune_seeds}")
+        for tune_seed in self.tune_seeds:
+            if tune_seed in self.seeds:
+                raise ValueError(f"the tuning seed {tune_seed} is one of the final seeds {self.seeds}: tuning must "
+                                 "not train the runs it then reports")
         if self.jobs < 1:
             raise ValueError(f"jobs must be >= 1, got {self.jobs}")
         if self.extend_edges < 0:
@@ -248,6 +253,8 @@ class Sweep:
         folder = self.out / stage / label / _slug(named)
         if stage != "tune":  # the final runs of one setting, one folder per seed
             folder = folder / f"seed{seed}"
+        elif seed != plan.tune_seeds[0]:  # a further tuning seed's run of a setting, beside the first one's
+            folder = folder.with_name(f"{folder.name}-tuneseed{seed}")
         keys = {**algorithm_overrides(label), **settings}
         overrides = [*plan.overrides, *(f"{k}={_fmt(v)}" for k, v in keys.items()), f"seed={seed}",
                      f"init_from={plan.init_from}", f"max_env_steps={plan.env_steps}", "total_iterations=100000",
@@ -314,6 +321,14 @@ class Sweep:
         report = job.path / ("eval_after_sampled.json" if self.plan.validation_samples else "eval_after.json")
         return float(json.loads(report.read_text())["overall"]["success_rate"])
 
+    def trial(self, label: str, settings: Mapping[str, Any]) -> list[Job]:
+        """The tuning runs of one setting: one per tuning seed."""
+        return [self.job("tune", label, settings, seed) for seed in self.plan.tune_seeds]
+
+    def trial_score(self, trial: Sequence[Job]) -> float:
+        """A setting's validation score: the mean over its tuning seeds."""
+        return statistics.fmean(self.score(j) for j in trial)
+
     def tune(self, label: str) -> dict[str, Any]:
         """Coordinate search on validation instances: learning rate, then (critic algorithms) critic lr, then w_p,
         then the plan's further stages of ``label``."""
@@ -330,15 +345,15 @@ class Sweep:
             values = list(values)
             if key in best and best[key] not in values:  # a key tuned before: its incumbent competes (its run exists)
                 values.insert(0, best[key])
-            jobs = [self.job("tune", label, {**best, key: v}, plan.tune_seed) for v in values]
-            self.run_jobs(jobs)
-            scored = [(self.score(j), i, j) for i, j in enumerate(jobs)]
+            trials = [self.trial(label, {**best, key: v}) for v in values]
+            self.run_jobs([j for t in trials for j in t])
+            scored = [(self.trial_score(t), i, t) for i, t in enumerate(trials)]
             top = max(scored, key=lambda t: (t[0], -t[1]))
             # a best learning rate at the edge of the grid may not be the best: go one step further (the grid's own
             # ratio between its two outermost values on that side), up to plan.extend_edges times
             for _ in range(plan.extend_edges if key in _RATE_KEYS and len(set(values)) > 1 else 0):
                 ordered = sorted(set(values))
-                v = top[2].settings[key]
+                v = top[2][0].settings[key]
                 if v == ordered[-1]:
                     new = v * v / ordered[-2]
                 elif v == ordered[0]:
@@ -347,13 +362,14 @@ class Sweep:
                     break
                 self.echo(f"[sweep] {label}: the best {key} {v:g} is the grid's edge: trying {new:g} too")
                 values.append(new)
-                jobs.append(self.job("tune", label, {**best, key: new}, plan.tune_seed))
-                self.run_jobs(jobs[-1:])
-                scored.append((self.score(jobs[-1]), len(jobs) - 1, jobs[-1]))
+                trials.append(self.trial(label, {**best, key: new}))
+                self.run_jobs(trials[-1])
+                scored.append((self.trial_score(trials[-1]), len(trials) - 1, trials[-1]))
                 top = max(scored, key=lambda t: (t[0], -t[1]))
-            for s, _, j in scored:
-                tried.append({"settings": j.settings, "validation_sampled_success": s, "run": str(j.path)})
-            best = dict(top[2].settings)
+            for s, _, t in scored:
+                tried.append({"settings": t[0].settings, "validation_sampled_success": s,
+                              "per_tune_seed": [self.score(j) for j in t], "run": str(t[0].path)})
+            best = dict(top[2][0].settings)
             self.echo(f"[sweep] {label}: {key} = {best[key]!r} (validation sampled success {top[0]:.3f})")
         unique = {t["run"]: t for t in tried}  # a run a later stage reused is listed once, with its full settings
         return {"best": best, "tried": list(unique.values())}
@@ -510,7 +526,7 @@ def summarize(finals: Mapping[str, Sequence[Job]], plan: SweepPlan, tuned: Mappi
         for a in algorithms.values():
             a["steps_to_best_baseline"] = steps_to_reach(a["curve"], target["success"], metric)
     return {"config": plan.config, "init_from": plan.init_from, "env_steps": plan.env_steps, "seeds": plan.seeds,
-            "tune_seed": plan.tune_seed, "curve_points": list(points), "metric": metric, "best_baseline": target,
+            "tune_seeds": plan.tune_seeds, "curve_points": list(points), "metric": metric, "best_baseline": target,
             "emulator_seconds_per_step": EMULATOR_SECONDS_PER_STEP, "algorithms": algorithms,
             "provenance": _provenance(plan)}
 
@@ -528,6 +544,7 @@ def _provenance(plan: SweepPlan) -> dict[str, Any]:
          "--learning-rates=" + ",".join(f"{v:g}" for v in plan.learning_rates),
          "--critic-learning-rates=" + ",".join(f"{v:g}" for v in plan.critic_learning_rates),
          "--w-p=" + ",".join(f"{v:g}" for v in plan.w_p), "--seeds=" + ",".join(map(str, plan.seeds)),
+         "--tune-seeds=" + ",".join(map(str, plan.tune_seeds)),
          f"--extend-edges={plan.extend_edges}", *(f"--tune={spec}" for spec in plan.stages),
          *plan.overrides])}
 
@@ -566,8 +583,8 @@ def markdown(result: Mapping[str, Any]) -> str:
                                                   for p in a["curve"]) + " |")
     lines += ["", "(@N: the most env steps any seed had spent at that evaluation: evaluations follow the iteration "
                   "that reaches a point.)"]
-    lines += ["", "Tuning (validation sampled success of each setting tried, tuning seed "
-                  f"{result['tune_seed']}):", ""]
+    lines += ["", "Tuning (validation sampled success of each setting tried, the mean over tuning seeds "
+                  f"{', '.join(map(str, result['tune_seeds']))}):", ""]
     for label, a in result["algorithms"].items():
         tried = "; ".join(_settings_text(t["settings"])
                           + f": {100 * t['validation_sampled_success']:.1f}%" for t in a["tuning"])
@@ -619,9 +636,9 @@ def write_tuned_configs(result: Mapping[str, Any], folder: str | os.PathLike[str
     for label, a in result["algorithms"].items():
         keys = {**algorithm_overrides(label), **a["settings"]}
         text = [f"# {label} at its own best settings on `{result['config']}`, chosen by `coach-rl sweep` on validation",
-                f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, tuning seed "
-                f"{result['tune_seed']}; {p['date']}, commit {p['commit']}.",
-                "# Validation sampled success of each setting tried:",
+                f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, tuning seeds "
+                f"{', '.join(map(str, result['tune_seeds']))}; {p['date']}, commit {p['commit']}.",
+                "# Validation sampled success of each setting tried (mean over the tuning seeds):",
                 *(f"#   {_settings_text(t['settings'])}: "
                   f"{t['validation_sampled_success']:.3f}" for t in a["tuning"]),
                 f"extends: {result['config']}"]
