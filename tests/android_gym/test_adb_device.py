@@ -7,6 +7,7 @@ token), so nothing here touches an adb server or token of the machine.
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -361,6 +362,25 @@ def test_missing_device_and_bad_serial_fail_fast(host_adb):
     assert time.monotonic() - start < 5.0
     with pytest.raises(ValueError, match="bad adb serial"):
         AdbDevice("a b; rm", adb_port=host_adb.server_port)
+
+
+def test_an_emulator_that_announces_itself_moments_after_the_device_is_opened_is_waited_for(host_adb):
+    """A running adb server lists a just-started emulator only after connecting back to it: opening the device at
+    that moment must wait for the listing, not call the serial absent (CI once did, with the server busy)."""
+    from android_gym.adbd import SimAdbd
+
+    adbd = SimAdbd(SimDevice(SimPhone()), port=0, console_port=0, adb_server_port=host_adb.server_port,
+                   auth_token_path=host_adb.token_path, announce=False).start()
+    serial = f"emulator-{adbd.console_port}"
+    timer = threading.Timer(1.0, adbd.announce)
+    try:
+        timer.start()
+        device = AdbDevice(serial, adb_port=host_adb.server_port, console_token_path=host_adb.token_path, timeout=10.0)
+        assert device.serial == serial and device.health()
+        device.close()
+    finally:
+        timer.cancel()
+        adbd.stop()
 
 
 def test_a_local_adb_server_that_is_not_running_gets_started(host_adb):

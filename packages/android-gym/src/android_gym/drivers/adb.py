@@ -15,7 +15,6 @@ broadcast input method when one is installed (:mod:`android_gym.drivers.text_inp
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import logging
 import os
@@ -329,10 +328,10 @@ class AdbDevice:
         started = self._ensure_server()
         if self.connect_tcp:
             self._adb_connect()
-        if started and self.state() == "absent":  # a new server finds running emulators within moments
-            with contextlib.suppress(DeviceTimeout):
-                self.wait_for_device(min(self.timeout, 5.0))
-        if self.state() == "absent":
+        # A new server finds running emulators within moments, and a running one lists an emulator that announced
+        # itself (``host:emulator:PORT``, as an emulator does when it starts) once it has connected back to it:
+        # a serial is called absent only after that grace, a few seconds at most, so a typo still fails fast.
+        if not self._listed_within(min(self.timeout, 5.0 if started else 3.0)):
             listing = self._host_request("host:devices", time.monotonic() + 5.0).strip()
             raise DeviceDisconnected(f"adb (server {self.adb_host}:{self.adb_port}) does not list {self.serial!r}; "
                                      f"it lists: {listing.replace(chr(10), ', ') or 'no devices'}")
@@ -542,6 +541,15 @@ class AdbDevice:
             raise DeviceTimeout(f"adb server {self.adb_host}:{self.adb_port}: no answer to get-state") from None
         except (OSError, EOFError) as exc:
             raise DeviceDisconnected(f"adb server {self.adb_host}:{self.adb_port} unreachable: {exc}") from None
+
+    def _listed_within(self, seconds: float) -> bool:
+        """Whether adb lists the serial (in any state) within ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while self.state(timeout=max(0.1, min(5.0, deadline - time.monotonic()))) == "absent":
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+        return True
 
     def wait_for_device(self, timeout: float | None = None) -> None:
         """Wait until adb lists the device as ``device`` (DeviceTimeout after ``timeout`` seconds)."""
