@@ -110,6 +110,28 @@ def test_a_later_stage_trying_the_configs_own_value_reuses_the_earlier_stages_ru
     assert "learning_rate=0.0001" in other.overrides and "max_env_steps=10" in other.overrides
 
 
+def test_a_finished_run_trained_with_another_config_is_not_reused(tmp_path: Path):
+    """Run folders are named by the settings that differ from the swept config: after the config (or an override)
+    changed, the same folder holds another run, and reusing it would score the wrong setting."""
+    from coach_rl.configs import load_config
+    from coach_rl.run import RunDir
+
+    sweep = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10, overrides=["critic_batch_size=4"]))
+    job = sweep.job("tune", "grpo", {"learning_rate": 1e-4}, 100)
+    job.path.mkdir(parents=True)
+    RunDir(job.path).write_config(load_config("smoke", job.overrides).to_dict())
+    (job.path / "sweep_done.json").write_text(json.dumps({"seconds": 1.0, "settings": job.settings, "seed": 100}))
+    sweep.run_jobs([job])  # the same configuration: reused, nothing runs
+    # a TRL field written out at its default where the sweep leaves it implicit is the same configuration
+    RunDir(job.path).write_config({**load_config("smoke", job.overrides).to_dict(), "num_iterations": 1})
+    sweep.run_jobs([job])
+    changed = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10, overrides=["critic_batch_size=2"]))
+    again = changed.job("tune", "grpo", {"learning_rate": 1e-4}, 100)
+    assert again.path == job.path
+    with pytest.raises(ValueError, match=r"critic_batch_size \(this sweep: 2, the run: 4\).*use a new --out"):
+        changed.run_jobs([again])
+
+
 class _ScoredSweep(Sweep):
     """The sweep's search alone: each tuning run's validation score is read from a table instead of trained for."""
 

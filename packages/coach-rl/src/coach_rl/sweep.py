@@ -171,6 +171,11 @@ def _scalar(text: str) -> Any:
     return text
 
 
+def _value(config: Any, key: str) -> Any:
+    """A run config's value of ``key``, a loop field or a CoachConfig (TRL) one."""
+    return getattr(config.loop, key) if hasattr(config.loop, key) else getattr(config.coach, key, None)
+
+
 def algorithm_overrides(label: str) -> dict[str, Any]:
     """The config keys of an algorithm label (:data:`ALGORITHMS`, or a registered algorithm's own name)."""
     return dict(ALGORITHMS.get(label, {"algorithm": label}))
@@ -271,7 +276,14 @@ class Sweep:
         return Job(stage, label, dict(settings), seed, folder, overrides)
 
     def run_jobs(self, jobs: Sequence[Job]) -> None:
-        """Run the unfinished jobs, ``plan.jobs`` at a time, each a ``coach-rl train`` process with one torch thread."""
+        """Run the unfinished jobs, ``plan.jobs`` at a time, each a ``coach-rl train`` process with one torch thread.
+
+        A finished run is reused only when it was trained with the configuration the job asks for now: a run folder
+        is named by the settings that differ from the swept config, so after the config changed the same name can
+        mean another run (a ValueError names the folder and the keys)."""
+        for job in jobs:
+            if job.done() is not None:
+                self.check_reused(job)
         todo = [j for j in jobs if j.done() is None]
         running: list[tuple[Job, subprocess.Popen, Any, float]] = []
         env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -286,6 +298,21 @@ class Sweep:
                 log.close()
         if failed:
             raise RuntimeError("sweep runs failed: " + "; ".join(failed))
+
+    def check_reused(self, job: Job) -> None:
+        """Refuse a finished run whose saved ``config.yaml`` differs from what ``job`` would train now."""
+        saved = job.path / "config.yaml"
+        if not saved.is_file():
+            return
+        from coach_rl.configs import load_config
+
+        want, ran = load_config(self.plan.config, job.overrides), load_config(str(saved))
+        # to_dict lists a TRL field only when set explicitly: a key one side leaves at its default is no difference
+        differences = {k: pair for k, pair in want.differences(ran).items() if _value(want, k) != _value(ran, k)}
+        if differences:
+            keys = ", ".join(f"{k} (this sweep: {now!r}, the run: {then!r})" for k, (now, then) in differences.items())
+            raise ValueError(f"{job.path} was trained with another configuration than this sweep asks for: {keys}. "
+                             "The swept config or the overrides changed since; use a new --out, or delete that run")
 
     def _run(self, todo: list[Job], running: list[tuple[Job, subprocess.Popen, Any, float]], env: dict[str, str],
              failed: list[str]) -> None:
