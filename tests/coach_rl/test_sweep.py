@@ -125,6 +125,10 @@ def test_a_finished_run_trained_with_another_config_is_not_reused(tmp_path: Path
     # a TRL field written out at its default where the sweep leaves it implicit is the same configuration
     RunDir(job.path).write_config({**load_config("smoke", job.overrides).to_dict(), "num_iterations": 1})
     sweep.run_jobs([job])
+    # nor does the folder it was written in (a sweep folder moved or linked elsewhere)
+    elsewhere = load_config("smoke", [*job.overrides, "output_dir=/somewhere/else"]).to_dict()
+    RunDir(job.path).write_config(elsewhere)
+    sweep.run_jobs([job])
     changed = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10, overrides=["critic_batch_size=2"]))
     again = changed.job("tune", "grpo", {"learning_rate": 1e-4}, 100)
     assert again.path == job.path

@@ -171,6 +171,10 @@ def _scalar(text: str) -> Any:
     return text
 
 
+_WHERE_KEYS = ("output_dir", "replay_dir", "logging_dir")
+"""Config keys that say where a run's files lie, not how it trains."""
+
+
 def _value(config: Any, key: str) -> Any:
     """A run config's value of ``key``, a loop field or a CoachConfig (TRL) one."""
     return getattr(config.loop, key) if hasattr(config.loop, key) else getattr(config.coach, key, None)
@@ -308,7 +312,9 @@ class Sweep:
 
         want, ran = load_config(self.plan.config, job.overrides), load_config(str(saved))
         # to_dict lists a TRL field only when set explicitly: a key one side leaves at its default is no difference
-        differences = {k: pair for k, pair in want.differences(ran).items() if _value(want, k) != _value(ran, k)}
+        # and where the run folder lies (a sweep folder moved or linked elsewhere) is not what the run trained with
+        differences = {k: pair for k, pair in want.differences(ran, ignore=_WHERE_KEYS).items()
+                       if _value(want, k) != _value(ran, k)}
         if differences:
             keys = ", ".join(f"{k} (this sweep: {now!r}, the run: {then!r})" for k, (now, then) in differences.items())
             raise ValueError(f"{job.path} was trained with another configuration than this sweep asks for: {keys}. "
