@@ -191,13 +191,18 @@ def curve_points(budget: int, n: int, ratio: float = 1.25) -> list[int]:
     return sorted(p for p in points if p < budget)
 
 
+def _short(value: Any) -> str:
+    """A setting's value as folder names and reports show it (a float in its shortest form)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _slug(settings: Mapping[str, Any]) -> str:
-    return "-".join(f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in settings.items()) or "default"
+    return "-".join(f"{k}{_short(v)}" for k, v in settings.items()) or "default"
 
 
 def _settings_text(settings: Mapping[str, Any]) -> str:
-    """``key=value, ...`` as a report shows settings (floats in their shortest form)."""
-    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in settings.items())
+    """``key=value, ...`` as a report shows settings."""
+    return ", ".join(f"{k}={_short(v)}" for k, v in settings.items())
 
 
 def _fmt(value: Any) -> str:
