@@ -293,3 +293,17 @@ def test_sweep_tunes_on_validation_and_trains_every_algorithm_on_one_budget(tmp_
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a second call finds every run finished and only reports again
     assert main(args) == 0
+
+
+def test_a_stage_with_one_value_spends_no_validation_runs_and_the_report_says_it_was_not_tuned(tmp_path: Path):
+    plan = SweepPlan("smoke", "x", str(tmp_path), 10, algorithms=["coach"], learning_rates=[1e-4],
+                     critic_learning_rates=[3e-5], w_p=[], stages=["coach:num_generations=8"])
+    sweep = _KeyScoredSweep(plan, lambda st: 0.5)
+    result = sweep.tune("coach")
+    assert sweep.ran == [] and result["tried"] == []
+    assert result["best"] == {"learning_rate": 1e-4, "critic_learning_rate": 3e-5, "num_generations": 8}
+    # a later stage with two values still runs them, at the single values given before it
+    plan.stages = ["coach:num_generations=4,8"]
+    sweep = _KeyScoredSweep(plan, lambda st: st["num_generations"] / 10)
+    assert sweep.tune("coach")["best"]["num_generations"] == 8
+    assert [r["learning_rate"] for r in sweep.ran] == [1e-4, 1e-4]

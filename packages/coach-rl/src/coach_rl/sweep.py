@@ -383,6 +383,10 @@ class Sweep:
             values = list(values)
             if key in best and best[key] not in values:  # a key tuned before: its incumbent competes (its run exists)
                 values.insert(0, best[key])
+            if len(set(values)) == 1:  # one candidate: nothing to choose, so no validation runs are spent on it
+                best[key] = values[0]
+                self.echo(f"[sweep] {label}: {key} = {values[0]!r} (the only value given: not tuned)")
+                continue
             trials = [self.trial(label, {**best, key: v}) for v in values]
             self.run_jobs([j for t in trials for j in t])
             scored = [(self.trial_score(t), i, t) for i, t in enumerate(trials)]
@@ -626,7 +630,7 @@ def markdown(result: Mapping[str, Any]) -> str:
     for label, a in result["algorithms"].items():
         tried = "; ".join(_settings_text(t["settings"])
                           + f": {100 * t['validation_sampled_success']:.1f}%" for t in a["tuning"])
-        lines.append(f"- {label}: {tried}")
+        lines.append(f"- {label}: {tried or 'not tuned: one value was given for every setting'}")
     p = result["provenance"]
     lines += ["", f"Made by `{p['command']}` on {p['date']} at commit {p['commit']}.", ""]
     return "\n".join(lines)
@@ -673,13 +677,17 @@ def write_tuned_configs(result: Mapping[str, Any], folder: str | os.PathLike[str
     written = []
     for label, a in result["algorithms"].items():
         keys = {**algorithm_overrides(label), **a["settings"]}
-        text = [f"# {label} at its own best settings on `{result['config']}`, chosen by `coach-rl sweep` on validation",
-                f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, tuning seeds "
-                f"{', '.join(map(str, result['tune_seeds']))}; {p['date']}, commit {p['commit']}.",
-                "# Validation sampled success of each setting tried (mean over the tuning seeds):",
-                *(f"#   {_settings_text(t['settings'])}: "
-                  f"{t['validation_sampled_success']:.3f}" for t in a["tuning"]),
-                f"extends: {result['config']}"]
+        if a["tuning"]:
+            text = [f"# {label} at its own best settings on `{result['config']}`, chosen by `coach-rl sweep` on "
+                    f"validation", f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, "
+                    f"tuning seeds {', '.join(map(str, result['tune_seeds']))}; {p['date']}, commit {p['commit']}.",
+                    "# Validation sampled success of each setting tried (mean over the tuning seeds):",
+                    *(f"#   {_settings_text(t['settings'])}: "
+                      f"{t['validation_sampled_success']:.3f}" for t in a["tuning"])]
+        else:
+            text = [f"# {label} on `{result['config']}` at the settings `coach-rl sweep` was given (one value each: NOT "
+                    f"tuned); {p['date']}, commit {p['commit']}."]
+        text.append(f"extends: {result['config']}")
         text += [f"{k}: {_fmt(v)}" for k, v in keys.items()]
         path = folder / f"{Path(str(result['config'])).stem}-{label}.yaml"
         path.write_text("\n".join(text) + "\n")
