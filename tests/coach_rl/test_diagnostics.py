@@ -38,6 +38,8 @@ def test_ranking_metrics_by_hand():
     assert m["expert_share"] == pytest.approx(6 / 16)
     assert m["mixed_groups"] == pytest.approx(0.5)
     assert m["q_spread"] == pytest.approx((0.8 + 0.8 + 0.0 + 0.7) / 4)
+    assert m["q_spread_mixed"] == pytest.approx(0.8)  # groups 0 and 1
+    assert m["q_spread_pure"] == pytest.approx(0.7)   # group 3 (all expert, Q differ); group 2's Q are all equal
     # pooled: positives 0.9, 0.3, 0.2, 0.6, 0.4, 0.9 vs the ten negatives
     pos = [0.9, 0.3, 0.2, 0.6, 0.4, 0.9]
     neg = [0.1, 0.5, 0.2, 0.8, 0.1, 0.0, 0.5, 0.5, 0.5, 0.5]

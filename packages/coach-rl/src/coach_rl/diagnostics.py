@@ -123,7 +123,9 @@ def ranking_metrics(q: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
     ``auc``: pooled over every scored action; ``auc_within``: mean AUC over groups that hold both an expert and a
     non-expert action (the comparison ACLOO makes); ``top1``: share of groups with an expert action whose highest-Q
     action is one; ``expert_share``: share of sampled actions that are the expert's; ``mixed_groups``: share of
-    groups holding both kinds (the only groups where ranking matters); ``q_spread``: mean max - min of Q in a group.
+    groups holding both kinds (the only groups where ranking matters); ``q_spread``: mean max - min of Q in a group;
+    ``q_spread_mixed`` / ``q_spread_pure``: the same over mixed groups, and over groups of one kind whose Q still
+    differ (all the expert's or all not: any preference there is the critic's noise, which ACLOO turns into advantages).
     """
     q = torch.as_tensor(q, dtype=torch.float64)
     y = torch.as_tensor(labels, dtype=torch.bool)
@@ -133,13 +135,17 @@ def ranking_metrics(q: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
     mixed = has_pos & ~y.all(dim=1)
     within = [binary_auc(q[g], y[g]) for g in range(q.shape[0]) if bool(mixed[g])]
     top = y.gather(1, q.argmax(dim=1, keepdim=True)).squeeze(1)
+    spread = q.max(dim=1).values - q.min(dim=1).values
+    pure = ~mixed & (spread > 1e-8)
     return {
         "auc": binary_auc(q, y),
         "auc_within": sum(within) / len(within) if within else math.nan,
         "top1": float(top[has_pos].double().mean()) if bool(has_pos.any()) else math.nan,
         "expert_share": float(y.double().mean()),
         "mixed_groups": float(mixed.double().mean()),
-        "q_spread": float((q.max(dim=1).values - q.min(dim=1).values).mean()),
+        "q_spread": float(spread.mean()),
+        "q_spread_mixed": float(spread[mixed].mean()) if bool(mixed.any()) else math.nan,
+        "q_spread_pure": float(spread[pure].mean()) if bool(pure.any()) else math.nan,
     }
 
 
