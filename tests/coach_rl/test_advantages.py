@@ -37,6 +37,20 @@ def test_acloo_ties_give_zero() -> None:
     torch.testing.assert_close(acloo(torch.full((3, 5), 0.3)), torch.zeros(3, 5))
 
 
+def test_acloo_min_spread_zeroes_groups_the_critic_cannot_tell_apart() -> None:
+    # group 0: spread 6 - 1 = 5 >= 0.5 -> the paper's advantages (as in test_acloo_hand_numbers)
+    # group 1: Q = [0.40, 0.45, 0.42, 0.41], spread 0.05 < 0.5 -> all zero
+    # group 2: spread exactly 0.5 is kept: A = [0.5 - 0, 0 - 0.5/3, 0 - 0.5/3, 0 - 0.5/3] = [0.5, -1/6, -1/6, -1/6]
+    q = torch.tensor([[1.0, 2.0, 3.0, 6.0], [0.40, 0.45, 0.42, 0.41], [0.5, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    a = acloo(q, min_spread=0.5)
+    torch.testing.assert_close(a[0], torch.tensor([-8 / 3, -4 / 3, 0.0, 4.0], dtype=torch.float64))
+    torch.testing.assert_close(a[1], torch.zeros(4, dtype=torch.float64))
+    torch.testing.assert_close(a[2], torch.tensor([0.5, -1 / 6, -1 / 6, -1 / 6], dtype=torch.float64))
+    torch.testing.assert_close(acloo(q, min_spread=0.0), acloo(q))  # 0: the paper's estimator
+    with pytest.raises(ValueError, match="min_spread must be a number >= 0"):
+        acloo(q, min_spread=-0.1)
+
+
 def test_acloo_leading_batch_dims_are_independent_groups() -> None:
     q = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     out = acloo(q)

@@ -278,6 +278,26 @@ def test_the_plain_critic_value_ablation_uses_q_itself(tiny, tmp_path):
         trainer_config(tmp_path, coach_advantage="gae")
 
 
+def test_min_q_spread_zeroes_the_advantages_of_states_whose_k_scores_barely_differ(tiny, tmp_path):
+    """coach_min_q_spread: a group whose critic scores span less than it gets A = 0; the others get ACLOO."""
+    model, tok = tiny
+    scores = iter([0.50, 0.51, 0.49, 0.50, 0.9, 0.1, 0.1, 0.1])  # state 0: spread 0.02; state 1: spread 0.8
+
+    def close_then_far(states, actions):
+        return [next(scores) for _ in actions]
+
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), close_then_far,
+                                    trainer_config(tmp_path, coach_min_q_spread=0.1), tok)
+    trainer.actor_update(_rows(2), num_steps=1)
+    batch = trainer.batches[0]
+    a = batch["advantages"].view(-1, K)
+    torch.testing.assert_close(a[0], torch.zeros(K, dtype=a.dtype))
+    torch.testing.assert_close(a[1], acloo(batch["q"].view(-1, K)[1]).to(a.dtype))
+    assert float(a[1, 0]) == pytest.approx(0.8)  # 0.9 - mean(0.1, 0.1, 0.1)
+    with pytest.raises(ValueError, match="coach_min_q_spread"):
+        trainer_config(tmp_path, coach_min_q_spread=-1.0)
+
+
 class _VowelFormat:
     """A stand-in PolicyFormat for the oracle: a reply holding an 'e' reads as press_home, any other as press_back."""
 

@@ -49,7 +49,7 @@ def _leave_one_out(values: torch.Tensor) -> torch.Tensor:
     return (k * values - values.sum(dim=-1, keepdim=True)) / (k - 1)
 
 
-def acloo(q: torch.Tensor) -> torch.Tensor:
+def acloo(q: torch.Tensor, min_spread: float = 0.0) -> torch.Tensor:
     r"""Actor-Critic Leave-One-Out advantages (Android Coach, Equation 3).
 
     .. math::  A_i = Q_i - \frac{1}{K-1} \sum_{j \ne i} Q_j  \;=\; \frac{K}{K-1} \left(Q_i - \bar Q\right)
@@ -57,8 +57,19 @@ def acloo(q: torch.Tensor) -> torch.Tensor:
     ``q[..., i]`` is the critic's ``Q(s, a_i)`` for the i-th of K actions sampled at the same state. The
     baseline excludes the action itself, so it is independent of ``a_i`` and the estimator stays unbiased
     (paper, Appendix D). Advantages of one group sum to zero. Leave-one-out needs ``K >= 2``.
+
+    Beyond the paper, ``min_spread`` > 0 zeroes every group whose Q spread (max - min) is below it: a learned
+    critic's small differences among actions that are equally good (or equally wrong) are its noise, and ACLOO
+    would turn them into updates in random directions. ``0`` (the default) is the paper's estimator.
     """
-    return _leave_one_out(_group_tensor(q, "q", min_group=2))
+    q = _group_tensor(q, "q", min_group=2)
+    advantages = _leave_one_out(q)
+    if min_spread < 0 or min_spread != min_spread:
+        raise ValueError(f"min_spread must be a number >= 0, got {min_spread!r}")
+    if min_spread > 0:
+        spread = q.max(dim=-1, keepdim=True).values - q.min(dim=-1, keepdim=True).values
+        advantages = torch.where(spread < min_spread, torch.zeros_like(advantages), advantages)
+    return advantages
 
 
 def rloo(rewards: torch.Tensor) -> torch.Tensor:

@@ -385,6 +385,15 @@ class CriticArguments:
             "against)."
         },
     )
+    coach_min_q_spread: float = field(
+        default=0.0,
+        metadata={
+            "help": "Beyond the paper: a state whose K actions' critic scores differ by less than this (max - min) "
+            "gets zero advantages. A learned critic's small preferences among equally good, or equally wrong, "
+            "actions are its noise, and ACLOO turns them into updates in random directions (`diag/critic_q_spread_"
+            "pure` against `_mixed` shows their size). 0: the paper's ACLOO."
+        },
+    )
     share_prompt_prefix: bool = field(
         default=True,
         metadata={
@@ -479,6 +488,10 @@ class CriticArguments:
         """Check the critic fields; raises ``ValueError`` naming the bad field."""
         if self.coach_advantage not in ("acloo", "q"):
             raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
+        _finite(self.coach_min_q_spread, "coach_min_q_spread", minimum=0.0)
+        if self.coach_min_q_spread and self.coach_advantage != "acloo":
+            raise ValueError("coach_min_q_spread zeroes ACLOO's advantages of states the critic cannot tell apart; "
+                             f"coach_advantage={self.coach_advantage!r} has no such groups: set it to 0")
         if not isinstance(self.share_prompt_prefix, bool):
             raise ValueError(f"share_prompt_prefix must be true or false, got {self.share_prompt_prefix!r}")
         if not isinstance(self.share_prompt_update, bool):

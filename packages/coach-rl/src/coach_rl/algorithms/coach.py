@@ -859,7 +859,8 @@ class CoachTrainer(GRPOTrainer):
         if plain_q:
             advantages = q_used.reshape(-1).clone()
         else:
-            advantages = acloo(q_used.view(-1, k)).reshape(-1)
+            min_spread = float(getattr(self.args, "coach_min_q_spread", 0.0))  # beyond the paper; 0 is Eq. 3
+            advantages = acloo(q_used.view(-1, k), min_spread=min_spread).reshape(-1)
         start = self.accelerator.process_index * len(inputs)
         advantages = self._drop_nonfinite(advantages, bad_group if not sim_oracle else None, k, start, len(inputs))
         output["advantages"] = advantages[start:start + len(inputs)].to(output["advantages"].dtype)
