@@ -12,7 +12,16 @@ import android_gym  # noqa: F401  (registers the env ids)
 from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.policy import HFPolicy, PolicyFormat
 from coach_rl.rollout import RolloutCollector
-from coach_rl.sweep import ALGORITHMS, Sweep, SweepPlan, check_equal_budgets, curve_points, steps_to_reach
+from coach_rl.sweep import (
+    ALGORITHMS,
+    Sweep,
+    SweepPlan,
+    check_equal_budgets,
+    curve_points,
+    markdown,
+    steps_to_reach,
+    write_tuned_configs,
+)
 
 TASKS = ["SystemWifiTurnOn", "SystemBluetoothTurnOff"]
 
@@ -307,3 +316,18 @@ def test_a_stage_with_one_value_spends_no_validation_runs_and_the_report_says_it
     sweep = _KeyScoredSweep(plan, lambda st: st["num_generations"] / 10)
     assert sweep.tune("coach")["best"]["num_generations"] == 8
     assert [r["learning_rate"] for r in sweep.ran] == [1e-4, 1e-4]
+    # the report and the written config say the settings were given, not chosen; with no baseline in the sweep
+    # there is nothing to reach
+    entry = {"mean": 0.7, "sd": 0.01, "ci_low": 0.68, "ci_high": 0.72}
+    result = {"config": "main", "env_steps": 576, "seeds": [0], "tune_seeds": [100], "metric": "sampled", "best_baseline": None,
+              "provenance": {"command": "coach-rl sweep ...", "date": "2026-11-29", "commit": "abc1234"},
+              "algorithms": {"coach": {"settings": {"learning_rate": 1e-4}, "tuning": [],
+                                       "final": {"sampled": entry, "greedy": entry}, "wall_seconds": 90,
+                                       "emulator_wall_seconds": 700, "policy_replies": 2500, "critic_scores": 2000,
+                                       "curve": [{"env_steps": 0, "sampled": entry, "actual_env_steps": 0}]}}}
+    report = markdown(result)
+    assert "- coach: not tuned: one value was given for every setting" in report
+    assert "| no baseline ran |" in report and "not reached" not in report
+    (written,) = write_tuned_configs(result, tmp_path / "tuned")
+    assert "NOT tuned" in written.read_text() and "chosen by" not in written.read_text()
+

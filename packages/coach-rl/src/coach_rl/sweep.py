@@ -612,8 +612,9 @@ def markdown(result: Mapping[str, Any]) -> str:
     for label, a in result["algorithms"].items():
         settings = _settings_text(a["settings"])
         reach = a.get("steps_to_best_baseline")
+        reach = "no baseline ran" if not target else reach if reach is not None else "not reached"
         lines.append(f"| {label} | {settings} | {_pct(a['final'].get('sampled'))} | {_pct(a['final'].get('greedy'))} "
-                     f"| {reach if reach is not None else 'not reached'} | {a['wall_seconds']:.0f} "
+                     f"| {reach} | {a['wall_seconds']:.0f} "
                      f"| {a['emulator_wall_seconds']:.0f} | {a['policy_replies']:.0f} | {a['critic_scores']:.0f} |")
     metric = result.get("metric", "sampled")
     lines += ["", f"{metric.capitalize()} success (mean +- sd over seeds [Wilson 95% over pooled episodes]) against "
