@@ -2,8 +2,9 @@
 
 Configurations are shipped YAML files chosen by name (``--config smoke``) or any YAML path, with
 ``key=value`` overrides after them (``coach-rl train --config main seed=2 output_dir=runs/s2``); every key
-is a field of :class:`coach_rl.configs.LoopArguments` or :class:`coach_rl.config.CoachConfig`, checked
-against its type. ``coach-rl configs`` lists the shipped files, ``coach-rl configs NAME`` prints one.
+is a field of :class:`coach_rl.configs.LoopArguments` or :class:`coach_rl.config.CoachConfig`, its value read
+by TRL's parser (``trl.TrlParser``); ``--help-config`` lists every key with its help. ``coach-rl configs`` lists
+the shipped files, ``coach-rl configs NAME`` prints one.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _add_config_args(parser: argparse.ArgumentParser, *, required: bool = True) 
     parser.add_argument("--config", "-c", required=required, default=None,
                         help="shipped config name (see `coach-rl configs`) or a YAML path")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
-                        help="config overrides, e.g. seed=2 num_generations=8 tasks=SystemWifiTurnOff,OpenAppTaskEval")
+                        help="config overrides, e.g. seed=2 num_generations=8 tasks=SystemWifiTurnOff,OpenAppTaskEval "
+                             "(--help-config lists every key)")
     parser.add_argument("--output-dir", "-o", default=None, help="run folder (same as output_dir=...)")
 
 

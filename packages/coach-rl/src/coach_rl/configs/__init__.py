@@ -3,9 +3,12 @@
 A run configuration is ONE flat mapping of keys. Each key is a field of :class:`LoopArguments` (what the
 outer pipeline does: algorithm, policy model, SFT warm-up, evaluation) or of
 :class:`coach_rl.config.CoachConfig` (TRL's ``GRPOConfig`` plus the online-RL and critic settings).
-Values are checked against the field's annotated type (``"8"`` becomes ``8`` for an int field, ``"1e-5"``
-a float, ``"a,b"`` or ``"[a, b]"`` a list, ``"null"`` None where allowed); an unknown key is an error that
-suggests the closest names. A YAML file may start from another with ``extends: NAME_OR_PATH``.
+Values are read by TRL's own parser (``trl.TrlParser``, an ``HfArgumentParser``) over both dataclasses, as
+``--key=value`` arguments: ``"8"`` is ``8`` for an int field, ``"1e-5"`` a float, ``true``/``false`` (or
+yes/no, 1/0) a bool, ``"a,b"`` or ``"[a, b]"`` a list, ``"null"`` None where the field allows it, a mapping or
+JSON/YAML object text a dict field. A value that does not fit is a ``ValueError`` naming the key with the parser's
+message, an unknown key a ``KeyError`` that suggests the closest names; ``coach-rl train --help-config`` lists
+every key with its help. A YAML file may start from another with ``extends: NAME_OR_PATH``.
 
     >>> from coach_rl.configs import load_config
     >>> cfg = load_config("smoke", ["num_generations=2", "output_dir=/tmp/run"])   # doctest: +SKIP
@@ -15,6 +18,7 @@ suggests the closest names. A YAML file may start from another with ``extends: N
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import difflib
 import enum
@@ -26,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Union
 
 import yaml
 
@@ -307,110 +311,139 @@ class LoopArguments:
             raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 
 
-# -- type checking of values ------------------------------------------------------------------------------
+# -- values, read by TRL's parser ---------------------------------------------------------------------------
+# The merged YAML + override mapping becomes ``--key=value`` arguments for TRL's own parser (``trl.TrlParser``, its
+# ``HfArgumentParser``) over LoopArguments and CoachConfig: a value means what it means on TRL's command line, and
+# one that does not fit gets the parser's message, naming the key. Around the parser, what it has no spelling for:
+# null for a field that allows None (the parser has it for numbers only), an empty list, a mapping (dict fields),
+# and the few TrainingArguments fields typed as a union of several types (the parser reads one type per field).
 
 _NULLS = ("null", "none", "~", "")
-_TRUE = ("true", "yes", "on", "1")
-_FALSE = ("false", "no", "off", "0")
 
 
-def _type_name(tp: Any) -> str:
-    if isinstance(tp, type):
-        return tp.__name__
-    return str(tp).replace("typing.", "")
+def _members(tp: Any) -> list[Any]:
+    """The types a field takes besides None: ``int | None`` -> [int], ``str | list[str]`` -> [str, list[str]]."""
+    if typing.get_origin(tp) is Union or isinstance(tp, types.UnionType):
+        return [a for a in typing.get_args(tp) if a is not type(None)]
+    return [tp]
 
 
-def _coerce(value: Any, tp: Any, key: str) -> Any:
-    """``value`` (from YAML or a ``key=value`` string) as the type ``tp``; ``ValueError`` naming ``key`` otherwise."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if tp is Any:
-        return value
-    if origin is Union or (hasattr(types, "UnionType") and isinstance(tp, types.UnionType)):
-        if type(None) in args and (value is None or (isinstance(value, str) and value.strip().lower() in _NULLS)):
-            return None
-        options = [a for a in args if a is not type(None)]
-        enums = [a for a in options if isinstance(a, type) and issubclass(a, enum.Enum)]
-        if enums and str in options:  # `SchedulerType | str`: the str is the enum's spelling, check it
-            options = [a for a in options if a is not str]
-        # most specific first; str (which accepts any string) last
-        options.sort(key=lambda a: (a is str, 0))
-        errors = []
-        for option in options:
-            try:
-                return _coerce(value, option, key)
-            except (ValueError, TypeError) as err:
-                errors.append(str(err))
-        raise ValueError(f"{key}: {value!r} is not a valid {_type_name(tp)}")
-    if origin is Literal:
-        if value in args:
-            return value
-        raise ValueError(f"{key} must be one of {list(args)}, got {value!r}")
-    if tp is type(None):
-        if value is None or (isinstance(value, str) and value.strip().lower() in _NULLS):
-            return None
-        raise ValueError(f"{key} must be null, got {value!r}")
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-            return value.strip().lower() in _TRUE
-        raise ValueError(f"{key} must be true or false, got {value!r}")
-    if tp is int:
-        if isinstance(value, bool):
-            raise ValueError(f"{key} must be an integer, got {value!r}")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value.strip().replace("_", ""))
-            except ValueError:
-                pass
-        raise ValueError(f"{key} must be an integer, got {value!r}")
-    if tp is float:
-        if isinstance(value, bool):
-            raise ValueError(f"{key} must be a number, got {value!r}")
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
-            except ValueError:
-                pass
-        raise ValueError(f"{key} must be a number, got {value!r}")
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise ValueError(f"{key} must be a string, got {value!r} ({type(value).__name__}); quote it in YAML")
-    if origin in (list, Sequence) or tp is list:
-        if isinstance(value, str):
-            text = value.strip()
-            value = yaml.safe_load(text) if text.startswith("[") else [v.strip() for v in text.split(",") if v.strip()]
-        if not isinstance(value, (list, tuple)):
-            raise ValueError(f"{key} must be a list, got {value!r}")
-        item = args[0] if args else Any
-        return [_coerce(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
-    if origin in (dict, Mapping) or tp is dict:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                value = yaml.safe_load(value)
-        if not isinstance(value, dict):
-            raise ValueError(f"{key} must be a mapping (YAML or JSON object), got {value!r}")
-        if len(args) == 2:
-            return {_coerce(k, args[0], f"{key} key"): _coerce(v, args[1], f"{key}[{k!r}]") for k, v in value.items()}
-        return value
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        raw = value.value if isinstance(value, enum.Enum) else value
+def _is_enum(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, enum.Enum)
+
+
+def _is_mapping(tp: Any) -> bool:
+    return tp is dict or typing.get_origin(tp) in (dict, Mapping)
+
+
+def _or_text(read: Any) -> Any:
+    """``read``, or the text itself where ``read`` rejects it (for a field typed ``X | str``)."""
+    def read_or_text(text: str) -> Any:
         try:
-            return tp(raw).value
-        except ValueError:
-            choices = [m.value for m in tp]
-            raise ValueError(f"{key} must be one of {choices}, got {value!r}") from None
-    raise ValueError(f"{key} has type {_type_name(tp)}, which a run configuration cannot set")
+            return read(text)
+        except (ValueError, TypeError, argparse.ArgumentTypeError):
+            return text
+    return read_or_text
+
+
+def _raise(message: str) -> None:
+    raise ValueError(message)
+
+
+def _config_parser(keys: Mapping[str, Any]) -> tuple[argparse.ArgumentParser, dict[str, argparse.Action]]:
+    """TRL's parser over LoopArguments and CoachConfig (``keys``: their field types), and its action per key, set to
+    read a configuration: no defaults (it returns just the keys given), no abbreviations, errors raised, not exits."""
+    from trl import TrlParser
+
+    parser = TrlParser((LoopArguments, _coach_config_class()), exit_on_error=False, allow_abbrev=False, add_help=False)
+    parser.error = _raise  # argparse exits on some errors even with exit_on_error=False
+    actions: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        action.default, action.required = argparse.SUPPRESS, False
+        if action.option_strings[0] != f"--{action.dest}":
+            continue  # the `--no_<key>` twin of a bool field
+        actions[action.dest] = action
+        members = _members(keys[action.dest])
+        if len(members) < 2 or any(_is_mapping(m) or _is_enum(m) for m in members):
+            continue
+        # A union of several types (TrainingArguments' report_to, debug, pad_to_multiple_of, ...): HfArgumentParser
+        # keeps one of them; read a list where the union has one, else the non-text type, else the text.
+        lists = [typing.get_args(m)[0] for m in members if typing.get_origin(m) is list]
+        other = next((m for m in members if m in (bool, int, float)), None)
+        if lists:  # report_to: "a,b", "[a, b]" or one name give a list; debug: a list of DebugOption values
+            action.nargs, action.const = "+", None
+            action.type, action.choices = ((str, [m.value for m in lists[0]]) if _is_enum(lists[0])
+                                           else (lists[0], None))
+        elif other is not None:  # pad_to_multiple_of: an int, else the text (the parser picked text; bools it reads)
+            action.type = _or_text(action.type if other is bool else other)
+    return parser, actions
+
+
+def _text(value: Any, action: argparse.Action, key: str) -> str:
+    """One YAML value as command-line text for ``action``. A text field takes only text (an unquoted YAML ``no`` or
+    ``1.0`` is not what was meant); an integral float (YAML ``3.0``) is an int's text for an int field."""
+    if action.type is str and not isinstance(value, str):
+        raise ValueError(f"{key} must be a string, got {value!r} ({type(value).__name__}); quote it in YAML")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if action.type is int and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _mapping(value: Any, tp: Any, key: str) -> Any:
+    """A dict field's value (the parser reads no mappings): a mapping, or JSON or YAML object text; other text stays
+    text where the field takes text too (``deepspeed: dict | str``: a file path)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = yaml.safe_load(value)
+        if isinstance(parsed, dict):
+            return parsed
+        if str in _members(tp):
+            return value
+    raise ValueError(f"{key} must be a mapping (YAML or JSON object), got {value!r}")
+
+
+def _read_values(raw: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
+    """``raw``'s values as TRL's parser reads them (``keys``: the field types); ``ValueError`` naming a bad key."""
+    parser, actions = _config_parser(keys)
+    direct: dict[str, Any] = {}  # what the parser has no spelling for
+    argv: list[str] = []
+    for key, value in raw.items():
+        tp, action = keys[key], actions[key]
+        if type(None) in typing.get_args(tp) and (
+                value is None or (isinstance(value, str) and value.strip().lower() in _NULLS)):
+            direct[key] = None
+        elif any(_is_mapping(m) for m in _members(tp)):
+            direct[key] = _mapping(value, tp, key)
+        elif action.nargs == "+":  # a list field: a YAML list, or "a,b" / "[a, b]" text, as separate values
+            if isinstance(value, str):
+                text = value.strip()
+                value = yaml.safe_load(text) if text.startswith("[") else [v.strip() for v in text.split(",") if v.strip()]
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            if not items:
+                direct[key] = []
+            else:
+                argv += [f"--{key}", *(_text(v, action, f"{key}[{i}]") for i, v in enumerate(items))]
+        else:
+            argv.append(f"--{key}={_text(value, action, key)}")
+    try:
+        namespace, rest = parser.parse_known_args(argv)
+    except argparse.ArgumentError as err:
+        key = (err.argument_name or "").split("/")[0].lstrip("-")
+        action = actions.get(key)
+        kind = {"int": "an integer", "float": "a number", "string_to_bool": "true or false"}.get(
+            getattr(getattr(action, "type", None), "__name__", ""))
+        if kind and action.nargs != "+":
+            raise ValueError(f"{key} must be {kind}, got {raw[key]!r} (TrlParser: {err.message})") from None
+        raise ValueError(f"{key}: {err.message}") from None
+    if rest:
+        raise ValueError(f"config values the parser did not read: {rest}")
+    return {key: direct[key] if key in direct else getattr(namespace, key) for key in raw}
 
 
 # -- the config object ------------------------------------------------------------------------------------
@@ -595,7 +628,7 @@ def load_config(
     """Load a run configuration: a shipped name (``smoke``, ``main``...), a YAML path or a mapping, plus overrides.
 
     Every key is checked against :func:`config_keys` (unknown keys raise ``KeyError`` with suggestions) and
-    its value converted to the field's type (``ValueError`` naming the key when it does not fit). Defaults
+    its value read by TRL's parser (``ValueError`` naming the key when it does not fit; never ``SystemExit``). Defaults
     that suit this machine are filled in when not given: ``use_cpu`` when CUDA is absent (and then ``bf16:
     false``), ``report_to: none``. Then ``LoopArguments`` and ``CoachConfig`` validate the values.
     """
@@ -616,7 +649,7 @@ def load_config(
             close = difflib.get_close_matches(k, list(keys), n=3)
             msgs.append(f"{k!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
         raise KeyError(f"unknown config key(s) in {source}: {'; '.join(msgs)}")
-    values = {k: _coerce(v, keys[k], k) for k, v in raw.items()}
+    values = _read_values(raw, keys)
 
     loop_names = {f.name for f in dataclasses.fields(LoopArguments)}
     loop = LoopArguments(**{k: v for k, v in values.items() if k in loop_names})
