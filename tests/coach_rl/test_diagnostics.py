@@ -141,3 +141,14 @@ def test_prm_agreement_with_the_expert_on_the_rollouts_own_steps_by_hand():
     assert out["diag/prm_expert_auc"] == 0.75  # 0.9 beats 0.7 and 0.1; 0.2 beats 0.1 only
     assert rollout_oracle_metrics(records) == {"diag/rollout_expert_match": pytest.approx(3 / 5)}  # no PRM
     assert rollout_oracle_metrics([step(0.5, None)], prm=True) == {}  # off the sim
+
+
+def test_fixed_normal_is_the_same_for_the_same_pair_and_standard_over_many():
+    from coach_rl.diagnostics import fixed_normal
+
+    z = fixed_normal(["s1", "s1", "s2", "s1"], ["a", "b", "a", "a"])
+    assert z[0] == z[3] and len({float(z[0]), float(z[1]), float(z[2])}) == 3
+    many = fixed_normal([f"state {i}" for i in range(4000)], ["click(1)"] * 4000)
+    assert abs(float(many.mean())) < 0.06 and abs(float(many.std()) - 1) < 0.06  # 4000 draws: se ~0.016, ~0.011
+    with pytest.raises(ValueError, match="2 states for 1 replies"):
+        fixed_normal(["a", "b"], ["x"])

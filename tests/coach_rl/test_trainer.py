@@ -340,6 +340,27 @@ def test_the_sim_oracle_q_source_takes_the_advantages_from_the_oracle_labels(tin
         trainer_config(tmp_path, coach_q_source="prm")
 
 
+def test_oracle_noise_adds_a_fixed_error_per_state_and_reply_to_the_oracle_scores(tiny, tmp_path):
+    """coach_oracle_noise=sigma (diagnostic): Q_i = y_i + sigma * z(state, reply), then ACLOO."""
+    from android_gym.actions.types import PressHome
+    from coach_rl.diagnostics import StateOracle, fixed_normal
+
+    model, tok = tiny
+    config = trainer_config(tmp_path, coach_q_source="sim-oracle", coach_oracle_noise=0.5, temperature=2.0)
+    trainer = RecordingCoachTrainer(copy.deepcopy(model), vowel_critic, config, tok)
+    trainer.oracle_format = _VowelFormat()
+    rows = [{**row, "oracle": StateOracle(PressHome()).to_json()} for row in _rows(2)]
+    trainer.actor_update(rows, num_steps=1)
+    batch = trainer.batches[0]
+    texts = tok.batch_decode(batch["completion_ids"], skip_special_tokens=True)
+    labels = torch.tensor([1.0 if "e" in t else 0.0 for t in texts], dtype=torch.float64)
+    reward = trainer.critic_reward
+    noisy = labels + 0.5 * fixed_normal(reward.last_states, reward.last_actions)
+    torch.testing.assert_close(batch["advantages"], acloo(noisy.view(-1, K)).flatten().to(batch["advantages"].dtype))
+    with pytest.raises(ValueError, match="coach_oracle_noise"):
+        trainer_config(tmp_path, coach_oracle_noise=0.5)  # the learned critic: nothing to perturb
+
+
 def _kl_on(trainer: CoachTrainer, batch: dict) -> float:
     """k3 KL of the trainer's policy to its reference on the completion tokens of ``batch``."""
     from coach_rl.losses import kl_to_reference

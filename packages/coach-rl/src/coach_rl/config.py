@@ -426,6 +426,14 @@ class CriticArguments:
             "bottleneck. Never a training setting for a real device."
         },
     )
+    coach_oracle_noise: float = field(
+        default=0.0,
+        metadata={
+            "help": "DIAGNOSTIC, with coach_q_source=sim-oracle: each oracle score gets sigma * z added, z a standard "
+            "normal fixed per (state, reply), i.e. a critic that is consistent but wrong by that much. Sweeping sigma "
+            "between the oracle (0) and the learned critic's sign agreement measures how good a critic SSMA needs."
+        },
+    )
     critic_prm_candidates: int = field(
         default=0,
         metadata={
@@ -505,6 +513,9 @@ class CriticArguments:
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.coach_q_source not in ("critic", "sim-oracle"):
             raise ValueError(f"coach_q_source must be 'critic' or 'sim-oracle', got {self.coach_q_source!r}")
+        _finite(self.coach_oracle_noise, "coach_oracle_noise", minimum=0.0)
+        if self.coach_oracle_noise and self.coach_q_source != "sim-oracle":
+            raise ValueError("coach_oracle_noise perturbs the sim oracle's scores: it needs coach_q_source=sim-oracle")
         _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
         _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
         _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)

@@ -18,6 +18,7 @@ Every function here is pure and tested against hand-computed numbers (tests/coac
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ __all__ = [
     "StateOracle",
     "advantage_agreement",
     "binary_auc",
+    "fixed_normal",
     "ranking_metrics",
     "step_advantage_metrics",
 ]
@@ -147,6 +149,19 @@ def ranking_metrics(q: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
         "q_spread_mixed": float(spread[mixed].mean()) if bool(mixed.any()) else math.nan,
         "q_spread_pure": float(spread[pure].mean()) if bool(pure.any()) else math.nan,
     }
+
+
+def fixed_normal(states: Sequence[str], replies: Sequence[str]) -> torch.Tensor:
+    """One standard normal per ``(state, reply)`` pair, the same every time the pair comes back (a hash seeds it):
+    the error of a consistent but imperfect critic (``coach_oracle_noise``)."""
+    if len(states) != len(replies):
+        raise ValueError(f"{len(states)} states for {len(replies)} replies")
+    values = []
+    for state, reply in zip(states, replies):
+        digest = hashlib.blake2b(f"{state}\x00{reply}".encode(), digest_size=8).digest()
+        generator = torch.Generator().manual_seed(int.from_bytes(digest, "little") & (2**63 - 1))
+        values.append(float(torch.randn((), generator=generator, dtype=torch.float64)))
+    return torch.tensor(values, dtype=torch.float64)
 
 
 def advantage_agreement(advantages: Sequence[float] | torch.Tensor, labels: Sequence[float] | torch.Tensor,

@@ -87,6 +87,7 @@ from trl.trainer.utils import (
 from coach_rl.advantages import acloo
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
 from coach_rl.critic import Critic, CriticTrainer
+from coach_rl.diagnostics import fixed_normal
 from coach_rl.losses import kl_to_reference, ppo_clip_loss, rescale_to_batch_tokens
 from coach_rl.nonfinite import NonFiniteLogits, NonFiniteMonitor, all_finite, guarded_generate
 from coach_rl.prefix_update import (
@@ -856,6 +857,10 @@ class CoachTrainer(GRPOTrainer):
                 raise ValueError("coach_q_source='sim-oracle' needs every state's oracle (the sim, with "
                                  "oracle_diagnostics on) and the policy's format to read the replies")
             q_used = labels.to(q_all.dtype).to(device).reshape(-1)
+            sigma = float(getattr(self.args, "coach_oracle_noise", 0.0))
+            if sigma:  # a consistent but imperfect critic: the same (state, reply) always gets the same error
+                q_used = q_used + sigma * fixed_normal(self.critic_reward.last_states,
+                                                       self.critic_reward.last_actions).to(q_used)
         if plain_q:
             advantages = q_used.reshape(-1).clone()
         else:
