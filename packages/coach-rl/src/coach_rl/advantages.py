@@ -62,10 +62,10 @@ def acloo(q: torch.Tensor, min_spread: float = 0.0) -> torch.Tensor:
     critic's small differences among actions that are equally good (or equally wrong) are its noise, and ACLOO
     would turn them into updates in random directions. ``0`` (the default) is the paper's estimator.
     """
-    q = _group_tensor(q, "q", min_group=2)
-    advantages = _leave_one_out(q)
     if min_spread < 0 or min_spread != min_spread:
         raise ValueError(f"min_spread must be a number >= 0, got {min_spread!r}")
+    q = _group_tensor(q, "q", min_group=2)
+    advantages = _leave_one_out(q)
     if min_spread > 0:
         spread = q.max(dim=-1, keepdim=True).values - q.min(dim=-1, keepdim=True).values
         advantages = torch.where(spread < min_spread, torch.zeros_like(advantages), advantages)

@@ -679,9 +679,9 @@ def write_tuned_configs(result: Mapping[str, Any], folder: str | os.PathLike[str
     for label, a in result["algorithms"].items():
         keys = {**algorithm_overrides(label), **a["settings"]}
         if a["tuning"]:
-            text = [f"# {label} at its own best settings on `{result['config']}`, chosen by `coach-rl sweep` on "
-                    f"validation", f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, "
-                    f"tuning seeds {', '.join(map(str, result['tune_seeds']))}; {p['date']}, commit {p['commit']}.",
+            text = [f"# {label} at its own best settings on `{result['config']}`, chosen by `coach-rl sweep` on validation",
+                    f"# instances (never the test ones) at a budget of {result['env_steps']} env steps, tuning seeds "
+                    f"{', '.join(map(str, result['tune_seeds']))}; {p['date']}, commit {p['commit']}.",
                     "# Validation sampled success of each setting tried (mean over the tuning seeds):",
                     *(f"#   {_settings_text(t['settings'])}: "
                       f"{t['validation_sampled_success']:.3f}" for t in a["tuning"])]
