@@ -361,3 +361,25 @@ def test_a_run_killed_between_its_greedy_and_sampled_evaluation_after_does_both_
     again = train("smoke", overrides, progress=False)
     assert again.resumed_from == 1 and sampled.is_file()
     assert json.loads(sampled.read_text())["overall"]["episodes"] == 2
+
+
+@_quiet_trl
+def test_coach_execute_best_of_plays_the_critics_pick_while_training_never_in_evaluation(tmp_path: Path):
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    cfg = load_config("smoke", [f"output_dir={tmp_path}", "tasks=[SystemWifiTurnOff,OpenAppTaskEval]",
+                                "coach_execute_best_of=3", "total_iterations=1", "max_turns=3", "max_episode_steps=3"])
+    loop = TrainingLoop(cfg, progress=False)
+    loop.setup()
+    assert loop.algorithm.reply_chooser.samples == 3 and loop.algorithm.reply_chooser.critic is loop.critic
+    record = loop.run_iteration()
+    loop.close()
+    assert record["rollout/choice_replies"] == 2 * record["rollout/steps"]
+    assert 0.0 <= record["rollout/chose_other_rate"] <= 1.0
+    assert not any(k.startswith("eval") and "choice" in k for k in record)
+    with pytest.raises(ValueError, match="coach_execute_best_of"):
+        TrainingLoop(load_config("smoke", [f"output_dir={tmp_path / 'k1'}", "algorithm=coach_sssa",
+                                           "coach_execute_best_of=3"]), progress=False).setup()
+    with pytest.raises(ValueError, match="coach_execute_best_of"):
+        load_config("smoke", ["coach_execute_best_of=0"])

@@ -295,3 +295,56 @@ def _wrappers(env):
     while isinstance(env, gym.Wrapper):
         yield env
         env = env.env
+
+
+class _PickLast:
+    """A chooser that always takes the last of its ``samples`` replies, recording what it was shown."""
+
+    def __init__(self, samples):
+        self.samples = samples
+        self.shown = []
+
+    def __call__(self, requests, replies):
+        self.shown.append([[r.text for r in group] for group in replies])
+        return [len(group) - 1 for group in replies]
+
+
+def test_a_reply_chooser_picks_the_executed_reply_among_its_samples(lm):
+    torch.manual_seed(0)
+    policy = _policy(lm, cls=RecordingPolicy)
+    chooser = _PickLast(3)
+    batch = RolloutCollector(_envs(2), policy).collect(2, seeds=[0, 1], choose=chooser)
+    steps = batch.stats.env_steps
+    # per step round: the policy's sample for every active env, then 2 more each, in one call
+    assert policy.batch_sizes[1::2] == [2 * n for n in policy.batch_sizes[0::2]]
+    assert batch.stats.choice_replies == 2 * steps
+    assert len(chooser.shown) == len(policy.batch_sizes) // 2
+    executed = [s.response for t in batch.trajectories for s in t.steps]
+    shown_last = [group[-1] for round_ in chooser.shown for group in round_]
+    assert sorted(executed) == sorted(shown_last)  # every executed reply is the chooser's pick
+    first = [group[0] for round_ in chooser.shown for group in round_]
+    assert batch.stats.chose_other == sum(a != b for a, b in zip(first, shown_last))
+    assert batch.stats.choice_seconds >= 0
+    # greedy (evaluation) never asks the chooser
+    chooser.shown.clear()
+    RolloutCollector(_envs(1), _policy(lm)).collect(1, seeds=[0], greedy=True, choose=chooser)
+    assert chooser.shown == []
+    # a chooser with one sample is the policy's own reply: the same episodes as no chooser at all
+    torch.manual_seed(3)
+    plain = RolloutCollector(_envs(1), _policy(lm)).collect(1, seeds=[5])
+    torch.manual_seed(3)
+    one = RolloutCollector(_envs(1), _policy(lm)).collect(1, seeds=[5], choose=_PickLast(1))
+    assert [s.response for s in plain.trajectories[0].steps] == [s.response for s in one.trajectories[0].steps]
+
+
+def test_a_bad_reply_chooser_is_refused(lm):
+    collector = RolloutCollector(_envs(1), _policy(lm))
+    with pytest.raises(TypeError, match="ReplyChooser"):
+        collector.collect(1, seeds=[0], choose=object())
+
+    class OutOfRange(_PickLast):
+        def __call__(self, requests, replies):
+            return [7 for _ in replies]
+
+    with pytest.raises(RuntimeError, match="picked 7"):
+        collector.collect(1, seeds=[0], choose=OutOfRange(2))

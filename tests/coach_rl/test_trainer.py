@@ -457,3 +457,32 @@ def test_beta_is_checked_and_belongs_to_coach():
         load_config("smoke", ["algorithm=grpo", "beta=0.04"])
     with pytest.raises(ValueError, match="dgrpo_kl_beta"):
         load_config("smoke", ["algorithm=dgrpo", "beta=0.04"])
+
+
+def test_the_critic_chooser_executes_the_highest_q_reply_ties_to_the_policys_own_nan_never(tiny):
+    from types import SimpleNamespace
+
+    from coach_rl.algorithms.coach import CriticChooser
+
+    model, tokenizer = tiny
+    critic = Critic.from_pretrained_lm(model, tokenizer, seed=0)
+    replies = [[SimpleNamespace(prompt_text=f"state {i}", text=t) for t in ("click 1", "click 2", "back")]
+               for i in range(2)]
+    q = critic.score([r.prompt_text for g in replies for r in g], [r.text for g in replies for r in g])
+    want = [int(torch.argmax(q[0:3])), int(torch.argmax(q[3:6]))]
+    assert CriticChooser(critic, 3)(None, replies) == want
+
+    class Fixed:  # a scorer with hand-set scores: ties and NaN
+        def __init__(self, values):
+            self.values = values
+
+        def score(self, states, actions, batch_size=8):
+            assert len(states) == len(actions) == len(self.values)
+            return torch.tensor(self.values)
+
+    nan = float("nan")
+    chooser = CriticChooser(Fixed([0.5, 0.5, 0.2, nan, 0.1, nan]), 3)
+    assert chooser(None, replies) == [0, 1]  # the first of equal scores; a NaN never wins
+    assert CriticChooser(Fixed([nan] * 6), 3)(None, replies) == [0, 0]  # all broken: the policy's own sample
+    with pytest.raises(ValueError, match="samples"):
+        CriticChooser(critic, 1)

@@ -445,6 +445,16 @@ class CriticArguments:
             "action per state and never learns to rank the alternatives ACLOO compares. Needs `use_prm`."
         },
     )
+    coach_execute_best_of: int = field(
+        default=1,
+        metadata={
+            "help": "Beyond the paper (Android Coach only; 1 = off, the paper: execute the policy's sample): while "
+            "collecting, sample this many replies at every state and execute the one the critic scores highest. "
+            "Costs policy samples and critic scores, no env steps; the actor still trains on K fresh samples per "
+            "stored state, and evaluation always plays the policy alone. The episodes then reach more of the states "
+            "that lead to success, and the critic's return targets see more successes."
+        },
+    )
     critic_pretrain_dataset: str | None = field(
         default=None,
         metadata={
@@ -505,6 +515,7 @@ class CriticArguments:
         if not isinstance(self.share_prompt_update, bool):
             raise ValueError(f"share_prompt_update must be true or false, got {self.share_prompt_update!r}")
         _positive_int(self.critic_prm_candidates, "critic_prm_candidates", minimum=0)
+        _positive_int(self.coach_execute_best_of, "coach_execute_best_of")
         if self.critic_prm_candidates and not getattr(self, "use_prm", True):
             raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "
                              "(and prm_model), or critic_prm_candidates=0")

@@ -292,6 +292,9 @@ class TrainingLoop:
         self.envs, self.collector = components.build_collector(self.config, self.tasks, self.policy, self.rewards,
                                                                self.run.path)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
+        if self.algorithm.reply_chooser is not None and self.args.collector == "ray":
+            raise ValueError("the algorithm picks the executed reply among several samples (coach_execute_best_of), "
+                             "which only the local collector does; collector=ray plays the policy's own sample")
         if self.algorithm.prm_candidates:  # extra replies per collected state for the PRM to label (Coach's critic)
             self.collector.candidates = int(self.algorithm.prm_candidates)
         self.nonfinite = attach_loop(self)  # one NaN/inf monitor: policy, rewards, actor and critic (nonfinite/*)
@@ -432,6 +435,8 @@ class TrainingLoop:
         seeds, options = self.rollout_plan(iteration)
         left = self.steps_left()  # stop at the budget, not past it (the in-process collector; Ray's ends its round)
         budget = {"max_steps": left} if left is not None and getattr(self.collector, "exact_budget", False) else {}
+        if self.algorithm.reply_chooser is not None:  # e.g. Coach executing its critic's pick of several replies
+            budget["choose"] = self.algorithm.reply_chooser
         batch = self.collector.collect(len(seeds), seeds=seeds, task_options=options, greedy=False, **budget)
         self._since_checkpoint.extend(getattr(batch, "uids", None) or [])
         return batch

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from android_gym.actions import Finished
 from android_gym.trajectory import Step, Trajectory
@@ -52,6 +52,7 @@ __all__ = [
     "EpisodeFailure",
     "RolloutBatch",
     "RolloutCollector",
+    "ReplyChooser",
     "RolloutStats",
 ]
 
@@ -79,6 +80,21 @@ buffer), the ``verifier``'s reason (or None) and the device's ``screen_width`` (
 UNPARSEABLE_ACTION = "<the model's reply did not parse as an action>"
 
 
+class ReplyChooser(Protocol):
+    """Picks which of ``samples`` sampled replies each state executes (e.g. Coach's critic: the highest Q).
+
+    Called once per collection step with the requests and, per request, its ``samples`` replies (the policy's own
+    first sample first); returns one index per request. Used only while training (``collect(..., choose=...)``),
+    never in evaluation, and costs policy and chooser calls, not env steps.
+    """
+
+    samples: int
+
+    def __call__(self, requests: Sequence[PolicyRequest], replies: Sequence[Sequence[PolicyOutput]]) -> list[int]:
+        """One index into each request's replies."""
+        ...
+
+
 @dataclass
 class EpisodeFailure:
     """An episode that never started: its reset failed (the device could not be brought up)."""
@@ -104,10 +120,15 @@ class RolloutStats:
     verifier_errors: int = 0
     generate_calls: int = 0
     generated_tokens: int = 0
+    choice_replies: int = 0
+    """Extra replies sampled for a :class:`ReplyChooser` (never executed; ``coach_execute_best_of``)."""
+    chose_other: int = 0
+    """Steps whose executed reply is not the policy's first sample (the chooser preferred another)."""
     envs_disabled: int = 0
     wall_seconds: float = 0.0
     env_seconds: float = 0.0
     generation_seconds: float = 0.0
+    choice_seconds: float = 0.0
     reward_seconds: float = 0.0
     replay_seconds: float = 0.0
 
@@ -273,6 +294,7 @@ class RolloutCollector:
         task_options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
         greedy: bool = False,
         max_steps: int | None = None,
+        choose: ReplyChooser | None = None,
     ) -> RolloutBatch:
         """Play ``n_episodes`` episodes and return them with their rewards, returns and timings.
 
@@ -287,11 +309,19 @@ class RolloutCollector:
                 episodes still running end there, truncated (``info["budget_cut"]``; their outcome is scored on
                 the state they reached), and the episodes not yet started, or started but not yet stepped, are not
                 played. This is how a comparison stops every algorithm at exactly the same env steps.
+            choose: sample ``choose.samples`` replies per state (one batched call) and execute the one ``choose``
+                picks instead of the policy's single sample (None, or greedy: the policy's reply, the paper).
+                The executed reply is then no longer a plain policy sample: only for learners that do not
+                train on the executed reply's log-probabilities (Coach resamples K actions per stored state).
         """
         if isinstance(n_episodes, bool) or not isinstance(n_episodes, int) or n_episodes < 0:
             raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
         if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
             raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")
+        if choose is not None:
+            samples = getattr(choose, "samples", None)
+            if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1 or not callable(choose):
+                raise TypeError(f"choose must be a ReplyChooser (callable, with samples >= 1), got {choose!r}")
         seed_list = per_episode(seeds, n_episodes, "seeds", base_int=True)
         option_list = per_episode(task_options, n_episodes, "task_options")
         batch = RolloutBatch(policy_version=int(getattr(self.policy, "version", 0)))
@@ -328,6 +358,8 @@ class RolloutCollector:
                 stats.generate_calls += 1
                 if len(outputs) != len(requests):
                     raise RuntimeError(f"the policy answered {len(outputs)} of {len(requests)} requests")
+                if choose is not None and choose.samples > 1 and not greedy:
+                    outputs = self._choose(choose, requests, outputs, stats)
                 extras = self._candidates(requests, outputs, stats) if self.candidates and not greedy else None
                 t0 = time.perf_counter()
                 if pool is not None:
@@ -353,6 +385,33 @@ class RolloutCollector:
         batch.trajectories = [finished[k][0] for k in sorted(finished)]
         self._score_and_store(batch, [finished[k][1] for k in sorted(finished)])
         return batch
+
+    def _choose(self, choose: ReplyChooser, requests: list[PolicyRequest], outputs: Sequence[PolicyOutput],
+                stats: Any) -> list[PolicyOutput]:
+        """``choose.samples - 1`` more replies per request (one batched call), and the one ``choose`` picks of each."""
+        n = choose.samples - 1
+        t0 = time.perf_counter()
+        more = self.policy.act([request for request in requests for _ in range(n)], greedy=False)
+        stats.generation_seconds += time.perf_counter() - t0
+        stats.generate_calls += 1
+        stats.choice_replies += len(more)
+        if len(more) != n * len(requests):
+            raise RuntimeError(f"the policy answered {len(more)} of {n * len(requests)} requests")
+        groups = [[output, *more[j * n:(j + 1) * n]] for j, output in enumerate(outputs)]
+        t0 = time.perf_counter()
+        picks = list(choose(requests, groups))
+        stats.choice_seconds += time.perf_counter() - t0
+        if len(picks) != len(groups):
+            raise RuntimeError(f"the reply chooser picked {len(picks)} replies for {len(groups)} states")
+        chosen = []
+        for group, pick in zip(groups, picks):
+            if isinstance(pick, bool) or not isinstance(pick, int) or not 0 <= pick < len(group):
+                raise RuntimeError(f"the reply chooser picked {pick!r}, not an index into {len(group)} replies")
+            stats.chose_other += int(group[pick].text != group[0].text)
+            # the executed reply's tokens are counted when its step is recorded; here the ones never executed
+            stats.generated_tokens += sum(int(out.num_tokens) for k, out in enumerate(group) if k != pick)
+            chosen.append(group[pick])
+        return chosen
 
     def _candidates(self, requests: list[PolicyRequest], outputs: Sequence[PolicyOutput],
                     stats: Any) -> list[list[tuple[str, Any]]]:

@@ -38,6 +38,11 @@ def rollout_metrics(batch: Any, seconds: float) -> dict[str, Any]:
     stats = batch.stats
     for key in TIMING_KEYS:
         out[f"time/{key}"] = float(getattr(stats, f"{key}_seconds"))
+    chosen = int(stats.choice_replies)
+    if chosen:  # the algorithm picked the executed reply among several samples (coach_execute_best_of)
+        out["rollout/choice_replies"] = chosen
+        out["rollout/chose_other_rate"] = stats.chose_other / steps if steps else 0.0
+        out["time/choice"] = float(stats.choice_seconds)
     return out
 
 

@@ -83,6 +83,10 @@ class AlgorithmHooks:
     """Extra replies the collector samples per state for the PRM to label as more critic targets
     (``critic_prm_candidates``; never executed, no env step); 0: none."""
 
+    reply_chooser: Any = None
+    """Picks which of several sampled replies each state executes while training (a
+    :class:`coach_rl.rollout.ReplyChooser`, e.g. Coach's ``coach_execute_best_of``); None: the policy's own sample."""
+
     def task_weights(self, tasks: Sequence[str]) -> Mapping[str, float] | None:
         """How often to play each training task next (a curriculum, e.g. DGRPO's); None: round-robin."""
         return None

@@ -191,6 +191,36 @@ class CoachCritic(AlgorithmHooks):
         return True
 
 
+class CriticChooser:
+    """Execute the reply the critic scores highest of ``samples`` sampled at a state (``coach_execute_best_of``).
+
+    A :class:`coach_rl.rollout.ReplyChooser`: it reads each reply as the critic is trained on it (the policy's
+    templated prompt and the reply text) and keeps the first of equal scores, so ties go to the policy's own sample.
+    A NaN score never wins.
+    """
+
+    def __init__(self, critic: Critic, samples: int, *, batch_size: int = 8) -> None:
+        """``samples`` replies per state (>= 2), scored in batches of ``batch_size``."""
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
+            raise ValueError(f"samples must be an integer >= 2, got {samples!r}")
+        self.critic = critic
+        self.samples = samples
+        self.batch_size = int(batch_size)
+
+    def __call__(self, requests: Sequence[Any], replies: Sequence[Sequence[Any]]) -> list[int]:
+        """One index per request: its highest-Q reply."""
+        states = [reply.prompt_text for group in replies for reply in group]
+        actions = [reply.text for group in replies for reply in group]
+        q = self.critic.score(states, actions, batch_size=self.batch_size)
+        q = torch.where(torch.isfinite(q), q, torch.full_like(q, -math.inf))
+        picks, start = [], 0
+        for group in replies:
+            scores = q[start:start + len(group)].tolist()
+            start += len(group)
+            picks.append(max(range(len(scores)), key=lambda k: (scores[k], -k)))
+        return picks
+
+
 class CoachAlgorithm(CoachCritic):
     """Critic-guided Single State Multiple Actions: critic update on ``R_t``, then K critic-scored actions per state."""
 
@@ -199,14 +229,18 @@ class CoachAlgorithm(CoachCritic):
 
     def __init__(self, actor: Any, critic: Critic, critic_trainer: CriticTrainer, *,
                  critic_updates_per_iteration: int | None = None, critic_batch_size: int = 8,
-                 actor_states_per_iteration: int | None = None, prm_candidates: int = 0) -> None:
+                 actor_states_per_iteration: int | None = None, prm_candidates: int = 0,
+                 execute_best_of: int = 1) -> None:
         """``actor`` a :class:`CoachTrainer` whose reward is ``critic``; ``critic_trainer`` its
-        optimiser; ``prm_candidates`` extra replies per collected state the PRM labels as critic targets."""
+        optimiser; ``prm_candidates`` extra replies per collected state the PRM labels as critic targets;
+        ``execute_best_of`` > 1: the collector executes the critic's pick of that many sampled replies."""
         self.actor = actor
         super().__init__(critic, critic_trainer, critic_updates_per_iteration=critic_updates_per_iteration,
                          critic_batch_size=critic_batch_size)
         self.actor_states_per_iteration = actor_states_per_iteration
         self.prm_candidates = int(prm_candidates)
+        self.reply_chooser = CriticChooser(critic, execute_best_of, batch_size=critic_batch_size) \
+            if execute_best_of > 1 else None
 
     @property
     def policy_model(self) -> Any:
@@ -316,7 +350,8 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
     return CoachAlgorithm(actor, critic, critic_trainer, critic_updates_per_iteration=args.critic_updates_per_iteration,
                           critic_batch_size=args.critic_batch_size,
                           actor_states_per_iteration=loop.actor_states_per_iteration,
-                          prm_candidates=int(args.critic_prm_candidates))
+                          prm_candidates=int(args.critic_prm_candidates),
+                          execute_best_of=int(args.coach_execute_best_of))
 
 
 # -- the actor on TRL: CoachTrainer -------------------------------------------------------------------------------

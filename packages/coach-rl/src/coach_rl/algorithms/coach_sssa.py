@@ -89,6 +89,9 @@ def build_coach_sssa(config: Any, model: Any, tokenizer: Any, **parts: Any) -> C
     """Coach's critic (:func:`build_critic`) with an :class:`ActorUpdater` on the stored actions (the same actor
     settings)."""
     args = config.coach
+    if args.coach_execute_best_of > 1:
+        raise ValueError("coach_execute_best_of is Android Coach's (algorithm coach): coach_sssa trains on the executed "
+                         "reply, and a critic's pick among several samples is not a sample of the policy")
     critic, critic_trainer = build_critic(config, model, tokenizer)
     actor = ActorUpdater.from_config(model, tokenizer, args)
     return CoachSSSAAlgorithm(critic, critic_trainer, actor, critic_updates_per_iteration=args.critic_updates_per_iteration,
