@@ -1,9 +1,12 @@
-"""Configuration of Android Coach training: ``CoachConfig``, a TRL ``GRPOConfig`` with the paper's Table 5 defaults.
+"""Configuration pieces shared by the algorithms' configs, and :class:`TrainerConfig`, the base every one extends.
 
-The settings that the GRPO and PPO baselines will share (environment, observation, rewards and returns,
-replay, outer loop) live in the mixin dataclass :class:`OnlineRLArguments`; the critic's in
-:class:`CriticArguments` (PPO's value model needs the same knobs). ``CoachConfig`` combines both with
-``trl.GRPOConfig``, which the actor update builds on. Every class works with
+``TrainerConfig`` is a TRL ``GRPOConfig`` (the actor's optimiser and sampling, with Android Coach's Table 5
+defaults) plus :class:`OnlineRLArguments` (environment, observation, rewards and returns, replay, outer loop) and the
+distributed collection's settings. Each algorithm module of :mod:`coach_rl.algorithms` declares its own config on
+top of it with the mixins it reads: :class:`CriticArguments` (a critic's or value network's optimisation: Coach,
+Coach K = 1, PPO, DistRL), :class:`QCriticArguments` (Android Coach's Q critic: Coach, Coach K = 1), and its own
+(``CoachArguments``, ``DGRPOArguments``, ``DistRLArguments``). Android Coach's :class:`CoachConfig` lives in
+:mod:`coach_rl.algorithms.coach` and is importable from here too. Every class works with
 ``transformers.HfArgumentParser``, so each field is also a ``--flag`` on the command line.
 """
 
@@ -13,16 +16,16 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from transformers.trainer_utils import SchedulerType
 from trl import GRPOConfig
 
-from coach_rl.algorithms.dgrpo import DGRPOArguments
-from coach_rl.algorithms.distrl import DistRLArguments
 from coach_rl.distributed.arguments import DistributedArguments
 
-__all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments"]
+# CoachConfig comes from coach_rl.algorithms.coach through the module's __getattr__ (that module imports this one)
+__all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachConfig", "CriticArguments", "OnlineRLArguments",  # noqa: F822
+           "QCriticArguments", "TrainerConfig"]
 
 #: Where a model-based judge (PRM or LLM outcome verifier) runs.
 PRM_BACKENDS: tuple[str, ...] = ("transformers", "vllm", "openai")
@@ -332,19 +335,14 @@ class OnlineRLArguments:
 
 @dataclass
 class CriticArguments:
-    r"""Settings of the critic Q_phi(s, a) (policy architecture + scalar value head) and its own training loop.
+    r"""Settings of a learned critic's optimisation, Q_phi(s, a) or V(s) (policy architecture + scalar value head).
 
-    A mixin (no ``__post_init__``): a config class that inherits it calls :meth:`validate_critic_arguments`.
+    Read by :meth:`coach_rl.critic.CriticTrainer.from_config`: Android Coach's and Coach K = 1's Q critic, PPO's and
+    DistRL's value network. A mixin (no ``__post_init__``): a config class that inherits it calls
+    :meth:`validate_critic_arguments`.
     """
 
-    # Parameters that control the critic
-    critic_model_name_or_path: str | None = field(
-        default=None,
-        metadata={
-            "help": "Checkpoint the critic starts from. If `None`, the policy's own checkpoint (the paper's critic "
-            "shares the policy architecture, plus a value head)."
-        },
-    )
+    # Parameters that control the critic's updates
     critic_learning_rate: float = field(
         default=1e-5,
         metadata={"help": f"Learning rate of the critic ({_TABLE5}: Critic Learning Rate 1e-5)."},
@@ -370,6 +368,34 @@ class CriticArguments:
         default=8,
         metadata={"help": "(state, action, return) samples per critic optimizer step."},
     )
+
+    def validate_critic_arguments(self) -> None:
+        """Check the critic's optimisation fields; raises ``ValueError`` naming the bad field."""
+        _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
+        _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
+        _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)
+        if self.critic_warmup_ratio >= 1:
+            raise ValueError(f"critic_warmup_ratio must be in [0, 1), got {self.critic_warmup_ratio!r}")
+        _finite(self.critic_max_grad_norm, "critic_max_grad_norm", minimum=0.0, strict=True)
+        _positive_int(self.critic_batch_size, "critic_batch_size")
+
+
+@dataclass
+class QCriticArguments:
+    r"""Settings of Android Coach's Q critic Q_phi(s, a) besides its optimisation: where it starts, how often it is
+    updated, what it reads, and its pre-training before RL (Section 3.2). Shared by ``coach`` and ``coach_sssa``.
+
+    A mixin (no ``__post_init__``): a config class that inherits it calls :meth:`validate_q_critic_arguments`.
+    """
+
+    # Parameters that control the Q critic
+    critic_model_name_or_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "Checkpoint the critic starts from. If `None`, the policy's own checkpoint (the paper's critic "
+            "shares the policy architecture, plus a value head)."
+        },
+    )
     critic_updates_per_iteration: int | None = field(
         default=None,
         metadata={
@@ -377,72 +403,13 @@ class CriticArguments:
             "`None`, one pass over the steps collected in this iteration (as verl's critic does)."
         },
     )
-    coach_advantage: str = field(
-        default="acloo",
+    critic_action_targets: bool = field(
+        default=False,
         metadata={
-            "help": "Advantage of each of the K sampled actions: `acloo` (A_i = Q_i - mean_{j != i} Q_j, the paper's "
-            "Eq. 3) or `q` (A_i = Q_i, the plain critic value with no baseline: the ablation ACLOO is measured "
-            "against)."
-        },
-    )
-    coach_min_q_spread: float = field(
-        default=0.0,
-        metadata={
-            "help": "Beyond the paper: a state whose K actions' critic scores differ by less than this (max - min) "
-            "gets zero advantages. A learned critic's small preferences among equally good, or equally wrong, "
-            "actions are its noise, and ACLOO turns them into updates in random directions (`diag/critic_q_spread_"
-            "pure` against `_mixed` shows their size). 0: the paper's ACLOO."
-        },
-    )
-    share_prompt_prefix: bool = field(
-        default=True,
-        metadata={
-            "help": "Sample the K actions of a state from one pass over its prompt (the prompt's KV cache, and its "
-            "screenshot's vision encoding, computed once and shared by the K samples) instead of K independent "
-            "rows. Same sampling distribution; it only changes the cost. Applies to Transformers generation "
-            "(vLLM shares prefixes itself through its prefix cache)."
-        },
-    )
-    share_prompt_update: bool = field(
-        default=True,
-        metadata={
-            "help": "In the actor update's forward and backward, run each state's prompt once and let its K replies "
-            "attend to it (one packed sequence per state with a block attention mask, coach_rl.prefix_update) instead "
-            "of K rows that each repeat the prompt. The same per-token log-probs, loss and gradients up to float "
-            "rounding; the cost of the prompt (and of its screenshot's vision encoding) no longer grows with K. Applies to "
-            "text and Qwen-VL-style policies with 'sdpa' or 'eager' attention (others keep the unshared rows); a "
-            "micro-batch shares what it holds, so make `per_device_train_batch_size` a multiple of K."
-        },
-    )
-
-    coach_q_source: str = field(
-        default="critic",
-        metadata={
-            "help": "What scores the K sampled actions in the actor update: `critic` (the learned Q_phi(s, a), the "
-            "paper) or `sim-oracle` (a DIAGNOSTIC upper bound, simulated phone only: Q = 1 when the action is the "
-            "expert's next action by the action-match rule, else 0; needs `oracle_diagnostics`). The critic is still "
-            "trained and its ranking still logged (`diag/critic_*`), but the advantages come from the oracle: it "
-            "measures what Coach gains with a perfect critic, i.e. whether the critic or the actor side is the "
-            "bottleneck. Never a training setting for a real device."
-        },
-    )
-    coach_oracle_noise: float = field(
-        default=0.0,
-        metadata={
-            "help": "DIAGNOSTIC, with coach_q_source=sim-oracle: each oracle score gets sigma * z added, z a standard "
-            "normal fixed per (state, reply), i.e. a critic that is consistent but wrong by that much. Sweeping sigma "
-            "between the oracle (0) and the learned critic's sign agreement measures how good a critic SSMA needs."
-        },
-    )
-    critic_prm_candidates: int = field(
-        default=0,
-        metadata={
-            "help": "Beyond the paper (Android Coach only; 0 = off, the paper): at every state collected online, "
-            "sample this many extra replies (never executed, no env step), let the run's process reward model judge "
-            "the ones that differ from the executed reply (one batched call per collection; the sim oracle judges by "
-            "the expert match), and add them to that iteration's critic update with the PRM's verdict as target "
-            "(1 judged correct, 0 not: the critic's pre-training labels). The online critic otherwise sees one "
-            "action per state and never learns to rank the alternatives ACLOO compares. Needs `use_prm`."
+            "help": "Beyond the paper (Android Coach's Q critic): it reads an index-format action followed by the screen element it names "
+            "(`{... \"index\": 4} on TextView 'Wi-Fi'`, read from the state's element list) instead of the number alone, "
+            "so it compares the task with the element's text rather than looking the number up in the screen list. "
+            "Changes only the critic's input; the policy and its answers are unchanged."
         },
     )
     critic_pretrain_dataset: str | None = field(
@@ -475,15 +442,6 @@ class CriticArguments:
             "solved; measured in the coach-rl README."
         },
     )
-    critic_action_targets: bool = field(
-        default=False,
-        metadata={
-            "help": "Beyond the paper (Android Coach's Q critic): it reads an index-format action followed by the screen element it names "
-            "(`{... \"index\": 4} on TextView 'Wi-Fi'`, read from the state's element list) instead of the number alone, "
-            "so it compares the task with the element's text rather than looking the number up in the screen list. "
-            "Changes only the critic's input; the policy and its answers are unchanged."
-        },
-    )
     critic_pretrain_learning_rate: float | None = field(
         default=None,
         metadata={
@@ -492,37 +450,19 @@ class CriticArguments:
         },
     )
 
-    def validate_critic_arguments(self) -> None:
-        """Check the critic fields; raises ``ValueError`` naming the bad field."""
-        if self.coach_advantage not in ("acloo", "q"):
-            raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
-        _finite(self.coach_min_q_spread, "coach_min_q_spread", minimum=0.0)
-        if self.coach_min_q_spread and self.coach_advantage != "acloo":
-            raise ValueError("coach_min_q_spread zeroes ACLOO's advantages of states the critic cannot tell apart; "
-                             f"coach_advantage={self.coach_advantage!r} has no such groups: set it to 0")
-        if not isinstance(self.share_prompt_prefix, bool):
-            raise ValueError(f"share_prompt_prefix must be true or false, got {self.share_prompt_prefix!r}")
-        if not isinstance(self.share_prompt_update, bool):
-            raise ValueError(f"share_prompt_update must be true or false, got {self.share_prompt_update!r}")
-        _positive_int(self.critic_prm_candidates, "critic_prm_candidates", minimum=0)
-        if self.critic_prm_candidates and not getattr(self, "use_prm", True):
-            raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "
-                             "(and prm_model), or critic_prm_candidates=0")
+    def pretrains_critic(self) -> bool:
+        """Whether the loop pre-trains this critic before RL (``critic_pretrain_steps`` > 0)."""
+        return bool(self.critic_pretrain_steps)
+
+    def critic_pretrain_needs_demos(self) -> bool:
+        """Whether critic pre-training reads the run's demonstrations (no ``critic_pretrain_dataset``)."""
+        return self.pretrains_critic() and not self.critic_pretrain_dataset
+
+    def validate_q_critic_arguments(self) -> None:
+        """Check the Q critic's fields; raises ``ValueError`` naming the bad field."""
         for name in ("critic_pretrain_balanced", "critic_pretrain_paired", "critic_action_targets"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.coach_q_source not in ("critic", "sim-oracle"):
-            raise ValueError(f"coach_q_source must be 'critic' or 'sim-oracle', got {self.coach_q_source!r}")
-        _finite(self.coach_oracle_noise, "coach_oracle_noise", minimum=0.0)
-        if self.coach_oracle_noise and self.coach_q_source != "sim-oracle":
-            raise ValueError("coach_oracle_noise perturbs the sim oracle's scores: it needs coach_q_source=sim-oracle")
-        _finite(self.critic_learning_rate, "critic_learning_rate", minimum=0.0, strict=True)
-        _finite(self.critic_clip_range, "critic_clip_range", minimum=0.0, strict=True)
-        _finite(self.critic_warmup_ratio, "critic_warmup_ratio", minimum=0.0)
-        if self.critic_warmup_ratio >= 1:
-            raise ValueError(f"critic_warmup_ratio must be in [0, 1), got {self.critic_warmup_ratio!r}")
-        _finite(self.critic_max_grad_norm, "critic_max_grad_norm", minimum=0.0, strict=True)
-        _positive_int(self.critic_batch_size, "critic_batch_size")
         _positive_int(self.critic_updates_per_iteration, "critic_updates_per_iteration", allow_none=True)
         _positive_int(self.critic_pretrain_steps, "critic_pretrain_steps", minimum=0)
         if self.critic_pretrain_learning_rate is not None:
@@ -530,42 +470,22 @@ class CriticArguments:
 
 
 # Mixins come first (Python's convention); dataclass fields are ordered base-last, so `--help` lists TRL's fields,
-# then the OnlineRLArguments groups, then the critic's.
+# then the OnlineRLArguments groups, then the distributed collection's, then an algorithm's own.
 @dataclass
-class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticArguments, OnlineRLArguments, GRPOConfig):
-    r"""Configuration of the Android Coach trainer: ``trl.GRPOConfig`` plus the paper's Table 5 and our own groups.
+class TrainerConfig(DistributedArguments, OnlineRLArguments, GRPOConfig):
+    r"""What every algorithm's config shares: ``trl.GRPOConfig`` (the actor's optimiser and sampling, with Android
+    Coach's Table 5 defaults), :class:`OnlineRLArguments` and the distributed collection's
+    :class:`~coach_rl.distributed.arguments.DistributedArguments`.
 
-    The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions
-    per state, the critic as the reward and ACLOO advantages. Where Table 5 of the paper lands:
-
-    ========================  ==========  =====================================================
-    Table 5 row               value       field
-    ========================  ==========  =====================================================
-    Max Prompt Length         32768       ``max_prompt_length``
-    Max Response Length       512         ``max_completion_length``
-    Train Batch Size          8           ``rollout_batch_size`` (tasks per iteration)
-    Actor Learning Rate       1e-6        ``learning_rate``
-    Gradient Clipping         1.0         ``max_grad_norm``
-    Clip Ratio                0.2         ``epsilon``
-    Sampling Temperature      1.0         ``temperature``
-    Max New Tokens            512         ``max_completion_length``
-    Max Turns                 25          ``max_turns``
-    Max / Min Pixels          1270180/256 ``max_pixels`` / ``min_pixels``
-    Process / Outcome weight  0.2 / 1     ``w_p`` / ``w_o``
-    Discount factor           0.95        ``gamma``
-    Critic Learning Rate      1e-5        ``critic_learning_rate``
-    Critic Clip Range Value   0.5         ``critic_clip_range``
-    Critic Warmup Ratio       0.1         ``critic_warmup_ratio``
-    Strategy FSDP2            -           not a field: an ``accelerate`` config (``fsdp``/``fsdp_config``)
-    PPO Micro Batch Size/GPU  1           not mapped: TRL's ``per_device_train_batch_size`` (default 8)
-                                          must hold whole groups of K, so it keeps TRL's default
-    ========================  ==========  =====================================================
-
-    K (``num_generations``) defaults to 4: the paper's efficiency study (Figure 4) uses 4, and its sweep over
-    K = 1, 2, 4, 8 (Table 3) shows 4 gets the whole gain of 8 on AndroidLab (37.0 SR for both) at 1.62x
-    instead of 2.18x the K=1 training time. K = 1 (Table 3's N = 1 row: one fresh action per state, scored by
-    the critic) needs ``coach_advantage="q"``: ACLOO's leave-one-out baseline needs a second action.
+    Each algorithm module of :mod:`coach_rl.algorithms` declares its own config on top of it, with the mixins it
+    reads (:class:`CriticArguments`, :class:`QCriticArguments`, ``DGRPOArguments``, ...), and registers it with the
+    algorithm (``register_algorithm(name, config=...)``); ``load_config`` builds the one of the run's ``algorithm``.
+    An algorithm config validates its own mixins in :meth:`validate_algorithm_arguments`.
     """
+
+    kl_weight: ClassVar[str | None] = None
+    """The field that holds this algorithm's KL weight to a reference policy: ``beta`` (Android Coach's actor),
+    another field (DGRPO's ``dgrpo_kl_beta``) or None (no KL term). ``beta`` != 0 elsewhere is an error."""
 
     # Parameters whose default values are overridden from GRPOConfig / TrainingArguments (Android Coach Table 5)
     learning_rate: float = field(
@@ -611,11 +531,26 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
     num_generations: int | None = field(
         default=4,
         metadata={
-            "help": "K: actions sampled per stored state and scored by the critic for ACLOO (Single State Multiple "
-            "Actions). Must be >= 2 (1 only with coach_advantage='q'). Default 4: the paper's Figure 4 setting; its K sweep (Table 3: 1, 2, 4, 8) "
-            "shows 8 adds nothing over 4 on AndroidLab at 2.18x vs 1.62x the training time."
+            "help": "Replies sampled per prompt: Android Coach's K actions per stored state, GRPO's G trajectories per "
+            "task instance; kept >= 2 (TRL's GRPOConfig checks its batch sizes against it) by the algorithms that do "
+            "not read it."
         },
     )
+
+    def validate_algorithm_arguments(self) -> None:
+        """Check the algorithm's own fields (its mixins'); raises ``ValueError`` naming the bad field. None here."""
+
+    def single_generation_allowed(self) -> bool:
+        """Whether ``num_generations`` = 1 is valid (GRPOConfig's group statistics need 2; Coach's ``q`` does not)."""
+        return False
+
+    def pretrains_critic(self) -> bool:
+        """Whether the loop pre-trains the algorithm's critic before RL (:class:`QCriticArguments`); no critic here."""
+        return False
+
+    def critic_pretrain_needs_demos(self) -> bool:
+        """Whether critic pre-training reads the run's demonstrations; no critic pre-training here."""
+        return False
 
     def __post_init__(self) -> None:
         """Validate our fields first (clear messages), then run GRPOConfig's own checks, then fill derived defaults."""
@@ -623,7 +558,7 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
             raise ValueError(
                 f"num_generations (K actions per state) must be an integer >= 2, got {self.num_generations!r}"
             )
-        single = self.num_generations == 1 and self.coach_advantage == "q"
+        single = self.num_generations == 1 and self.single_generation_allowed()
         if self.num_generations < 2 and not single:
             raise ValueError(
                 f"num_generations (K actions per state) is {self.num_generations}, but ACLOO's leave-one-out "
@@ -633,11 +568,15 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
         _finite(self.epsilon, "epsilon", minimum=0.0, strict=True)
         _finite(self.temperature, "temperature", minimum=0.0, strict=True)
         _finite(self.beta, "beta", minimum=0.0)
+        if self.beta and self.kl_weight != "beta":
+            own = f" (its KL weight is {self.kl_weight})" if self.kl_weight else ""
+            raise ValueError(f"beta={self.beta!r} is the KL weight of Android Coach's actor (algorithm=coach); "
+                             f"{type(self).__name__} does not read it{own}")
         _finite(self.learning_rate, "learning_rate", minimum=0.0)
         if self.max_completion_length is not None:
             _positive_int(self.max_completion_length, "max_completion_length")
         self.validate_online_rl_arguments()
-        self.validate_critic_arguments()
+        self.validate_algorithm_arguments()
         self.validate_distributed_arguments()
         if single:  # GRPOConfig rejects K = 1 (GRPO's group statistics need 2); our advantage does not
             self.num_generations = 2
@@ -647,3 +586,13 @@ class CoachConfig(DistributedArguments, DistRLArguments, DGRPOArguments, CriticA
             if single:
                 self.num_generations = 1
         self.resolve_online_rl_defaults(self.output_dir)
+
+
+def __getattr__(name: str) -> Any:
+    """``CoachConfig`` (Android Coach's config) lives with its algorithm in :mod:`coach_rl.algorithms.coach`; it is
+    imported from here on first use, as before (that module imports this one)."""
+    if name == "CoachConfig":
+        from coach_rl.algorithms.coach import CoachConfig
+
+        return CoachConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -224,7 +224,7 @@ class TrainingLoop:
         """Demonstrations, the policy (built or loaded), SFT, the trainers, critic pre-training."""
         demos = None
         needs_demos = (self.loop.policy_model == "tiny" or self.loop.sft_instances_per_task
-                       or (self.args.critic_pretrain_steps and not self.args.critic_pretrain_dataset))
+                       or self.args.critic_pretrain_needs_demos())
         if needs_demos:
             t0 = time.perf_counter()
             demos = warmup.collect_run_demos(self.config, self.tasks)
@@ -236,7 +236,7 @@ class TrainingLoop:
         if self.loop.sft_instances_per_task and self.loop.sft_max_steps:
             self.sft(demos)
         self._build_components()
-        if self.args.critic_pretrain_steps and self.critic is not None:
+        if self.args.pretrains_critic() and self.critic is not None:
             self._critic_pretrain(demos)
 
     def _warm_start(self, checkpoint: Path) -> None:
