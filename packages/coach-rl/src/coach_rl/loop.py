@@ -174,6 +174,9 @@ class TrainingLoop:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Writing model shards" bars on every checkpoint
+        if self.config.dropped:  # keys a base config set for another algorithm (coach_rl.configs.load_config)
+            self.echo(f"[coach-rl] config {self.config.source}: {', '.join(self.config.dropped)} dropped (set for "
+                      f"another algorithm; {self.loop.algorithm} does not read them)")
         checkpoint = self.run.latest_checkpoint() if resume else None
         if checkpoint is not None:
             checkpoints.check_resume_config(self.run, self.config)

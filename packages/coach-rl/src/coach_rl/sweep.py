@@ -69,7 +69,7 @@ def has_q_critic(algorithm: str) -> bool:
     """Whether ``algorithm``'s config has Android Coach's Q critic (:class:`coach_rl.config.QCriticArguments`: coach,
     coach_sssa): the critic with its own learning rate, whose returns use the PRM's r_p (w_p), tuned by the sweep."""
     from coach_rl.algorithms import config_class
-    from coach_rl.config import QCriticArguments
+    from coach_rl.arguments import QCriticArguments
 
     return issubclass(config_class(algorithm), QCriticArguments)
 

@@ -7,7 +7,7 @@ filled in) and an :class:`UpdateContext` (the replay buffer of earlier episodes,
 algorithm updates and returns flat metrics. ``save``/``load`` hold everything an exact resume needs.
 
 A new algorithm is one new module in this package that defines a class and its config (a dataclass built on
-:class:`coach_rl.config.TrainerConfig` with the mixins it reads) and registers a factory with
+:class:`coach_rl.arguments.TrainerConfig` with the mixins it reads) and registers a factory with
 :func:`register_algorithm`; ``algorithm: <name>`` in a run config then selects it, and the run config accepts
 exactly the keys of that config class (:func:`config_class`). Besides the members of
 :class:`Algorithm`, an algorithm may override the optional hooks of :class:`AlgorithmHooks` (a critic the loop
@@ -148,11 +148,11 @@ _CONFIGS: dict[str, type] = {}
 
 def register_algorithm(name: str, config: type | None = None) -> Callable[[AlgorithmFactory], AlgorithmFactory]:
     """Decorator: make ``factory`` the builder of ``algorithm: <name>``, whose run configs are ``config`` objects (a
-    dataclass built on :class:`coach_rl.config.TrainerConfig`; None: ``TrainerConfig`` itself, the shared keys only)."""
+    dataclass built on :class:`coach_rl.arguments.TrainerConfig`; None: ``TrainerConfig`` itself, the shared keys only)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"an algorithm name must be an identifier, got {name!r}")
     if config is not None:
-        from coach_rl.config import TrainerConfig
+        from coach_rl.arguments import TrainerConfig
 
         if not (isinstance(config, type) and issubclass(config, TrainerConfig)):
             raise TypeError(f"the config of algorithm {name!r} must be a TrainerConfig subclass, got {config!r}")
@@ -189,7 +189,7 @@ def config_class(name: str) -> type:
         raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(names)}")
     if name in _CONFIGS:
         return _CONFIGS[name]
-    from coach_rl.config import TrainerConfig
+    from coach_rl.arguments import TrainerConfig
 
     return TrainerConfig
 

@@ -88,7 +88,7 @@ from trl.trainer.utils import (
 
 from coach_rl.advantages import acloo
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
-from coach_rl.config import CriticArguments, QCriticArguments, TrainerConfig, _finite, _positive_int
+from coach_rl.arguments import CriticArguments, QCriticArguments, TrainerConfig, _finite, _positive_int
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import fixed_normal
 from coach_rl.losses import kl_to_reference, ppo_clip_loss, rescale_to_batch_tokens
@@ -240,9 +240,9 @@ class CoachArguments:
 
 @dataclass
 class CoachConfig(CoachArguments, QCriticArguments, CriticArguments, TrainerConfig):
-    r"""Configuration of Android Coach (``algorithm: coach``): the shared :class:`~coach_rl.config.TrainerConfig`
+    r"""Configuration of Android Coach (``algorithm: coach``): the shared :class:`~coach_rl.arguments.TrainerConfig`
     (``trl.GRPOConfig`` with the paper's Table 5 defaults, online RL, distributed collection), the critic's
-    :class:`~coach_rl.config.CriticArguments` and :class:`~coach_rl.config.QCriticArguments`, and
+    :class:`~coach_rl.arguments.CriticArguments` and :class:`~coach_rl.arguments.QCriticArguments`, and
     :class:`CoachArguments`.
 
     The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions

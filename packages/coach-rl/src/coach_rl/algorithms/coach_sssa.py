@@ -20,7 +20,7 @@ from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import batch_mean_advantages
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import CoachCritic, build_critic
-from coach_rl.config import CriticArguments, QCriticArguments, TrainerConfig
+from coach_rl.arguments import CriticArguments, QCriticArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records
@@ -30,9 +30,9 @@ __all__ = ["CoachSSSAAlgorithm", "CoachSSSAConfig"]
 
 @dataclass
 class CoachSSSAConfig(QCriticArguments, CriticArguments, TrainerConfig):
-    """Configuration of Coach K = 1 (``algorithm: coach_sssa``): the shared :class:`~coach_rl.config.TrainerConfig`
-    and Android Coach's Q critic (:class:`~coach_rl.config.CriticArguments`,
-    :class:`~coach_rl.config.QCriticArguments`); none of Coach's K-action settings (``CoachArguments``)."""
+    """Configuration of Coach K = 1 (``algorithm: coach_sssa``): the shared :class:`~coach_rl.arguments.TrainerConfig`
+    and Android Coach's Q critic (:class:`~coach_rl.arguments.CriticArguments`,
+    :class:`~coach_rl.arguments.QCriticArguments`); none of Coach's K-action settings (``CoachArguments``)."""
 
     def validate_algorithm_arguments(self) -> None:
         """The critic's and the Q critic's fields."""

@@ -38,7 +38,7 @@ import torch
 from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import dgrpo_advantages
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
-from coach_rl.config import TrainerConfig
+from coach_rl.arguments import TrainerConfig
 from coach_rl.curriculum import FailureCurriculum
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.losses import dgrpo_loss, kl_to_reference
@@ -122,7 +122,7 @@ class DGRPOArguments:
 
 @dataclass
 class DGRPOConfig(DGRPOArguments, TrainerConfig):
-    """Configuration of DGRPO (``algorithm: dgrpo``): the shared :class:`~coach_rl.config.TrainerConfig` (the actor's
+    """Configuration of DGRPO (``algorithm: dgrpo``): the shared :class:`~coach_rl.arguments.TrainerConfig` (the actor's
     settings) and :class:`DGRPOArguments` (validated by its own ``__post_init__``, which runs first). Its KL weight is
     ``dgrpo_kl_beta``, not TRL's ``beta``."""
 

@@ -39,7 +39,7 @@ import torch
 from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import aride_advantages
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
-from coach_rl.config import CriticArguments, TrainerConfig
+from coach_rl.arguments import CriticArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.losses import distrl_actor_loss
 from coach_rl.nonfinite import monitor_of
@@ -106,8 +106,8 @@ class DistRLArguments:
 @dataclass
 class DistRLConfig(DistRLArguments, CriticArguments, TrainerConfig):
     """Configuration of DistRL's A-RIDE learner (``algorithm: distrl``): the shared
-    :class:`~coach_rl.config.TrainerConfig` (the actor's settings), the value network's
-    :class:`~coach_rl.config.CriticArguments` and :class:`DistRLArguments`."""
+    :class:`~coach_rl.arguments.TrainerConfig` (the actor's settings), the value network's
+    :class:`~coach_rl.arguments.CriticArguments` and :class:`DistRLArguments`."""
 
     def validate_algorithm_arguments(self) -> None:
         """V's optimisation fields (DistRLArguments has no constraints of its own)."""

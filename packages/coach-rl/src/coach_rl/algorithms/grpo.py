@@ -22,7 +22,7 @@ import torch
 from coach_rl.actor import ActorSample, ActorUpdater, actor_sample, check_epochs
 from coach_rl.advantages import grpo_advantages
 from coach_rl.algorithms.base import StateDictAlgorithm, UpdateContext, register_algorithm
-from coach_rl.config import TrainerConfig
+from coach_rl.arguments import TrainerConfig
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, TrajectoryRecord, episodes_of
 
@@ -31,7 +31,7 @@ __all__ = ["GRPOBaseline", "GRPOBaselineConfig", "build_grpo"]
 
 @dataclass
 class GRPOBaselineConfig(TrainerConfig):
-    """Configuration of trajectory-level GRPO (``algorithm: grpo``): the shared :class:`~coach_rl.config.TrainerConfig`
+    """Configuration of trajectory-level GRPO (``algorithm: grpo``): the shared :class:`~coach_rl.arguments.TrainerConfig`
     and nothing of its own (no critic). G is TRL's ``num_generations``, the passes over each batch its
     ``num_iterations``, the reward scaling its ``scale_rewards``; the actor's settings are Android Coach's."""
 

@@ -23,7 +23,7 @@ from coach_rl.actor import ActorUpdater, actor_sample, check_epochs
 from coach_rl.advantages import whiten
 from coach_rl.algorithms.base import StateDictAlgorithm, UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import estimated_steps_per_iteration
-from coach_rl.config import CriticArguments, TrainerConfig
+from coach_rl.arguments import CriticArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.nonfinite import monitor_of
@@ -36,7 +36,7 @@ __all__ = ["PPOBaseline", "PPOBaselineConfig", "build_ppo"]
 @dataclass
 class PPOBaselineConfig(CriticArguments, TrainerConfig):
     """Configuration of PPO with a state-value critic (``algorithm: ppo``): the shared
-    :class:`~coach_rl.config.TrainerConfig` and the value network's :class:`~coach_rl.config.CriticArguments`
+    :class:`~coach_rl.arguments.TrainerConfig` and the value network's :class:`~coach_rl.arguments.CriticArguments`
     (``critic_*``: V's learning rate, clip range, warm-up, gradient clip and batch size)."""
 
     def validate_algorithm_arguments(self) -> None:

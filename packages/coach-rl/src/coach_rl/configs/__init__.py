@@ -522,7 +522,7 @@ class RunConfig:
 
         Feeding it back to :func:`load_config` gives an equal configuration.
         """
-        from coach_rl.config import OnlineRLArguments, TrainerConfig
+        from coach_rl.arguments import OnlineRLArguments, TrainerConfig
 
         out: dict[str, Any] = {f.name: getattr(self.loop, f.name) for f in dataclasses.fields(LoopArguments)}
         for f in dataclasses.fields(OnlineRLArguments):
