@@ -115,7 +115,11 @@ def test_shared_code_reads_only_the_config_fields_every_algorithm_has():
     from coach_rl.config import TrainerConfig
 
     shared = set(dir(TrainerConfig)) | {f.name for f in __import__("dataclasses").fields(TrainerConfig)}
-    modules = (loop_module, checkpoints, components, held_out, rollout_metrics, rollout_plan, validation, warmup)
+    from coach_rl import evaluation, rewards
+    from coach_rl.distributed import collector
+
+    modules = (loop_module, checkpoints, components, held_out, rollout_metrics, rollout_plan, validation, warmup,
+               evaluation, rewards, collector)
     reads = [r for m in modules for r in _config_reads(m)]
     assert len(reads) > 20  # the scan sees the loop's reads
     foreign = [f"{where}: {name}" for name, where in reads if name not in shared]
