@@ -87,3 +87,50 @@ def test_the_loop_never_probes_the_algorithm_or_branches_on_its_name():
                 assert "algorithm" not in target, f"{where}: {ast.unparse(node)}"
             if isinstance(node, ast.Compare) and "loop.algorithm" in ast.unparse(node.left):
                 raise AssertionError(f"{where} branches on the algorithm's name: {ast.unparse(node)}")
+
+
+# The trainer-side config the loop reads is the run's algorithm's own class: only TrainerConfig's fields and methods
+# are there for every algorithm. Reached only through a capability the config declares: critic pre-training.
+_CRITIC_PRETRAINING = {("coach_rl.warmup", "critic_examples"), ("coach_rl.warmup", "pretrain_critic")}
+
+
+def _config_reads(module: Any) -> list[tuple[str, str]]:
+    """``(name, where)`` of every ``args.NAME`` / ``self.args.NAME`` / ``config.coach.NAME`` / ``coach.NAME`` read."""
+    out = []
+    tree = ast.parse(inspect.getsource(module))
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if (module.__name__, func.name) in _CRITIC_PRETRAINING:
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.Attribute):
+                owner = ast.unparse(node.value)
+                if owner in ("args", "self.args", "config.coach", "self.config.coach", "coach", "loop.args"):
+                    out.append((node.attr, f"{module.__name__}.{func.name} line {node.lineno}"))
+    return out
+
+
+def test_shared_code_reads_only_the_config_fields_every_algorithm_has():
+    from coach_rl.config import TrainerConfig
+
+    shared = set(dir(TrainerConfig)) | {f.name for f in __import__("dataclasses").fields(TrainerConfig)}
+    from coach_rl import evaluation, rewards
+    from coach_rl.distributed import collector
+
+    modules = (loop_module, checkpoints, components, held_out, rollout_metrics, rollout_plan, validation, warmup,
+               evaluation, rewards, collector)
+    reads = [r for m in modules for r in _config_reads(m)]
+    assert len(reads) > 20  # the scan sees the loop's reads
+    foreign = [f"{where}: {name}" for name, where in reads if name not in shared]
+    assert not foreign, f"shared code reads config fields some algorithms' configs lack: {foreign}"
+
+
+def test_critic_pretraining_is_a_capability_the_config_declares(tmp_path: Path):
+    from coach_rl.configs import load_config
+
+    for algorithm, pretrains in (("coach", True), ("coach_sssa", True), ("ppo", False), ("grpo", False),
+                                 ("dgrpo", False), ("distrl", False)):
+        extra = ["critic_pretrain_steps=5"] if pretrains else []
+        cfg = load_config("smoke", [f"algorithm={algorithm}", f"output_dir={tmp_path}", *extra])
+        assert cfg.coach.pretrains_critic() is pretrains and cfg.coach.critic_pretrain_needs_demos() is pretrains

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from coach_rl.algorithms import algorithm_names
+from coach_rl.algorithms import algorithm_names, config_class
 from coach_rl.cli import main
 from coach_rl.config import CoachConfig
 from coach_rl.configs import LoopArguments, config_keys, list_configs, load_config, parse_overrides
@@ -22,8 +22,9 @@ def test_shipped_configs_load_and_validate(tmp_path: Path):
     assert {"smoke", "main"} <= set(names)
     for name in names:
         cfg = load_config(name, [f"output_dir={tmp_path / name}"])
-        assert isinstance(cfg.coach, CoachConfig)
         assert cfg.loop.algorithm in algorithm_names()
+        assert type(cfg.coach) is config_class(cfg.loop.algorithm)
+        assert isinstance(cfg.coach, CoachConfig) == (cfg.loop.algorithm == "coach")
         assert cfg.coach.bf16 is False and cfg.coach.use_cpu  # CPU-friendly defaults on this machine
 
 
@@ -31,7 +32,7 @@ def test_overrides_are_typed_against_the_fields(tmp_path: Path):
     cfg = load_config("smoke", [
         "num_generations=4", "learning_rate=1e-5", "tasks=SystemWifiTurnOff,OpenAppTaskEval", "eval_tasks=[A, B]",
         "env_kwargs={\"latency\": \"emulator\"}", "policy_action_space=false", "actor_states_per_iteration=null",
-        "algorithm=ppo", f"output_dir={tmp_path}", "critic_updates_per_iteration=3", "--max-history=0",
+        "algorithm=ppo", f"output_dir={tmp_path}", "critic_batch_size=3", "--max-history=0",
     ])
     assert cfg.coach.num_generations == 4 and cfg.coach.learning_rate == 1e-5
     assert cfg.coach.tasks == ["SystemWifiTurnOff", "OpenAppTaskEval"]
@@ -39,7 +40,7 @@ def test_overrides_are_typed_against_the_fields(tmp_path: Path):
     assert cfg.coach.env_kwargs == {"latency": "emulator"}
     assert cfg.loop.policy_action_space is False and cfg.loop.actor_states_per_iteration is None
     assert cfg.loop.algorithm == "ppo" and cfg.loop.max_history == 0
-    assert cfg.coach.critic_updates_per_iteration == 3 and cfg.coach.output_dir == str(tmp_path)
+    assert cfg.coach.critic_batch_size == 3 and cfg.coach.output_dir == str(tmp_path)
     assert cfg.coach.replay_dir == str(tmp_path / "replay")
     # a mapping works as well as a file, and to_dict() round-trips to an equal configuration
     again = load_config(cfg.to_dict())
@@ -122,20 +123,39 @@ def test_help_config_lists_every_key_with_the_help_its_field_carries(capsys):
     import itertools
 
     from coach_rl.cli import main
-    from coach_rl.configs import LoopArguments, _coach_config_class, config_keys
+    from coach_rl.configs import LoopArguments, algorithm_config_class, config_keys
 
     with pytest.raises(SystemExit) as done:
         main(["train", "--help-config"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert "usage: coach-rl train" in out and "config keys (KEY=VALUE, or in the YAML file):" in out
+    assert "usage: coach-rl train" in out and "config keys of algorithm=coach (coach_rl.algorithms.coach.CoachConfig" in out
     listed = {line.split(" (default ")[0].strip() for line in out.splitlines() if " (default " in line
               and line.startswith("  ") and not line.startswith("      ")}
     assert set(config_keys()) <= listed | {"help"}
-    for cls, name in ((_coach_config_class(), "w_p"), (_coach_config_class(), "max_turns"),
+    for cls, name in ((algorithm_config_class(), "w_p"), (algorithm_config_class(), "max_turns"),
                       (LoopArguments, "actor_states_per_iteration")):
         field = next(f for f in dataclasses.fields(cls) if f.name == name)
         words = " ".join(field.metadata["help"].split())
         lines = out[out.index(f"  {name} (default "):].splitlines()[1:]
         wrapped = [line for line in itertools.takewhile(lambda line: line.startswith("      "), lines)]
         assert " ".join(" ".join(wrapped).split()) == words  # the key's help, as its field carries it
+
+
+@pytest.mark.parametrize("how", [["--help-config", "grpo"], ["--help-config", "algorithm=grpo"],
+                                 ["-c", "main-grpo", "--help-config"]])
+def test_help_config_lists_the_keys_of_the_chosen_algorithm(capsys, how):
+    from coach_rl.cli import main
+    from coach_rl.configs import config_keys
+
+    with pytest.raises(SystemExit) as done:
+        main(["train", *how])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "config keys of algorithm=grpo (coach_rl.algorithms.grpo.GRPOBaselineConfig" in out
+    listed = {line.split(" (default ")[0].strip() for line in out.splitlines() if " (default " in line
+              and line.startswith("  ") and not line.startswith("      ")}
+    assert set(config_keys("grpo")) <= listed | {"help"}
+    assert not {k for k in listed if k.startswith(("critic_", "coach_", "dgrpo_", "distrl_"))
+                and k not in config_keys("grpo")}  # no critic key (the loop's critic_pretrain_* are everyone's)
+    assert "critic_learning_rate" not in listed and "critic_learning_rate" in config_keys("ppo")

@@ -10,9 +10,10 @@ import pytest
 from transformers import HfArgumentParser
 from trl import GRPOConfig
 
+from coach_rl.algorithms.coach import CoachArguments
 from coach_rl.algorithms.dgrpo import DGRPOArguments
 from coach_rl.algorithms.distrl import DistRLArguments
-from coach_rl.config import CoachConfig, CriticArguments, OnlineRLArguments
+from coach_rl.config import CoachConfig, CriticArguments, OnlineRLArguments, QCriticArguments, TrainerConfig
 from coach_rl.distributed.arguments import DistributedArguments
 
 # GRPOConfig itself triggers this transformers 5.x deprecation warning; it is not ours to fix.
@@ -56,11 +57,16 @@ def test_defaults_carry_table5(tmp_path: Path) -> None:
     assert isinstance(cfg, GRPOConfig)
 
 
+MIXINS = (OnlineRLArguments, CriticArguments, QCriticArguments, CoachArguments, DGRPOArguments, DistRLArguments,
+          DistributedArguments)
+
+
 def test_every_own_field_has_help_and_paper_defaults_cite_table5() -> None:
-    own = {f.name for c in (OnlineRLArguments, CriticArguments, DGRPOArguments, DistRLArguments, DistributedArguments) for f in dataclasses.fields(c)}
-    overridden = set(CoachConfig.__dataclass_fields__) - own - set(GRPOConfig.__dataclass_fields__)
+    own = {f.name for c in MIXINS for f in dataclasses.fields(c)}
+    overridden = {f.name for f in dataclasses.fields(CoachConfig)} - own - set(GRPOConfig.__dataclass_fields__)
     assert not overridden, f"fields defined only on CoachConfig should be overrides, got {overridden}"
     fields = {f.name: f for f in dataclasses.fields(CoachConfig)}
+    own &= set(fields)
     for name in own:
         assert fields[name].metadata.get("help"), f"{name} has no help"
     for _, (name, _value) in TABLE5.items():
@@ -70,7 +76,7 @@ def test_every_own_field_has_help_and_paper_defaults_cite_table5() -> None:
 def test_mixin_fields_do_not_shadow_trl_fields() -> None:
     # a shared-group field with a TRL/Transformers name would silently change trainer behaviour
     trl_names = set(GRPOConfig.__dataclass_fields__)
-    for mixin in (OnlineRLArguments, CriticArguments):
+    for mixin in MIXINS:
         clash = {f.name for f in dataclasses.fields(mixin)} & trl_names
         assert not clash, f"{mixin.__name__} shadows {clash}"
 
@@ -166,3 +172,52 @@ def test_groups_are_reusable_by_a_baseline_config(tmp_path: Path) -> None:
     assert cfg.num_envs == 4 and cfg.gamma == 0.95 and not hasattr(cfg, "critic_learning_rate")
     with pytest.raises(ValueError, match="gamma must be in"):
         BaselineConfig(output_dir=str(tmp_path), report_to="none", use_cpu=True, gamma=2.0)
+
+
+# -- one config class per algorithm ---------------------------------------------------------------------------
+
+
+def _own_mixins(cls: type) -> set[type]:
+    """The mixins of MIXINS that ``cls`` has besides TrainerConfig's own (OnlineRLArguments, DistributedArguments)."""
+    return {m for m in MIXINS if issubclass(cls, m) and not issubclass(TrainerConfig, m)}
+
+
+def test_each_algorithm_has_its_config_class_with_only_its_mixins() -> None:
+    from coach_rl.algorithms import config_class
+
+    expected = {
+        "coach": ("CoachConfig", {CriticArguments, QCriticArguments, CoachArguments}),
+        "coach_sssa": ("CoachSSSAConfig", {CriticArguments, QCriticArguments}),
+        "grpo": ("GRPOBaselineConfig", set()),
+        "ppo": ("PPOBaselineConfig", {CriticArguments}),
+        "dgrpo": ("DGRPOConfig", {DGRPOArguments}),
+        "distrl": ("DistRLConfig", {DistRLArguments, CriticArguments}),
+    }
+    for algorithm, (name, mixins) in expected.items():
+        cls = config_class(algorithm)
+        assert cls.__name__ == name and cls.__module__ == f"coach_rl.algorithms.{algorithm}", algorithm
+        assert issubclass(cls, TrainerConfig) and issubclass(cls, GRPOConfig), algorithm
+        assert _own_mixins(cls) == mixins, algorithm
+        fields = {f.name for f in dataclasses.fields(cls)}
+        shared = {f.name for f in dataclasses.fields(TrainerConfig)}
+        mixin_fields = {f.name for m in mixins for f in dataclasses.fields(m)}
+        assert fields == shared | mixin_fields, f"{name} has fields beyond TrainerConfig and its mixins"
+    assert config_class("coach") is CoachConfig  # coach_rl.config.CoachConfig: the same class, importable as before
+    import coach_rl
+
+    assert coach_rl.CoachConfig is CoachConfig
+
+
+def test_an_algorithm_config_validates_only_its_own_mixins(tmp_path: Path) -> None:
+    from coach_rl.algorithms.grpo import GRPOBaselineConfig
+    from coach_rl.algorithms.ppo import PPOBaselineConfig
+
+    kw = {"output_dir": str(tmp_path), "report_to": "none", "use_cpu": True}
+    with pytest.raises(TypeError, match="critic_learning_rate"):
+        GRPOBaselineConfig(critic_learning_rate=1e-4, **kw)  # not one of its fields at all
+    with pytest.raises(ValueError, match="critic_learning_rate must be"):
+        PPOBaselineConfig(critic_learning_rate=-1.0, **kw)
+    with pytest.raises(ValueError, match="GRPOBaselineConfig does not read it"):
+        GRPOBaselineConfig(beta=0.1, **kw)
+    assert GRPOBaselineConfig(**kw).num_generations == 4 and not GRPOBaselineConfig(**kw).pretrains_critic()
+    assert CoachConfig(critic_pretrain_steps=3, **kw).critic_pretrain_needs_demos()

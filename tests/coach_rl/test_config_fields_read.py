@@ -18,7 +18,7 @@ from coach_rl.distributed.arguments import DistributedArguments
 
 PACKAGE = Path(coach_rl.__file__).parent
 # Where the fields are declared and validated: a mention there is not a use.
-DECLARING = {PACKAGE / "config.py", PACKAGE / "configs" / "__init__.py"}
+DECLARING = {PACKAGE / "config.py", PACKAGE / "arguments.py", PACKAGE / "configs" / "__init__.py"}
 
 
 def _our_fields() -> dict[str, str]:

@@ -64,3 +64,63 @@ def test_what_the_parser_has_no_spelling_for(tmp_path: Path):
         load_config("smoke", {"policy_model": 5})  # the parser would take "5" as text; YAML meant a number
     with pytest.raises(ValueError, match="liger_kernel_config must be a mapping"):
         load_config("smoke", {"liger_kernel_config": "[1, 2]"})  # a dict field that takes no text
+
+
+# -- a run config holds the keys of its algorithm ---------------------------------------------------------------
+
+
+def test_a_key_of_another_algorithm_set_for_this_one_is_an_error_naming_its_owners(tmp_path: Path):
+    with pytest.raises(KeyError, match="critic_learning_rate is a setting of coach, coach_sssa, distrl, ppo .*"
+                                       "this run's algorithm is grpo"):
+        load_config("smoke", ["algorithm=grpo", "critic_learning_rate=1e-4", f"output_dir={tmp_path}"])
+    own = tmp_path / "grpo.yaml"  # written for grpo in the file itself
+    own.write_text("algorithm: grpo\ncritic_batch_size: 4\n")
+    with pytest.raises(KeyError, match=f"critic_batch_size is a setting of .* \\(set in {own}\\); .* is grpo"):
+        load_config(str(own))
+    child = tmp_path / "child.yaml"  # a file extending a grpo config is written for grpo too
+    child.write_text(f"extends: {own.name}\nlearning_rate: 0.001\n")
+    with pytest.raises(KeyError, match="critic_batch_size is a setting of"):
+        load_config(str(child))
+    with pytest.raises(KeyError, match="dgrpo_group_size is a setting of dgrpo"):
+        load_config("smoke", {"algorithm": "ppo", "dgrpo_group_size": 4})
+    with pytest.raises(KeyError, match="unknown config key.*'critic_learnig_rate'"):  # no algorithm has it
+        load_config("smoke", ["critic_learnig_rate=1"])
+
+
+def test_keys_inherited_from_a_config_for_another_algorithm_are_dropped_and_recorded(tmp_path: Path, caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="coach_rl.configs"):
+        cfg = load_config("main-grpo", [f"output_dir={tmp_path}"])  # extends main, a Coach config with critic_* keys
+    assert type(cfg.coach).__name__ == "GRPOBaselineConfig" and not hasattr(cfg.coach, "critic_learning_rate")
+    assert {"critic_learning_rate", "critic_pretrain_steps", "critic_action_targets"} <= set(cfg.dropped)
+    assert "critic_learning_rate" not in cfg.explicit and "critic_learning_rate" not in cfg.to_dict()
+    assert any("critic_learning_rate" in r.getMessage() and "dropped" in r.getMessage() for r in caplog.records)
+    # a Coach file switched to another algorithm by an override: its Coach keys were written for Coach
+    cfg = load_config("smoke", ["algorithm=ppo", f"output_dir={tmp_path}"])
+    assert cfg.dropped == [] and cfg.coach.critic_learning_rate == 5e-4  # PPO's V has critic_* too: kept
+    assert load_config("main-ppo", [f"output_dir={tmp_path}"]).dropped == [
+        "critic_pretrain_steps", "critic_pretrain_learning_rate", "critic_pretrain_balanced", "critic_action_targets"]
+    # the same config keeps them under Coach
+    assert load_config("main", [f"output_dir={tmp_path}"]).dropped == []
+
+
+def test_a_saved_config_of_an_older_run_loads_with_other_algorithms_keys_dropped(tmp_path: Path):
+    saved = {**load_config("smoke", [f"output_dir={tmp_path}"]).to_dict(), "algorithm": "grpo"}  # as runs wrote it
+    with pytest.raises(KeyError, match="is a setting of"):
+        load_config(saved)
+    cfg = load_config(saved, drop_unowned=True)
+    assert "critic_learning_rate" in cfg.dropped and "coach_advantage" in cfg.dropped
+    assert not cfg.differences(load_config("smoke", ["algorithm=grpo", f"output_dir={tmp_path}"]))
+    with pytest.raises(KeyError, match="is a setting of"):  # never the overrides'
+        load_config(saved, ["critic_batch_size=2"], drop_unowned=True)
+
+
+def test_every_config_round_trips_through_to_dict(tmp_path: Path):
+    from coach_rl.algorithms import algorithm_names
+
+    for algorithm in ("coach", "coach_sssa", "grpo", "ppo", "dgrpo", "distrl"):
+        assert algorithm in algorithm_names()
+        cfg = load_config("main", [f"algorithm={algorithm}", f"output_dir={tmp_path}"])
+        again = load_config(cfg.to_dict())
+        assert type(again.coach) is type(cfg.coach) and not cfg.differences(again) and again.dropped == []

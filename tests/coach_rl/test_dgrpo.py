@@ -86,11 +86,9 @@ def test_dgrpo_is_a_registered_algorithm_with_ablation_switches(sim_records):
     (model, tok), records = sim_records
     assert "dgrpo" in algorithm_names()
 
-    run = load_config("smoke", ["learning_rate=1e-3"])
-    # the dgrpo_* fields join CoachConfig when DGRPOArguments is mixed in; until then the factory reads them by name
-    for key, value in {"dgrpo_group_size": 3, "dgrpo_dapr": False, "dgrpo_fcf": False, "dgrpo_spa": False,
-                       "dgrpo_kl_beta": 0.0}.items():
-        setattr(run.coach, key, value)
+    run = load_config("smoke", ["algorithm=dgrpo", "learning_rate=1e-3", "dgrpo_group_size=3", "dgrpo_dapr=false",
+                                "dgrpo_fcf=false", "dgrpo_spa=false", "dgrpo_kl_beta=0"])
+    assert type(run.coach).__name__ == "DGRPOConfig"  # the dgrpo_* fields are DGRPO's config's own
 
     algo = build_algorithm("dgrpo", run, copy.deepcopy(model), tok)
     assert isinstance(algo, Algorithm) and algo.episodes_per_instance == 3 and algo.reference is None

@@ -14,7 +14,6 @@ from coach_reward.tiny_models import build_tiny_causal_lm
 from coach_rl.actor import ActorUpdater
 from coach_rl.algorithms import Algorithm, UpdateContext, build_algorithm
 from coach_rl.algorithms.distrl import DistRLLearner, load_records_jsonl, save_records_jsonl
-from coach_rl.config import CoachConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.records import StepRecord
 from coach_rl.returns import retrace_targets
@@ -159,8 +158,10 @@ def test_save_load_resumes_exactly(tiny, tmp_path) -> None:
 def test_factory_reads_config(tiny, tmp_path) -> None:
     model, tok = tiny
 
-    coach = CoachConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", gamma=0.8, distrl_use_dper=False,
-                   distrl_retrace_lambda=0.5, distrl_replay_trajectories=3)
+    from coach_rl.algorithms.distrl import DistRLConfig
+
+    coach = DistRLConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", gamma=0.8, distrl_use_dper=False,
+                         distrl_retrace_lambda=0.5, distrl_replay_trajectories=3)
     learner = build_algorithm("distrl", types.SimpleNamespace(coach=coach, loop=None), copy.deepcopy(model), tok)
     assert isinstance(learner, DistRLLearner)
     assert (learner.gamma, learner.use_dper, learner.retrace_lambda, learner.replay_trajectories) == (0.8, False, 0.5, 3)

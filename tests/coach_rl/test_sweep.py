@@ -126,7 +126,8 @@ def test_a_finished_run_trained_with_another_config_is_not_reused(tmp_path: Path
     from coach_rl.run import RunDir
 
     sweep = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10, overrides=["critic_batch_size=4"]))
-    job = sweep.job("tune", "grpo", {"learning_rate": 1e-4}, 100)
+    assert "critic_batch_size=4" not in sweep.job("tune", "grpo", {"learning_rate": 1e-4}, 100).overrides  # no critic
+    job = sweep.job("tune", "ppo", {"learning_rate": 1e-4}, 100)
     job.path.mkdir(parents=True)
     RunDir(job.path).write_config(load_config("smoke", job.overrides).to_dict())
     (job.path / "sweep_done.json").write_text(json.dumps({"seconds": 1.0, "settings": job.settings, "seed": 100}))
@@ -139,7 +140,7 @@ def test_a_finished_run_trained_with_another_config_is_not_reused(tmp_path: Path
     RunDir(job.path).write_config(elsewhere)
     sweep.run_jobs([job])
     changed = Sweep(SweepPlan("smoke", "x", str(tmp_path), 10, overrides=["critic_batch_size=2"]))
-    again = changed.job("tune", "grpo", {"learning_rate": 1e-4}, 100)
+    again = changed.job("tune", "ppo", {"learning_rate": 1e-4}, 100)
     assert again.path == job.path
     with pytest.raises(ValueError, match=r"critic_batch_size \(this sweep: 2, the run: 4\).*use a new --out"):
         changed.run_jobs([again])

@@ -453,7 +453,7 @@ def test_beta_is_checked_and_belongs_to_coach():
     assert load_config("smoke", ["beta=0.04"]).coach.beta == 0.04
     with pytest.raises(ValueError, match="beta"):
         load_config("smoke", ["beta=-0.1"])
-    with pytest.raises(ValueError, match="algorithm=grpo does not read it"):
+    with pytest.raises(ValueError, match="GRPOBaselineConfig does not read it"):
         load_config("smoke", ["algorithm=grpo", "beta=0.04"])
     with pytest.raises(ValueError, match="dgrpo_kl_beta"):
         load_config("smoke", ["algorithm=dgrpo", "beta=0.04"])

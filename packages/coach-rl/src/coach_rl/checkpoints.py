@@ -77,7 +77,8 @@ def replace_dir(new: Path, target: Path) -> None:
 
 def check_resume_config(run: RunDir, config: RunConfig) -> None:
     """A ValueError when the run folder holds a run configured otherwise (beyond where it runs)."""
-    saved = load_config(run.read_config())
+    # a run saved before the configs were per algorithm wrote Coach's critic keys whatever its algorithm
+    saved = load_config(run.read_config(), drop_unowned=True)
     diff = saved.differences(config, ignore=_WHERE_KEYS)
     if diff:
         shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(diff.items())[:8])

@@ -2,8 +2,10 @@
 
 Configurations are shipped YAML files chosen by name (``--config smoke``) or any YAML path, with
 ``key=value`` overrides after them (``coach-rl train --config main seed=2 output_dir=runs/s2``); every key
-is a field of :class:`coach_rl.configs.LoopArguments` or :class:`coach_rl.config.CoachConfig`, its value read
-by TRL's parser (``trl.TrlParser``); ``--help-config`` lists every key with its help. ``coach-rl configs`` lists
+is a field of :class:`coach_rl.configs.LoopArguments` or of the run's algorithm's config class
+(:class:`coach_rl.config.CoachConfig` for ``coach``, ...), its value read by TRL's parser (``trl.TrlParser``);
+``--help-config [ALGORITHM]`` lists every key of that algorithm (default: the ``--config`` given before it, else
+``coach``) with its help. ``coach-rl configs`` lists
 the shipped files, ``coach-rl configs NAME`` prints one.
 """
 
@@ -21,17 +23,21 @@ from typing import Any
 __all__ = ["build_parser", "main"]
 
 
-def config_keys_help(width: int = 100) -> str:
-    """Every config key with its default and the help its dataclass field carries, as TRL's own parser (``TrlParser``
-    over :class:`~coach_rl.configs.LoopArguments` and the run's ``CoachConfig``) reads them."""
+def config_keys_help(width: int = 100, algorithm: str = "coach") -> str:
+    """Every config key of ``algorithm`` with its default and the help its dataclass field carries, as TRL's own
+    parser (``TrlParser`` over :class:`~coach_rl.configs.LoopArguments` and the algorithm's config class) reads them."""
     import textwrap
 
     from trl import TrlParser
 
-    from coach_rl.configs import LoopArguments, _coach_config_class
+    from coach_rl.algorithms import algorithm_names
+    from coach_rl.configs import LoopArguments, algorithm_config_class
 
-    lines = ["config keys (KEY=VALUE, or in the YAML file):"]
-    for action in TrlParser((LoopArguments, _coach_config_class()))._actions:
+    cls = algorithm_config_class(algorithm)
+    others = ", ".join(n for n in algorithm_names() if n != algorithm)
+    lines = [f"config keys of algorithm={algorithm} ({cls.__module__}.{cls.__name__}; KEY=VALUE, or in the YAML "
+             f"file; --help-config ALGORITHM for another: {others}):"]
+    for action in TrlParser((LoopArguments, cls))._actions:
         if not action.option_strings or action.dest == "help" or action.help is None:
             continue
         text = " ".join(str(action.help).split()) or "(no help)"
@@ -41,15 +47,29 @@ def config_keys_help(width: int = 100) -> str:
 
 
 class _HelpWithConfigKeys(argparse.Action):
-    """``--help-config``: the command's help, then every config key (built only when asked: it imports TRL)."""
+    """``--help-config [ALGORITHM]``: the command's help, then every config key of ALGORITHM (``grpo`` or
+    ``algorithm=grpo``; default: the algorithm of a ``--config`` given before it, else ``coach``). Built only when
+    asked: it imports TRL."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **_: Any) -> None:
-        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0,
-                         help="show this help message, with every config key and its help, and exit")
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs="?", metavar="ALGORITHM",
+                         help="show this help message, with every config key of ALGORITHM (default: the --config's "
+                              "algorithm, else coach) and its help, and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        algorithm = str(values).partition("=")[2] if values and "=" in str(values) else values
+        if not algorithm and getattr(namespace, "config", None):
+            from coach_rl.configs import read_config_file
+
+            try:
+                algorithm = read_config_file(namespace.config)[0].get("algorithm")
+            except (OSError, ValueError):
+                algorithm = None
         parser.print_help()
-        print("\n" + config_keys_help())
+        try:
+            print("\n" + config_keys_help(algorithm=algorithm or "coach"))
+        except ValueError as err:
+            parser.exit(2, f"{parser.prog}: error: {err}\n")
         parser.exit()
 
 
@@ -309,7 +329,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     policy_path = args.policy
     if args.run:
         run = RunDir(args.run)
-        config = load_config(run.read_config(), list(args.overrides))
+        config = load_config(run.read_config(), list(args.overrides), drop_unowned=True)
         best = run.path / "best" / "policy"  # validation_every: the best policy by validation, not the last
         if policy_path is None and best.is_dir():
             policy_path = str(best)

@@ -111,10 +111,7 @@ def build_collector(config: RunConfig, tasks: list[str], policy: Any, rewards: A
     from coach_rl.rollout import RolloutCollector
 
     args = config.coach
-    if args.collector == "ray":
-        if args.critic_prm_candidates:
-            raise ValueError("critic_prm_candidates samples extra replies in the local collector; collector=ray "
-                             "does not (set critic_prm_candidates=0)")
+    if args.collector == "ray":  # (Coach's critic_prm_candidates needs the local collector: CoachConfig checks it)
         return [], _ray_collector(config, tasks, policy, rewards, run_path)
     envs = make_envs(args.env_id, int(args.num_envs), tasks=tasks, env_kwargs=run_env_kwargs(config))
     try:

@@ -440,7 +440,7 @@ class CriticTrainer:
 
     @classmethod
     def from_config(cls, critic: Critic, config: Any, total_steps: int, **overrides: Any) -> CriticTrainer:
-        """A trainer with the ``critic_*`` fields of a :class:`coach_rl.config.CriticArguments` (e.g. ``CoachConfig``)."""
+        """A trainer with the ``critic_*`` fields of a :class:`coach_rl.arguments.CriticArguments` (e.g. ``CoachConfig``)."""
         kwargs: dict[str, Any] = {
             "learning_rate": config.critic_learning_rate,
             "warmup_ratio": config.critic_warmup_ratio,

@@ -174,6 +174,9 @@ class TrainingLoop:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Writing model shards" bars on every checkpoint
+        if self.config.dropped:  # keys a base config set for another algorithm (coach_rl.configs.load_config)
+            self.echo(f"[coach-rl] config {self.config.source}: {', '.join(self.config.dropped)} dropped (set for "
+                      f"another algorithm; {self.loop.algorithm} does not read them)")
         checkpoint = self.run.latest_checkpoint() if resume else None
         if checkpoint is not None:
             checkpoints.check_resume_config(self.run, self.config)
@@ -224,7 +227,7 @@ class TrainingLoop:
         """Demonstrations, the policy (built or loaded), SFT, the trainers, critic pre-training."""
         demos = None
         needs_demos = (self.loop.policy_model == "tiny" or self.loop.sft_instances_per_task
-                       or (self.args.critic_pretrain_steps and not self.args.critic_pretrain_dataset))
+                       or self.args.critic_pretrain_needs_demos())
         if needs_demos:
             t0 = time.perf_counter()
             demos = warmup.collect_run_demos(self.config, self.tasks)
@@ -236,7 +239,7 @@ class TrainingLoop:
         if self.loop.sft_instances_per_task and self.loop.sft_max_steps:
             self.sft(demos)
         self._build_components()
-        if self.args.critic_pretrain_steps and self.critic is not None:
+        if self.args.pretrains_critic() and self.critic is not None:
             self._critic_pretrain(demos)
 
     def _warm_start(self, checkpoint: Path) -> None:
@@ -292,9 +295,6 @@ class TrainingLoop:
         self.envs, self.collector = components.build_collector(self.config, self.tasks, self.policy, self.rewards,
                                                                self.run.path)
         self.algorithm = build_algorithm(self.loop.algorithm, self.config, self.model, self.tokenizer)
-        if self.algorithm.reply_chooser is not None and self.args.collector == "ray":
-            raise ValueError("the algorithm picks the executed reply among several samples (coach_execute_best_of), "
-                             "which only the local collector does; collector=ray plays the policy's own sample")
         if self.algorithm.prm_candidates:  # extra replies per collected state for the PRM to label (Coach's critic)
             self.collector.candidates = int(self.algorithm.prm_candidates)
         self.nonfinite = attach_loop(self)  # one NaN/inf monitor: policy, rewards, actor and critic (nonfinite/*)

@@ -65,8 +65,14 @@ ALGORITHMS: dict[str, dict[str, Any]] = {
 ``coach_k1`` is the critic with one action per state, the SSSA ablation). Any other registered algorithm name can be
 given as its own label."""
 
-CRITIC_ALGORITHMS = ("coach", "coach_sssa")
-"""Algorithms whose Q critic has its own learning rate and whose returns use the PRM's r_p (w_p)."""
+def has_q_critic(algorithm: str) -> bool:
+    """Whether ``algorithm``'s config has Android Coach's Q critic (:class:`coach_rl.config.QCriticArguments`: coach,
+    coach_sssa): the critic with its own learning rate, whose returns use the PRM's r_p (w_p), tuned by the sweep."""
+    from coach_rl.algorithms import config_class
+    from coach_rl.arguments import QCriticArguments
+
+    return issubclass(config_class(algorithm), QCriticArguments)
+
 
 EMULATOR_SECONDS_PER_STEP = 1.1
 """Seconds an emulator spends on one env step in android-gym's ``emulator`` latency preset: the action (tap,
@@ -242,12 +248,21 @@ class Sweep:
 
     # -- runs -----------------------------------------------------------------------------------------
 
+    def overrides(self, label: str) -> list[str]:
+        """The plan's overrides that ``label``'s algorithm has: one of another algorithm's keys (``critic_*`` for
+        GRPO) is left out of its runs, as a run config of that algorithm would reject it."""
+        from coach_rl.configs import config_keys, key_owners, parse_overrides
+
+        keys, owners = config_keys(algorithm_overrides(label)["algorithm"]), key_owners()
+        return [item for item in self.plan.overrides
+                if (key := next(iter(parse_overrides([item])))) in keys or key not in owners]
+
     def base(self, label: str) -> dict[str, Any]:
         """The swept config's own values for ``label`` (before any tuned setting)."""
         if label not in self._base:
             from coach_rl.configs import load_config
 
-            overrides = [*self.plan.overrides, *(f"{k}={_fmt(v)}" for k, v in algorithm_overrides(label).items())]
+            overrides = [*self.overrides(label), *(f"{k}={_fmt(v)}" for k, v in algorithm_overrides(label).items())]
             config = load_config(self.plan.config, overrides)
             values = config.to_dict()
             # to_dict leaves out TRL's fields at their defaults; a stage may tune one (num_iterations)
@@ -270,7 +285,7 @@ class Sweep:
         elif seed != plan.tune_seeds[0]:  # a further tuning seed's run of a setting, beside the first one's
             folder = folder.with_name(f"{folder.name}-tuneseed{seed}")
         keys = {**algorithm_overrides(label), **settings}
-        overrides = [*plan.overrides, *(f"{k}={_fmt(v)}" for k, v in keys.items()), f"seed={seed}",
+        overrides = [*self.overrides(label), *(f"{k}={_fmt(v)}" for k, v in keys.items()), f"seed={seed}",
                      f"init_from={plan.init_from}", f"max_env_steps={plan.env_steps}", "total_iterations=100000",
                      f"output_dir={folder}", "write_report=false"]
         if stage == "tune":  # scored on validation instances: disjoint from the test ones the final runs report
@@ -315,7 +330,7 @@ class Sweep:
             return
         from coach_rl.configs import load_config
 
-        want, ran = load_config(self.plan.config, job.overrides), load_config(str(saved))
+        want, ran = load_config(self.plan.config, job.overrides), load_config(str(saved), drop_unowned=True)
         # to_dict lists a TRL field only when set explicitly: a key one side leaves at its default is no difference
         # and where the run folder lies (a sweep folder moved or linked elsewhere) is not what the run trained with
         differences = {k: pair for k, pair in want.differences(ran, ignore=_WHERE_KEYS).items()
@@ -372,7 +387,7 @@ class Sweep:
         then the plan's further stages of ``label``."""
         plan = self.plan
         stages: list[tuple[str, list[Any]]] = [("learning_rate", plan.learning_rates)]
-        if algorithm_overrides(label)["algorithm"] in CRITIC_ALGORITHMS:
+        if has_q_critic(algorithm_overrides(label)["algorithm"]):
             stages += [("critic_learning_rate", plan.critic_learning_rates), ("w_p", plan.w_p)]
         stages += plan.extra_stages(label)
         best: dict[str, Any] = {}

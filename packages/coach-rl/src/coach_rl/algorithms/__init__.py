@@ -9,9 +9,10 @@ from coach_rl.algorithms.base import (
     UpdateContext,
     algorithm_names,
     build_algorithm,
+    config_class,
     load_all,
     register_algorithm,
 )
 
 __all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "UpdateContext", "algorithm_names", "build_algorithm",
-           "load_all", "register_algorithm"]
+           "config_class", "load_all", "register_algorithm"]

@@ -6,8 +6,10 @@ iteration, the :class:`~coach_rl.records.StepRecord` batch of the episodes just 
 filled in) and an :class:`UpdateContext` (the replay buffer of earlier episodes, the loop's generator); the
 algorithm updates and returns flat metrics. ``save``/``load`` hold everything an exact resume needs.
 
-A new algorithm is one new module in this package that defines a class and registers a factory with
-:func:`register_algorithm`; ``algorithm: <name>`` in a run config then selects it. Besides the members of
+A new algorithm is one new module in this package that defines a class and its config (a dataclass built on
+:class:`coach_rl.arguments.TrainerConfig` with the mixins it reads) and registers a factory with
+:func:`register_algorithm`; ``algorithm: <name>`` in a run config then selects it, and the run config accepts
+exactly the keys of that config class (:func:`config_class`). Besides the members of
 :class:`Algorithm`, an algorithm may override the optional hooks of :class:`AlgorithmHooks` (a critic the loop
 pre-trains, a task curriculum, ...); :func:`build_algorithm` gives one that defines none of them their defaults,
 so the loop calls every hook directly.
@@ -28,7 +30,7 @@ import numpy as np
 from coach_rl.records import StepRecord
 
 __all__ = ["Algorithm", "AlgorithmFactory", "AlgorithmHooks", "StateDictAlgorithm", "UpdateContext", "algorithm_names",
-           "build_algorithm", "load_all", "register_algorithm"]
+           "build_algorithm", "config_class", "load_all", "register_algorithm"]
 
 
 @dataclass
@@ -145,17 +147,26 @@ AlgorithmFactory = Callable[..., Algorithm]
 """``factory(config, model, tokenizer, **parts) -> Algorithm``: ``config`` a :class:`coach_rl.configs.RunConfig`."""
 
 _REGISTRY: dict[str, AlgorithmFactory] = {}
+_CONFIGS: dict[str, type] = {}
 
 
-def register_algorithm(name: str) -> Callable[[AlgorithmFactory], AlgorithmFactory]:
-    """Decorator: make ``factory`` the builder of ``algorithm: <name>``."""
+def register_algorithm(name: str, config: type | None = None) -> Callable[[AlgorithmFactory], AlgorithmFactory]:
+    """Decorator: make ``factory`` the builder of ``algorithm: <name>``, whose run configs are ``config`` objects (a
+    dataclass built on :class:`coach_rl.arguments.TrainerConfig`; None: ``TrainerConfig`` itself, the shared keys only)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"an algorithm name must be an identifier, got {name!r}")
+    if config is not None:
+        from coach_rl.arguments import TrainerConfig
+
+        if not (isinstance(config, type) and issubclass(config, TrainerConfig)):
+            raise TypeError(f"the config of algorithm {name!r} must be a TrainerConfig subclass, got {config!r}")
 
     def decorate(factory: AlgorithmFactory) -> AlgorithmFactory:
         if name in _REGISTRY and _REGISTRY[name] is not factory:
             raise ValueError(f"algorithm {name!r} is registered twice")
         _REGISTRY[name] = factory
+        if config is not None:
+            _CONFIGS[name] = config
         return factory
 
     return decorate
@@ -172,6 +183,19 @@ def algorithm_names() -> list[str]:
     """The registered algorithm names, sorted."""
     load_all()
     return sorted(_REGISTRY)
+
+
+def config_class(name: str) -> type:
+    """The config class of algorithm ``name`` (what a run config with ``algorithm: <name>`` builds); a ValueError
+    naming the known algorithms."""
+    names = algorithm_names()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(names)}")
+    if name in _CONFIGS:
+        return _CONFIGS[name]
+    from coach_rl.arguments import TrainerConfig
+
+    return TrainerConfig
 
 
 def build_algorithm(name: str, config: Any, model: Any, tokenizer: Any, **parts: Mapping[str, Any]) -> Algorithm:

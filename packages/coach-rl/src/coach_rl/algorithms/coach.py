@@ -6,7 +6,8 @@ buffer), then the actor samples K actions for states drawn from the replay buffe
 and applies ACLOO (Eq. 3, :func:`coach_rl.advantages.acloo`) and the PPO clip (Eq. 4,
 :func:`coach_rl.losses.ppo_clip_loss`). No environment step is spent on the K - 1 extra actions.
 
-The file reads top to bottom: :class:`CoachCritic`, the critic half (the K = 1 ablation, ``coach_sssa``, shares it);
+The file reads top to bottom: :class:`CoachConfig`, the run's settings (the shared parts, the critic's and
+:class:`CoachArguments`); :class:`CoachCritic`, the critic half (the K = 1 ablation, ``coach_sssa``, shares it);
 :class:`CoachAlgorithm`, the update the training loop calls; :func:`build_critic` and :func:`build_coach`, how a run
 config builds them; then the actor beside it, :class:`CoachTrainer`, a TRL ``GRPOTrainer`` whose reward is
 the critic (:class:`CriticReward`) and whose advantages are ACLOO, as TRL keeps a trainer beside its config.
@@ -61,9 +62,10 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -86,6 +88,7 @@ from trl.trainer.utils import (
 
 from coach_rl.advantages import acloo
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
+from coach_rl.arguments import CriticArguments, QCriticArguments, TrainerConfig, _finite, _positive_int
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import fixed_normal
 from coach_rl.losses import kl_to_reference, ppo_clip_loss, rescale_to_batch_tokens
@@ -108,6 +111,8 @@ __all__ = [
     "ACTOR_STATE_NAME",
     "COACH_LOSS_TYPES",
     "CoachAlgorithm",
+    "CoachArguments",
+    "CoachConfig",
     "CoachCritic",
     "CoachTrainer",
     "CriticReward",
@@ -134,6 +139,185 @@ _REFERENCE = "kl_reference.pt"
 _FORMAT = "coach_rl.actor_trainer"
 _FORMAT_VERSION = 1
 _CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
+
+
+# -- the config: shared parts, the critic's, and Coach's own ------------------------------------------------------
+
+
+@dataclass
+class CoachArguments:
+    r"""Android Coach's own settings (the actor side of SSMA): how the K sampled actions are scored and turned into
+    advantages, and how their prompt is shared. A mixin: :class:`CoachConfig` calls :meth:`validate_coach_arguments`."""
+
+    # Parameters that control the K actions per state
+    coach_advantage: str = field(
+        default="acloo",
+        metadata={
+            "help": "Advantage of each of the K sampled actions: `acloo` (A_i = Q_i - mean_{j != i} Q_j, the paper's "
+            "Eq. 3) or `q` (A_i = Q_i, the plain critic value with no baseline: the ablation ACLOO is measured "
+            "against)."
+        },
+    )
+    coach_min_q_spread: float = field(
+        default=0.0,
+        metadata={
+            "help": "Beyond the paper: a state whose K actions' critic scores differ by less than this (max - min) "
+            "gets zero advantages. A learned critic's small preferences among equally good, or equally wrong, "
+            "actions are its noise, and ACLOO turns them into updates in random directions (`diag/critic_q_spread_"
+            "pure` against `_mixed` shows their size). 0: the paper's ACLOO."
+        },
+    )
+    share_prompt_prefix: bool = field(
+        default=True,
+        metadata={
+            "help": "Sample the K actions of a state from one pass over its prompt (the prompt's KV cache, and its "
+            "screenshot's vision encoding, computed once and shared by the K samples) instead of K independent "
+            "rows. Same sampling distribution; it only changes the cost. Applies to Transformers generation "
+            "(vLLM shares prefixes itself through its prefix cache)."
+        },
+    )
+    share_prompt_update: bool = field(
+        default=True,
+        metadata={
+            "help": "In the actor update's forward and backward, run each state's prompt once and let its K replies "
+            "attend to it (one packed sequence per state with a block attention mask, coach_rl.prefix_update) instead "
+            "of K rows that each repeat the prompt. The same per-token log-probs, loss and gradients up to float "
+            "rounding; the cost of the prompt (and of its screenshot's vision encoding) no longer grows with K. Applies to "
+            "text and Qwen-VL-style policies with 'sdpa' or 'eager' attention (others keep the unshared rows); a "
+            "micro-batch shares what it holds, so make `per_device_train_batch_size` a multiple of K."
+        },
+    )
+    coach_q_source: str = field(
+        default="critic",
+        metadata={
+            "help": "What scores the K sampled actions in the actor update: `critic` (the learned Q_phi(s, a), the "
+            "paper) or `sim-oracle` (a DIAGNOSTIC upper bound, simulated phone only: Q = 1 when the action is the "
+            "expert's next action by the action-match rule, else 0; needs `oracle_diagnostics`). The critic is still "
+            "trained and its ranking still logged (`diag/critic_*`), but the advantages come from the oracle: it "
+            "measures what Coach gains with a perfect critic, i.e. whether the critic or the actor side is the "
+            "bottleneck. Never a training setting for a real device."
+        },
+    )
+    coach_oracle_noise: float = field(
+        default=0.0,
+        metadata={
+            "help": "DIAGNOSTIC, with coach_q_source=sim-oracle: each oracle score gets sigma * z added, z a standard "
+            "normal fixed per (state, reply), i.e. a critic that is consistent but wrong by that much. Sweeping sigma "
+            "between the oracle (0) and the learned critic's sign agreement measures how good a critic SSMA needs."
+        },
+    )
+    critic_prm_candidates: int = field(
+        default=0,
+        metadata={
+            "help": "Beyond the paper (Android Coach only; 0 = off, the paper): at every state collected online, "
+            "sample this many extra replies (never executed, no env step), let the run's process reward model judge "
+            "the ones that differ from the executed reply (one batched call per collection; the sim oracle judges by "
+            "the expert match), and add them to that iteration's critic update with the PRM's verdict as target "
+            "(1 judged correct, 0 not: the critic's pre-training labels). The online critic otherwise sees one "
+            "action per state and never learns to rank the alternatives ACLOO compares. Needs `use_prm`."
+        },
+    )
+    coach_execute_best_of: int = field(
+        default=1,
+        metadata={
+            "help": "Beyond the paper (1 = off, the paper: execute the policy's sample): while collecting, sample this "
+            "many replies at every state and execute the one the critic scores highest. Costs policy samples and "
+            "critic scores, no env steps; the actor still trains on K fresh samples per stored state, and evaluation "
+            "always plays the policy alone. Measured on the main job (docs/studies/2026-11-29-exploration.md): 2 and "
+            "4 do not beat 1 on validation instances, because the learned critic's pick among the policy's own "
+            "samples is no more often the expert's action."
+        },
+    )
+
+    def validate_coach_arguments(self) -> None:
+        """Check the fields of this mixin; raises ``ValueError`` naming the bad field."""
+        if self.coach_advantage not in ("acloo", "q"):
+            raise ValueError(f"coach_advantage must be 'acloo' or 'q', got {self.coach_advantage!r}")
+        _finite(self.coach_min_q_spread, "coach_min_q_spread", minimum=0.0)
+        if self.coach_min_q_spread and self.coach_advantage != "acloo":
+            raise ValueError("coach_min_q_spread zeroes ACLOO's advantages of states the critic cannot tell apart; "
+                             f"coach_advantage={self.coach_advantage!r} has no such groups: set it to 0")
+        if not isinstance(self.share_prompt_prefix, bool):
+            raise ValueError(f"share_prompt_prefix must be true or false, got {self.share_prompt_prefix!r}")
+        if not isinstance(self.share_prompt_update, bool):
+            raise ValueError(f"share_prompt_update must be true or false, got {self.share_prompt_update!r}")
+        _positive_int(self.critic_prm_candidates, "critic_prm_candidates", minimum=0)
+        _positive_int(self.coach_execute_best_of, "coach_execute_best_of")
+        if self.coach_q_source not in ("critic", "sim-oracle"):
+            raise ValueError(f"coach_q_source must be 'critic' or 'sim-oracle', got {self.coach_q_source!r}")
+        _finite(self.coach_oracle_noise, "coach_oracle_noise", minimum=0.0)
+        if self.coach_oracle_noise and self.coach_q_source != "sim-oracle":
+            raise ValueError("coach_oracle_noise perturbs the sim oracle's scores: it needs coach_q_source=sim-oracle")
+
+
+@dataclass
+class CoachConfig(CoachArguments, QCriticArguments, CriticArguments, TrainerConfig):
+    r"""Configuration of Android Coach (``algorithm: coach``): the shared :class:`~coach_rl.arguments.TrainerConfig`
+    (``trl.GRPOConfig`` with the paper's Table 5 defaults, online RL, distributed collection), the critic's
+    :class:`~coach_rl.arguments.CriticArguments` and :class:`~coach_rl.arguments.QCriticArguments`, and
+    :class:`CoachArguments`.
+
+    The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions
+    per state, the critic as the reward and ACLOO advantages. Where Table 5 of the paper lands:
+
+    ========================  ==========  =====================================================
+    Table 5 row               value       field
+    ========================  ==========  =====================================================
+    Max Prompt Length         32768       ``max_prompt_length``
+    Max Response Length       512         ``max_completion_length``
+    Train Batch Size          8           ``rollout_batch_size`` (tasks per iteration)
+    Actor Learning Rate       1e-6        ``learning_rate``
+    Gradient Clipping         1.0         ``max_grad_norm``
+    Clip Ratio                0.2         ``epsilon``
+    Sampling Temperature      1.0         ``temperature``
+    Max New Tokens            512         ``max_completion_length``
+    Max Turns                 25          ``max_turns``
+    Max / Min Pixels          1270180/256 ``max_pixels`` / ``min_pixels``
+    Process / Outcome weight  0.2 / 1     ``w_p`` / ``w_o``
+    Discount factor           0.95        ``gamma``
+    Critic Learning Rate      1e-5        ``critic_learning_rate``
+    Critic Clip Range Value   0.5         ``critic_clip_range``
+    Critic Warmup Ratio       0.1         ``critic_warmup_ratio``
+    Strategy FSDP2            -           not a field: an ``accelerate`` config (``fsdp``/``fsdp_config``)
+    PPO Micro Batch Size/GPU  1           not mapped: TRL's ``per_device_train_batch_size`` (default 8)
+                                          must hold whole groups of K, so it keeps TRL's default
+    ========================  ==========  =====================================================
+
+    K (``num_generations``) defaults to 4: the paper's efficiency study (Figure 4) uses 4, and its sweep over
+    K = 1, 2, 4, 8 (Table 3) shows 4 gets the whole gain of 8 on AndroidLab (37.0 SR for both) at 1.62x
+    instead of 2.18x the K=1 training time. K = 1 (Table 3's N = 1 row: one fresh action per state, scored by
+    the critic) needs ``coach_advantage="q"``: ACLOO's leave-one-out baseline needs a second action.
+    """
+
+    kl_weight: ClassVar[str | None] = "beta"
+
+    num_generations: int | None = field(
+        default=4,
+        metadata={
+            "help": "K: actions sampled per stored state and scored by the critic for ACLOO (Single State Multiple "
+            "Actions). Must be >= 2 (1 only with coach_advantage='q'). Default 4: the paper's Figure 4 setting; its K sweep (Table 3: 1, 2, 4, 8) "
+            "shows 8 adds nothing over 4 on AndroidLab at 2.18x vs 1.62x the training time."
+        },
+    )
+
+    def single_generation_allowed(self) -> bool:
+        """K = 1 works with the plain critic value (``coach_advantage='q'``); ACLOO needs a second action."""
+        return self.coach_advantage == "q"
+
+    def validate_algorithm_arguments(self) -> None:
+        """The critic's, the Q critic's and Coach's own fields, and how they meet the shared ones."""
+        self.validate_coach_arguments()
+        if self.critic_prm_candidates and not self.use_prm:
+            raise ValueError("critic_prm_candidates has the process reward model label extra replies: set use_prm "
+                             "(and prm_model), or critic_prm_candidates=0")
+        if self.critic_prm_candidates and self.collector == "ray":
+            raise ValueError("critic_prm_candidates samples extra replies in the local collector; collector=ray "
+                             "does not (set critic_prm_candidates=0)")
+        if self.coach_execute_best_of > 1 and self.collector == "ray":
+            raise ValueError("coach_execute_best_of picks among sampled replies in the local collector; collector=ray "
+                             "plays the policy's own sample (set coach_execute_best_of=1)")
+        self.validate_critic_arguments()
+        self.validate_q_critic_arguments()
 
 
 class CoachCritic(AlgorithmHooks):
@@ -335,7 +519,7 @@ def build_critic(config: Any, model: Any, tokenizer: Any) -> tuple[Critic, Criti
     return critic, CriticTrainer.from_config(critic, args, max(1, critic_steps))
 
 
-@register_algorithm("coach")
+@register_algorithm("coach", config=CoachConfig)
 def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachAlgorithm:
     """Android Coach for a run config: the critic of :func:`build_critic`, and a :class:`CoachTrainer` on the policy."""
     args, loop = config.coach, config.loop

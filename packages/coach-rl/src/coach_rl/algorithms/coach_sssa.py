@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,24 @@ from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import batch_mean_advantages
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import CoachCritic, build_critic
+from coach_rl.arguments import CriticArguments, QCriticArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records
 
-__all__ = ["CoachSSSAAlgorithm"]
+__all__ = ["CoachSSSAAlgorithm", "CoachSSSAConfig"]
+
+
+@dataclass
+class CoachSSSAConfig(QCriticArguments, CriticArguments, TrainerConfig):
+    """Configuration of Coach K = 1 (``algorithm: coach_sssa``): the shared :class:`~coach_rl.arguments.TrainerConfig`
+    and Android Coach's Q critic (:class:`~coach_rl.arguments.CriticArguments`,
+    :class:`~coach_rl.arguments.QCriticArguments`); none of Coach's K-action settings (``CoachArguments``)."""
+
+    def validate_algorithm_arguments(self) -> None:
+        """The critic's and the Q critic's fields."""
+        self.validate_critic_arguments()
+        self.validate_q_critic_arguments()
 
 _ACTOR_STATE = "sssa_actor.pt"
 
@@ -84,14 +98,11 @@ class CoachSSSAAlgorithm(CoachCritic):
         self.actor.load_state_dict(torch.load(directory / _ACTOR_STATE, weights_only=False))
 
 
-@register_algorithm("coach_sssa")
+@register_algorithm("coach_sssa", config=CoachSSSAConfig)
 def build_coach_sssa(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachSSSAAlgorithm:
     """Coach's critic (:func:`build_critic`) with an :class:`ActorUpdater` on the stored actions (the same actor
     settings)."""
     args = config.coach
-    if args.coach_execute_best_of > 1:
-        raise ValueError("coach_execute_best_of is Android Coach's (algorithm coach): coach_sssa trains on the executed "
-                         "reply, and a critic's pick among several samples is not a sample of the policy")
     critic, critic_trainer = build_critic(config, model, tokenizer)
     actor = ActorUpdater.from_config(model, tokenizer, args)
     return CoachSSSAAlgorithm(critic, critic_trainer, actor, critic_updates_per_iteration=args.critic_updates_per_iteration,

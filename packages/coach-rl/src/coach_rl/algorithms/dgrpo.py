@@ -31,13 +31,14 @@ from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
 from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import dgrpo_advantages
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
+from coach_rl.arguments import TrainerConfig
 from coach_rl.curriculum import FailureCurriculum
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.losses import dgrpo_loss, kl_to_reference
@@ -45,7 +46,7 @@ from coach_rl.positive_replay import PositiveReplay, ReplayTrajectory, prune_neg
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import spa_rewards
 
-__all__ = ["DGRPO", "DGRPOArguments", "build_dgrpo"]
+__all__ = ["DGRPO", "DGRPOArguments", "DGRPOConfig", "build_dgrpo"]
 
 _PAPER = "MobileRL (Xu et al. 2025) Table 4"
 _STATE_FILE = "dgrpo_state.pt"
@@ -54,7 +55,7 @@ _REFERENCE_FILE = "dgrpo_reference.pt"
 
 @dataclass
 class DGRPOArguments:
-    """DGRPO's settings (MobileRL §4.3); prefixed ``dgrpo_`` so they mix into ``CoachConfig`` without clashes."""
+    """DGRPO's settings (MobileRL §4.3); prefixed ``dgrpo_`` so they never clash with TRL's or the shared fields."""
 
     # -- groups and objective --
     dgrpo_group_size: int = field(
@@ -92,7 +93,7 @@ class DGRPOArguments:
     def __post_init__(self) -> None:
         self.validate_dgrpo_arguments()
         parent = getattr(super(), "__post_init__", None)
-        if parent is not None:  # mixed into CoachConfig: GRPOConfig's own checks come next in the MRO
+        if parent is not None:  # mixed into DGRPOConfig: TrainerConfig's own checks come next in the MRO
             parent()
 
     def validate_dgrpo_arguments(self) -> None:
@@ -114,8 +115,18 @@ class DGRPOArguments:
 
     @classmethod
     def from_object(cls, config: Any) -> DGRPOArguments:
-        """The fields found on ``config`` (a CoachConfig with these mixed in); defaults for the rest."""
+        """The fields found on ``config`` (a :class:`DGRPOConfig`); defaults for the rest."""
         return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(cls) if hasattr(config, f.name)})
+
+
+
+@dataclass
+class DGRPOConfig(DGRPOArguments, TrainerConfig):
+    """Configuration of DGRPO (``algorithm: dgrpo``): the shared :class:`~coach_rl.arguments.TrainerConfig` (the actor's
+    settings) and :class:`DGRPOArguments` (validated by its own ``__post_init__``, which runs first). Its KL weight is
+    ``dgrpo_kl_beta``, not TRL's ``beta``."""
+
+    kl_weight: ClassVar[str | None] = "dgrpo_kl_beta"
 
 
 @dataclass
@@ -430,7 +441,7 @@ class DGRPO(AlgorithmHooks):
             self.reference.load_state_dict(torch.load(ref, weights_only=True))
 
 
-@register_algorithm("dgrpo")
+@register_algorithm("dgrpo", config=DGRPOConfig)
 def build_dgrpo(config: Any, model: Any, tokenizer: Any, **parts: Any) -> DGRPO:
     """``algorithm: dgrpo``: the actor settings and ``dgrpo_*`` fields of ``config.coach`` (a RunConfig)."""
     coach = getattr(config, "coach", config)

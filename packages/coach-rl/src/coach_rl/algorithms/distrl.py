@@ -39,6 +39,7 @@ import torch
 from coach_rl.actor import ActorUpdater
 from coach_rl.advantages import aride_advantages
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
+from coach_rl.arguments import CriticArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.losses import distrl_actor_loss
 from coach_rl.nonfinite import monitor_of
@@ -46,14 +47,14 @@ from coach_rl.priorities import PrioritizedTrajectorySampler, TrajectoryStats
 from coach_rl.records import StepRecord, check_records, episodes
 from coach_rl.returns import retrace_targets
 
-__all__ = ["DistRLArguments", "DistRLLearner", "load_records_jsonl", "save_records_jsonl"]
+__all__ = ["DistRLArguments", "DistRLConfig", "DistRLLearner", "load_records_jsonl", "save_records_jsonl"]
 
 _PAPER = "DistRL (Wang et al. 2024)"
 
 
 @dataclass
 class DistRLArguments:
-    """DistRL's settings (a mixin for CoachConfig: the lead mixes it in; every field is read by DistRLLearner)."""
+    """DistRL's settings (a mixin of :class:`DistRLConfig`; every field is read by DistRLLearner)."""
 
     # -- A-RIDE actor loss (Section 5.1, Eq. 1) --------------------------------------------------------
     distrl_entropy_coef: float = field(
@@ -99,6 +100,18 @@ class DistRLArguments:
                                       "training ('' for none), as DistRL warms up on offline trajectories."})
     distrl_warmup_updates: int = field(
         default=0, metadata={"help": "Updates on the warm-up replay alone before the first online update."})
+
+
+
+@dataclass
+class DistRLConfig(DistRLArguments, CriticArguments, TrainerConfig):
+    """Configuration of DistRL's A-RIDE learner (``algorithm: distrl``): the shared
+    :class:`~coach_rl.arguments.TrainerConfig` (the actor's settings), the value network's
+    :class:`~coach_rl.arguments.CriticArguments` and :class:`DistRLArguments`."""
+
+    def validate_algorithm_arguments(self) -> None:
+        """V's optimisation fields (DistRLArguments has no constraints of its own)."""
+        self.validate_critic_arguments()
 
 
 def save_records_jsonl(records: Sequence[StepRecord], path: str | Path) -> Path:
@@ -393,7 +406,7 @@ class DistRLLearner(AlgorithmHooks):
         self.warmed_up = bool(state["warmed_up"])
 
 
-@register_algorithm("distrl")
+@register_algorithm("distrl", config=DistRLConfig)
 def build_distrl(config: Any, model: Any, tokenizer: Any, **parts: Any) -> DistRLLearner:
     """``algorithm: distrl``: the actor from the CoachConfig's actor fields, V from its critic fields, DistRL's own
     settings from the :class:`DistRLArguments` fields of ``config.coach``; ``parts["value_critic"]`` overrides V."""

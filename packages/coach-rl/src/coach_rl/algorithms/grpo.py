@@ -14,6 +14,7 @@ default 1): GRPO's own way to learn more from the env steps it paid for. It read
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -21,10 +22,24 @@ import torch
 from coach_rl.actor import ActorSample, ActorUpdater, actor_sample, check_epochs
 from coach_rl.advantages import grpo_advantages
 from coach_rl.algorithms.base import StateDictAlgorithm, UpdateContext, register_algorithm
+from coach_rl.arguments import TrainerConfig
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, TrajectoryRecord, episodes_of
 
-__all__ = ["GRPOBaseline", "build_grpo"]
+__all__ = ["GRPOBaseline", "GRPOBaselineConfig", "build_grpo"]
+
+
+@dataclass
+class GRPOBaselineConfig(TrainerConfig):
+    """Configuration of trajectory-level GRPO (``algorithm: grpo``): the shared :class:`~coach_rl.arguments.TrainerConfig`
+    and nothing of its own (no critic). G is TRL's ``num_generations``, the passes over each batch its
+    ``num_iterations``, the reward scaling its ``scale_rewards``; the actor's settings are Android Coach's."""
+
+    num_generations: int | None = field(
+        default=4,
+        metadata={"help": "G: trajectories played per task instance and normalised as one group (>= 2; the paper's "
+                          "Appendix A.3 setting: 4)."},
+    )
 
 
 class GRPOBaseline(StateDictAlgorithm):
@@ -132,7 +147,7 @@ class GRPOBaseline(StateDictAlgorithm):
         self.actor.load_state_dict(state["actor"])
 
 
-@register_algorithm("grpo")
+@register_algorithm("grpo", config=GRPOBaselineConfig)
 def build_grpo(config: Any, model: Any, tokenizer: Any, **parts: Any) -> GRPOBaseline:
     """GRPO with G = ``num_generations`` episodes per task instance and Android Coach's actor settings."""
     return GRPOBaseline.from_config(model, tokenizer, config.coach)

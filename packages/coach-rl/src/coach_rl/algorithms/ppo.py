@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -22,13 +23,25 @@ from coach_rl.actor import ActorUpdater, actor_sample, check_epochs
 from coach_rl.advantages import whiten
 from coach_rl.algorithms.base import StateDictAlgorithm, UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import estimated_steps_per_iteration
+from coach_rl.arguments import CriticArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.nonfinite import monitor_of
 from coach_rl.records import StepRecord, TrajectoryRecord, episodes_of
 from coach_rl.returns import gae
 
-__all__ = ["PPOBaseline", "build_ppo"]
+__all__ = ["PPOBaseline", "PPOBaselineConfig", "build_ppo"]
+
+
+@dataclass
+class PPOBaselineConfig(CriticArguments, TrainerConfig):
+    """Configuration of PPO with a state-value critic (``algorithm: ppo``): the shared
+    :class:`~coach_rl.arguments.TrainerConfig` and the value network's :class:`~coach_rl.arguments.CriticArguments`
+    (``critic_*``: V's learning rate, clip range, warm-up, gradient clip and batch size)."""
+
+    def validate_algorithm_arguments(self) -> None:
+        """V's optimisation fields."""
+        self.validate_critic_arguments()
 
 
 class PPOBaseline(StateDictAlgorithm):
@@ -208,7 +221,7 @@ class PPOBaseline(StateDictAlgorithm):
         self.value_trainer.load_state_dict(state["value"])
 
 
-@register_algorithm("ppo")
+@register_algorithm("ppo", config=PPOBaselineConfig)
 def build_ppo(config: Any, model: Any, tokenizer: Any, **parts: Any) -> PPOBaseline:
     """PPO whose V schedule is planned for the run's iterations; actor settings as Android Coach's."""
     args = config.coach

@@ -1,14 +1,19 @@
 """Run configurations: the YAML files shipped with coach-rl, and loading one by name or path with ``key=value`` overrides.
 
 A run configuration is ONE flat mapping of keys. Each key is a field of :class:`LoopArguments` (what the
-outer pipeline does: algorithm, policy model, SFT warm-up, evaluation) or of
-:class:`coach_rl.config.CoachConfig` (TRL's ``GRPOConfig`` plus the online-RL and critic settings).
+outer pipeline does: algorithm, policy model, SFT warm-up, evaluation) or of the config class of the run's
+``algorithm`` (:func:`coach_rl.algorithms.config_class`: :class:`coach_rl.config.CoachConfig` for ``coach``,
+``GRPOBaselineConfig`` for ``grpo``, ...; each is TRL's ``GRPOConfig`` plus the shared online-RL settings plus the
+algorithm's own). A key that only other algorithms own is an error where it was written for this run's algorithm
+(the file that sets ``algorithm``, a file extending it, the overrides) and is dropped, and listed in
+``RunConfig.dropped``, where it comes from a file written for another algorithm (``main-grpo.yaml`` extends the Coach
+config ``main.yaml``: Coach's ``critic_*`` keys are dropped).
 Values are read by TRL's own parser (``trl.TrlParser``, an ``HfArgumentParser``) over both dataclasses, as
 ``--key=value`` arguments: ``"8"`` is ``8`` for an int field, ``"1e-5"`` a float, ``true``/``false`` (or
 yes/no, 1/0) a bool, ``"a,b"`` or ``"[a, b]"`` a list, ``"null"`` None where the field allows it, a mapping or
 JSON/YAML object text a dict field. A value that does not fit is a ``ValueError`` naming the key with the parser's
 message, an unknown key a ``KeyError`` that suggests the closest names; ``coach-rl train --help-config`` lists
-every key with its help. A YAML file may start from another with ``extends: NAME_OR_PATH``.
+every key of the run's algorithm with its help. A YAML file may start from another with ``extends: NAME_OR_PATH``.
 
     >>> from coach_rl.configs import load_config
     >>> cfg = load_config("smoke", ["num_generations=2", "output_dir=/tmp/run"])   # doctest: +SKIP
@@ -23,6 +28,7 @@ import dataclasses
 import difflib
 import enum
 import json
+import logging
 import os
 import types
 import typing
@@ -38,7 +44,9 @@ __all__ = [
     "TRAIN_SEED_STRIDE",
     "LoopArguments",
     "RunConfig",
+    "algorithm_config_class",
     "config_keys",
+    "key_owners",
     "instance_seed_ranges",
     "list_configs",
     "load_config",
@@ -48,6 +56,7 @@ __all__ = [
 
 
 _EXTENDS = "extends"
+_log = logging.getLogger(__name__)
 TRAIN_SEED_STRIDE = 10_000
 """RL episode seeds of run seed ``s`` start at ``train_seed_offset + TRAIN_SEED_STRIDE * s``."""
 
@@ -313,7 +322,7 @@ class LoopArguments:
 
 # -- values, read by TRL's parser ---------------------------------------------------------------------------
 # The merged YAML + override mapping becomes ``--key=value`` arguments for TRL's own parser (``trl.TrlParser``, its
-# ``HfArgumentParser``) over LoopArguments and CoachConfig: a value means what it means on TRL's command line, and
+# ``HfArgumentParser``) over LoopArguments and the algorithm's config class: a value means what it means on TRL's command line, and
 # one that does not fit gets the parser's message, naming the key. Around the parser, what it has no spelling for:
 # null for a field that allows None (the parser has it for numbers only), an empty list, a mapping (dict fields),
 # and the few TrainingArguments fields typed as a union of several types (the parser reads one type per field).
@@ -350,12 +359,13 @@ def _raise(message: str) -> None:
     raise ValueError(message)
 
 
-def _config_parser(keys: Mapping[str, Any]) -> tuple[argparse.ArgumentParser, dict[str, argparse.Action]]:
-    """TRL's parser over LoopArguments and CoachConfig (``keys``: their field types), and its action per key, set to
-    read a configuration: no defaults (it returns just the keys given), no abbreviations, errors raised, not exits."""
+def _config_parser(keys: Mapping[str, Any], cls: type) -> tuple[argparse.ArgumentParser, dict[str, argparse.Action]]:
+    """TRL's parser over LoopArguments and the algorithm's config class ``cls`` (``keys``: their field types), and
+    its action per key, set to read a configuration: no defaults (it returns just the keys given), no abbreviations,
+    errors raised, not exits."""
     from trl import TrlParser
 
-    parser = TrlParser((LoopArguments, _coach_config_class()), exit_on_error=False, allow_abbrev=False, add_help=False)
+    parser = TrlParser((LoopArguments, cls), exit_on_error=False, allow_abbrev=False, add_help=False)
     parser.error = _raise  # argparse exits on some errors even with exit_on_error=False
     actions: dict[str, argparse.Action] = {}
     for action in parser._actions:
@@ -408,9 +418,10 @@ def _mapping(value: Any, tp: Any, key: str) -> Any:
     raise ValueError(f"{key} must be a mapping (YAML or JSON object), got {value!r}")
 
 
-def _read_values(raw: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
-    """``raw``'s values as TRL's parser reads them (``keys``: the field types); ``ValueError`` naming a bad key."""
-    parser, actions = _config_parser(keys)
+def _read_values(raw: Mapping[str, Any], keys: Mapping[str, Any], cls: type) -> dict[str, Any]:
+    """``raw``'s values as TRL's parser reads them (``keys``: the field types of LoopArguments and ``cls``);
+    ``ValueError`` naming a bad key."""
+    parser, actions = _config_parser(keys, cls)
     direct: dict[str, Any] = {}  # what the parser has no spelling for
     argv: list[str] = []
     for key, value in raw.items():
@@ -449,10 +460,14 @@ def _read_values(raw: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, A
 # -- the config object ------------------------------------------------------------------------------------
 
 
-def _coach_config_class() -> type:
-    from coach_rl.config import CoachConfig
+def algorithm_config_class(algorithm: str = "coach") -> type:
+    """The config class of ``algorithm`` (:func:`coach_rl.algorithms.config_class`); a ValueError naming the known
+    algorithms."""
+    from coach_rl.algorithms import algorithm_names, config_class
 
-    return CoachConfig
+    if not isinstance(algorithm, str) or algorithm not in algorithm_names():
+        raise ValueError(f"algorithm must be one of {', '.join(algorithm_names())}, got {algorithm!r}")
+    return config_class(algorithm)
 
 
 def _field_types(cls: type) -> dict[str, Any]:
@@ -460,38 +475,61 @@ def _field_types(cls: type) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
 
 
-def config_keys() -> dict[str, Any]:
-    """Every key a run configuration accepts, with its type (LoopArguments' and CoachConfig's fields)."""
-    keys = _field_types(_coach_config_class())
+def config_keys(algorithm: str = "coach") -> dict[str, Any]:
+    """Every key a run configuration of ``algorithm`` accepts, with its type (LoopArguments' fields and those of the
+    algorithm's config class)."""
+    cls = algorithm_config_class(algorithm)
+    keys = _field_types(cls)
     loop = _field_types(LoopArguments)
     clash = set(keys) & set(loop)
     if clash:  # pragma: no cover - guarded by a test
-        raise RuntimeError(f"LoopArguments shadows CoachConfig fields {sorted(clash)}")
+        raise RuntimeError(f"LoopArguments shadows {cls.__name__} fields {sorted(clash)}")
     keys.update(loop)
     return keys
 
 
+def key_owners() -> dict[str, list[str]]:
+    """Which algorithms accept each key that not every algorithm accepts (``{key: [algorithm, ...]}``)."""
+    from coach_rl.algorithms import algorithm_names
+
+    per = {name: set(config_keys(name)) for name in algorithm_names()}
+    everyone = set.intersection(*per.values())
+    owners: dict[str, list[str]] = {}
+    for name, keys in per.items():
+        for key in sorted(keys - everyone):
+            owners.setdefault(key, []).append(name)
+    return owners
+
+
 @dataclass
 class RunConfig:
-    """A resolved run configuration: the pipeline's :class:`LoopArguments`, the trainers' ``CoachConfig`` and the
-    keys that were set explicitly (by the file, ``extends`` chain or overrides), already type-checked."""
+    """A resolved run configuration: the pipeline's :class:`LoopArguments`, the algorithm's config and the keys that
+    were set explicitly (by the file, ``extends`` chain or overrides), already type-checked."""
 
     loop: LoopArguments
     coach: Any
-    """The :class:`coach_rl.config.CoachConfig` (TRL ``GRPOConfig`` + online RL + critic settings)."""
+    """The config of the run's algorithm (``coach_rl.algorithms.config_class(loop.algorithm)``: a
+    :class:`coach_rl.config.CoachConfig` for ``coach``; each a TRL ``GRPOConfig`` + online RL + the algorithm's own
+    settings). The name is older than the per-algorithm configs and kept."""
     explicit: dict[str, Any]
     source: str = "<dict>"
+    dropped: list[str] = field(default_factory=list)
+    """Keys the config's files set for another algorithm, which this run's algorithm does not have (not read)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``config.yaml`` holds: every LoopArguments/online-RL/critic key plus the other keys set explicitly.
+        """What ``config.yaml`` holds: every LoopArguments/online-RL key and every key of the algorithm's own settings
+        (those of its config class beyond :class:`coach_rl.config.TrainerConfig`) plus the other keys set explicitly.
 
         Feeding it back to :func:`load_config` gives an equal configuration.
         """
-        from coach_rl.config import CriticArguments, OnlineRLArguments
+        from coach_rl.arguments import OnlineRLArguments, TrainerConfig
 
         out: dict[str, Any] = {f.name: getattr(self.loop, f.name) for f in dataclasses.fields(LoopArguments)}
-        for cls in (OnlineRLArguments, CriticArguments):
-            for f in dataclasses.fields(cls):
+        for f in dataclasses.fields(OnlineRLArguments):
+            out[f.name] = getattr(self.coach, f.name)
+        shared = {f.name for f in dataclasses.fields(TrainerConfig)}
+        for f in dataclasses.fields(self.coach):
+            if f.name not in shared:
                 out[f.name] = getattr(self.coach, f.name)
         for key in self.explicit:
             if key not in out:
@@ -581,6 +619,16 @@ def _resolve(name_or_path: str | os.PathLike[str], relative_to: Path | None = No
 
 def read_config_file(name_or_path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], str]:
     """The raw mapping of a config file or shipped name, with its ``extends`` chain merged (later keys win)."""
+    layers, source = _read_layers(name_or_path, _seen)
+    data: dict[str, Any] = {}
+    for _, layer in layers:
+        data.update(layer)
+    return data, source
+
+
+def _read_layers(name_or_path: str | os.PathLike[str],
+                 _seen: tuple[str, ...] = ()) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """The ``extends`` chain of a config file as ``(source, mapping)`` layers, the furthest base first."""
     relative_to = Path(_seen[-1]).parent if _seen and not _seen[-1].startswith("coach_rl.configs:") else None
     text, source = _resolve(name_or_path, relative_to)
     if source in _seen:
@@ -594,11 +642,8 @@ def read_config_file(name_or_path: str | os.PathLike[str], _seen: tuple[str, ...
     if not isinstance(data, dict):
         raise ValueError(f"config {source} must be a mapping of key: value, got {type(data).__name__}")
     parent = data.pop(_EXTENDS, None)
-    if parent is not None:
-        base, _ = read_config_file(parent, (*_seen, source))
-        base.update(data)
-        data = base
-    return data, source
+    layers = _read_layers(parent, (*_seen, source))[0] if parent is not None else []
+    return [*layers, (source, data)], source
 
 
 def parse_overrides(overrides: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -624,32 +669,75 @@ def parse_overrides(overrides: Sequence[str] | Mapping[str, Any] | None) -> dict
 def load_config(
     name_or_path: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     overrides: Sequence[str] | Mapping[str, Any] | None = None,
+    *,
+    drop_unowned: bool = False,
 ) -> RunConfig:
     """Load a run configuration: a shipped name (``smoke``, ``main``...), a YAML path or a mapping, plus overrides.
 
-    Every key is checked against :func:`config_keys` (unknown keys raise ``KeyError`` with suggestions) and
-    its value read by TRL's parser (``ValueError`` naming the key when it does not fit; never ``SystemExit``). Defaults
-    that suit this machine are filled in when not given: ``use_cpu`` when CUDA is absent (and then ``bf16:
-    false``), ``report_to: none``. Then ``LoopArguments`` and ``CoachConfig`` validate the values.
+    The ``algorithm`` key picks the config class (:func:`coach_rl.algorithms.config_class`). Every key is checked
+    against :func:`config_keys` of that algorithm: a key no algorithm has raises ``KeyError`` with suggestions; a key
+    only other algorithms have raises ``KeyError`` naming them where it was written for this run's algorithm (the
+    overrides, a file whose ``algorithm`` at that point of the ``extends`` chain is this run's) and is dropped,
+    listed in ``RunConfig.dropped`` and logged, where a file written for another algorithm set it.
+    ``drop_unowned=True`` drops such keys of the file or mapping itself too (never the overrides'): for the
+    ``config.yaml`` of a run saved before the configs were per algorithm, which holds Coach's critic keys whatever
+    the algorithm. Each value is read by TRL's parser (``ValueError`` naming the key when it does not fit; never
+    ``SystemExit``). Defaults that suit this machine are filled in when not given: ``use_cpu`` when CUDA is absent
+    (and then ``bf16: false``), ``report_to: none``. Then ``LoopArguments`` and the config class validate the values.
     """
     if name_or_path is None:
-        raw, source = {}, "<defaults>"
+        layers, source = [], "<defaults>"
     elif isinstance(name_or_path, Mapping):
-        raw, source = dict(name_or_path), "<dict>"
+        raw = dict(name_or_path)
         raw.pop(_EXTENDS, None)
+        layers, source = [("<dict>", raw)], "<dict>"
     else:
-        raw, source = read_config_file(name_or_path)
-    raw.update(parse_overrides(overrides))
+        layers, source = _read_layers(name_or_path)
+    layers = [*layers, ("the overrides", parse_overrides(overrides))]
 
-    keys = config_keys()
-    unknown = [k for k in raw if k not in keys]
+    # Where each key's value comes from, and which algorithm that layer was written for (the `algorithm` in effect
+    # once it is applied): the overrides are for the run's own algorithm, whatever they say.
+    raw: dict[str, Any] = {}
+    origin: dict[str, tuple[str, Any]] = {}
+    default_algorithm = LoopArguments.algorithm
+    for n, (where, layer) in enumerate(layers):
+        raw.update(layer)
+        written_for = raw.get("algorithm", default_algorithm)
+        for key in layer:
+            origin[key] = (where, written_for if n < len(layers) - 1 else None)
+    algorithm = raw.get("algorithm", default_algorithm)
+    cls = algorithm_config_class(algorithm)
+
+    keys = config_keys(algorithm)
+    owners = key_owners()
+    unknown, foreign, dropped = [], [], []
+    for key in raw:
+        if key in keys:
+            continue
+        if key not in owners:
+            unknown.append(key)
+            continue
+        where, written_for = origin[key]
+        lenient = drop_unowned and where != "the overrides"
+        if lenient or (written_for is not None and written_for != algorithm):
+            dropped.append(key)
+        else:
+            foreign.append(f"{key} is a setting of {', '.join(owners[key])} (set in {where}); this run's algorithm "
+                           f"is {algorithm}")
     if unknown:
         msgs = []
         for k in unknown:
             close = difflib.get_close_matches(k, list(keys), n=3)
             msgs.append(f"{k!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
         raise KeyError(f"unknown config key(s) in {source}: {'; '.join(msgs)}")
-    values = _read_values(raw, keys)
+    if foreign:
+        raise KeyError("; ".join(foreign) + f" (coach-rl train --help-config algorithm={algorithm} lists its keys)")
+    for key in dropped:
+        del raw[key]
+    if dropped:
+        _log.info("config %s: keys of other algorithms dropped (algorithm %s does not read them): %s", source,
+                  algorithm, ", ".join(dropped))
+    values = _read_values(raw, keys, cls)
 
     loop_names = {f.name for f in dataclasses.fields(LoopArguments)}
     loop = LoopArguments(**{k: v for k, v in values.items() if k in loop_names})
@@ -663,11 +751,7 @@ def load_config(
         coach_kwargs.setdefault("bf16", False)  # TRL turns bf16 on by default; on CPU it is slow and imprecise
     coach_kwargs.setdefault("report_to", "none")
     coach_kwargs.setdefault("output_dir", os.path.join("runs", "coach-rl"))
-    coach = _coach_config_class()(**coach_kwargs)
-    if coach.beta and loop.algorithm != "coach":
-        raise ValueError(f"beta={coach.beta!r} is the KL weight of Android Coach's actor (algorithm=coach); "
-                         f"algorithm={loop.algorithm} does not read it" + (" (DGRPO's is dgrpo_kl_beta)"
-                                                                           if loop.algorithm == "dgrpo" else ""))
-    config = RunConfig(loop=loop, coach=coach, explicit=values, source=source)
+    coach = cls(**coach_kwargs)
+    config = RunConfig(loop=loop, coach=coach, explicit=values, source=source, dropped=dropped)
     _check_validation_seeds(config)
     return config
