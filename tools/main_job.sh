@@ -115,6 +115,15 @@ print(' '.join(f'{k}={v}' for k, v in raw.items() if k not in ('extends', 'algor
     cconfig="$CONFIG"; calgo="algorithm=$COMPARE"
     echo "warning: no tuned config ${CONFIG%.yaml}-$COMPARE (coach-rl sweep writes one): $COMPARE runs at $CONFIG's settings, tuned for Coach" >&2
   fi
+  # EXTRA's keys that $COMPARE's config does not own (e.g. Coach's coach_q_source) stay with the Coach runs
+  cextra=$(.venv/bin/python -c "import sys
+from coach_rl.configs import config_keys
+keys = config_keys(sys.argv[1])
+keep = [kv for kv in sys.argv[2:] if kv.split('=', 1)[0] in keys]
+left = [kv for kv in sys.argv[2:] if kv not in keep]
+if left:
+    print(f'EXTRA settings {sys.argv[1]} does not have, not passed to it: {\" \".join(left)}', file=sys.stderr)
+print(' '.join(keep))" "$COMPARE" $EXTRA)
   cruns=()
   pids=()
   for seed in $SEEDS; do
@@ -123,7 +132,7 @@ print(' '.join(f'{k}={v}' for k, v in raw.items() if k not in ('extends', 'algor
     budget=$(.venv/bin/python -c "import json, sys; r = [x for x in json.load(open('$OUT/summary.json'))['runs'] if x['run'].endswith('seed$seed')][0]; print(r['env_steps'])")
     # shellcheck disable=SC2086
     .venv/bin/coach-rl train --config "$cconfig" $calgo "seed=$seed" "init_from=$init" "output_dir=$run" \
-      "max_env_steps=$budget" total_iterations=1000 $EXTRA --no-progress > "$run.log" 2>&1 &
+      "max_env_steps=$budget" total_iterations=1000 $cextra --no-progress > "$run.log" 2>&1 &
     pids+=($!)
     echo "seed $seed: $COMPARE in $run on $budget env steps (log: $run.log)"
   done
