@@ -90,8 +90,10 @@ def test_the_loop_never_probes_the_algorithm_or_branches_on_its_name():
 
 
 # The trainer-side config the loop reads is the run's algorithm's own class: only TrainerConfig's fields and methods
-# are there for every algorithm. Reached only through a capability the config declares: critic pre-training.
-_CRITIC_PRETRAINING = {("coach_rl.warmup", "critic_examples"), ("coach_rl.warmup", "pretrain_critic")}
+# are there for every algorithm. Reached only through a capability the config declares: critic pre-training
+# (TrainingLoop._critic_pretrain runs only when `pretrains_critic()`, and calls the others).
+_CRITIC_PRETRAINING = {("coach_rl.warmup", "critic_examples"), ("coach_rl.warmup", "pretrain_critic"),
+                       ("coach_rl.warmup", "rollout_state_examples"), ("coach_rl.loop", "_critic_pretrain")}
 
 
 def _config_reads(module: Any) -> list[tuple[str, str]]:

@@ -31,14 +31,14 @@ def test_shipped_configs_load_and_validate(tmp_path: Path):
 def test_overrides_are_typed_against_the_fields(tmp_path: Path):
     cfg = load_config("smoke", [
         "num_generations=4", "learning_rate=1e-5", "tasks=SystemWifiTurnOff,OpenAppTaskEval", "eval_tasks=[A, B]",
-        "env_kwargs={\"latency\": \"emulator\"}", "policy_action_space=false", "actor_states_per_iteration=null",
+        "env_kwargs={\"latency\": \"emulator\"}", "policy_action_space=false",
         "algorithm=ppo", f"output_dir={tmp_path}", "critic_batch_size=3", "--max-history=0",
     ])
     assert cfg.coach.num_generations == 4 and cfg.coach.learning_rate == 1e-5
     assert cfg.coach.tasks == ["SystemWifiTurnOff", "OpenAppTaskEval"]
     assert cfg.loop.eval_tasks == ["A", "B"]
     assert cfg.coach.env_kwargs == {"latency": "emulator"}
-    assert cfg.loop.policy_action_space is False and cfg.loop.actor_states_per_iteration is None
+    assert cfg.loop.policy_action_space is False
     assert cfg.loop.algorithm == "ppo" and cfg.loop.max_history == 0
     assert cfg.coach.critic_batch_size == 3 and cfg.coach.output_dir == str(tmp_path)
     assert cfg.coach.replay_dir == str(tmp_path / "replay")
@@ -134,7 +134,8 @@ def test_help_config_lists_every_key_with_the_help_its_field_carries(capsys):
               and line.startswith("  ") and not line.startswith("      ")}
     assert set(config_keys()) <= listed | {"help"}
     for cls, name in ((algorithm_config_class(), "w_p"), (algorithm_config_class(), "max_turns"),
-                      (LoopArguments, "actor_states_per_iteration")):
+                      (algorithm_config_class(), "actor_states_per_iteration"),
+                      (LoopArguments, "oracle_diagnostics")):
         field = next(f for f in dataclasses.fields(cls) if f.name == name)
         words = " ".join(field.metadata["help"].split())
         lines = out[out.index(f"  {name} (default "):].splitlines()[1:]

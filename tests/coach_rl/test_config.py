@@ -13,7 +13,14 @@ from trl import GRPOConfig
 from coach_rl.algorithms.coach import CoachArguments
 from coach_rl.algorithms.dgrpo import DGRPOArguments
 from coach_rl.algorithms.distrl import DistRLArguments
-from coach_rl.config import CoachConfig, CriticArguments, OnlineRLArguments, QCriticArguments, TrainerConfig
+from coach_rl.config import (
+    CoachConfig,
+    CriticArguments,
+    OnlineRLArguments,
+    QCriticArguments,
+    ReplayActorArguments,
+    TrainerConfig,
+)
 from coach_rl.distributed.arguments import DistributedArguments
 
 # GRPOConfig itself triggers this transformers 5.x deprecation warning; it is not ours to fix.
@@ -57,8 +64,8 @@ def test_defaults_carry_table5(tmp_path: Path) -> None:
     assert isinstance(cfg, GRPOConfig)
 
 
-MIXINS = (OnlineRLArguments, CriticArguments, QCriticArguments, CoachArguments, DGRPOArguments, DistRLArguments,
-          DistributedArguments)
+MIXINS = (OnlineRLArguments, CriticArguments, QCriticArguments, ReplayActorArguments, CoachArguments, DGRPOArguments,
+          DistRLArguments, DistributedArguments)
 
 
 def test_every_own_field_has_help_and_paper_defaults_cite_table5() -> None:
@@ -186,8 +193,8 @@ def test_each_algorithm_has_its_config_class_with_only_its_mixins() -> None:
     from coach_rl.algorithms import config_class
 
     expected = {
-        "coach": ("CoachConfig", {CriticArguments, QCriticArguments, CoachArguments}),
-        "coach_sssa": ("CoachSSSAConfig", {CriticArguments, QCriticArguments}),
+        "coach": ("CoachConfig", {CriticArguments, QCriticArguments, ReplayActorArguments, CoachArguments}),
+        "coach_sssa": ("CoachSSSAConfig", {CriticArguments, QCriticArguments, ReplayActorArguments}),
         "grpo": ("GRPOBaselineConfig", set()),
         "ppo": ("PPOBaselineConfig", {CriticArguments}),
         "dgrpo": ("DGRPOConfig", {DGRPOArguments}),
@@ -221,3 +228,17 @@ def test_an_algorithm_config_validates_only_its_own_mixins(tmp_path: Path) -> No
         GRPOBaselineConfig(beta=0.1, **kw)
     assert GRPOBaselineConfig(**kw).num_generations == 4 and not GRPOBaselineConfig(**kw).pretrains_critic()
     assert CoachConfig(critic_pretrain_steps=3, **kw).critic_pretrain_needs_demos()
+    from coach_rl.algorithms.coach_sssa import CoachSSSAConfig
+
+    # the critic's pre-training data (QCriticArguments) and the replay actor's states (ReplayActorArguments)
+    for cls in (CoachConfig, CoachSSSAConfig):
+        for bad, message in (({"critic_pretrain_samples": -1}, "critic_pretrain_samples must be >= 0"),
+                             ({"critic_pretrain_contrast": -1}, "critic_pretrain_contrast must be >= 0"),
+                             ({"critic_pretrain_rollouts": -2}, "critic_pretrain_rollouts must be >= 0"),
+                             ({"critic_pretrain_labels": "vote"}, "critic_pretrain_labels must be one of"),
+                             ({"actor_states_per_iteration": 0}, "actor_states_per_iteration must be >= 1 or null")):
+            with pytest.raises(ValueError, match=message):
+                cls(**bad, **kw)
+    for key in ("critic_pretrain_samples", "actor_states_per_iteration"):
+        with pytest.raises(TypeError, match=key):
+            GRPOBaselineConfig(**{key: 2}, **kw)

@@ -58,7 +58,7 @@ def test_a_bad_value_is_the_parsers_message_naming_the_key_and_never_exits(overr
 def test_what_the_parser_has_no_spelling_for(tmp_path: Path):
     cfg = load_config("smoke", {"output_dir": str(tmp_path), "init_from": "null", "actor_states_per_iteration": None,
                                 "eval_tasks": [], "env_kwargs": "{latency: emulator}", "total_iterations": 3.0})
-    assert cfg.loop.init_from is None and cfg.loop.actor_states_per_iteration is None and cfg.loop.eval_tasks == []
+    assert cfg.loop.init_from is None and cfg.coach.actor_states_per_iteration is None and cfg.loop.eval_tasks == []
     assert cfg.coach.env_kwargs == {"latency": "emulator"} and cfg.explicit["total_iterations"] == 3
     with pytest.raises(ValueError, match="policy_model must be a string, got 5 .*quote it in YAML"):
         load_config("smoke", {"policy_model": 5})  # the parser would take "5" as text; YAML meant a number
@@ -98,11 +98,31 @@ def test_keys_inherited_from_a_config_for_another_algorithm_are_dropped_and_reco
     assert any("critic_learning_rate" in r.getMessage() and "dropped" in r.getMessage() for r in caplog.records)
     # a Coach file switched to another algorithm by an override: its Coach keys were written for Coach
     cfg = load_config("smoke", ["algorithm=ppo", f"output_dir={tmp_path}"])
-    assert cfg.dropped == [] and cfg.coach.critic_learning_rate == 5e-4  # PPO's V has critic_* too: kept
+    # PPO's V has critic_* too: kept; Coach's replay actor's actor_states_per_iteration is not PPO's
+    assert cfg.dropped == ["actor_states_per_iteration"] and cfg.coach.critic_learning_rate == 5e-4
     assert load_config("main-ppo", [f"output_dir={tmp_path}"]).dropped == [
-        "critic_pretrain_steps", "critic_pretrain_learning_rate", "critic_pretrain_balanced", "critic_action_targets"]
-    # the same config keeps them under Coach
+        "critic_pretrain_steps", "critic_pretrain_samples", "critic_pretrain_contrast", "critic_pretrain_learning_rate",
+        "critic_pretrain_balanced", "critic_action_targets", "actor_states_per_iteration"]
+    # the same config keeps them under Coach, and Coach K = 1 (which sets its own actor_states_per_iteration)
     assert load_config("main", [f"output_dir={tmp_path}"]).dropped == []
+    k1 = load_config("main-coach_k1", [f"output_dir={tmp_path}"])
+    assert k1.dropped == [] and k1.coach.actor_states_per_iteration == 16 and k1.coach.critic_pretrain_samples == 4
+
+
+@pytest.mark.parametrize("override", ["actor_states_per_iteration=16", "critic_pretrain_samples=2",
+                                      "critic_pretrain_labels=prm", "critic_pretrain_rollouts=1"])
+@pytest.mark.parametrize("algorithm", ["grpo", "ppo", "dgrpo", "distrl"])
+def test_the_q_critic_and_replay_actor_keys_are_not_other_algorithms_settings(tmp_path: Path, algorithm, override):
+    """The critic pre-training data (QCriticArguments) and the replay actor's states (ReplayActorArguments) are read
+    by coach and coach_sssa only: given to another algorithm they are an error naming their owners."""
+    key = override.split("=")[0]
+    with pytest.raises(KeyError, match=f"{key} is a setting of coach, coach_sssa .*algorithm is {algorithm}"):
+        load_config("smoke", [f"algorithm={algorithm}", f"output_dir={tmp_path}", override])
+    with pytest.raises(KeyError, match=f"{key} is a setting of coach, coach_sssa"):  # in a file written for it too
+        load_config({"algorithm": algorithm, key: override.split("=")[1]})
+    for owner in ("coach", "coach_sssa"):
+        cfg = load_config("smoke", [f"algorithm={owner}", f"output_dir={tmp_path}", override])
+        assert str(getattr(cfg.coach, key)) == override.split("=")[1] and not hasattr(cfg.loop, key)
 
 
 def test_a_saved_config_of_an_older_run_loads_with_other_algorithms_keys_dropped(tmp_path: Path):

@@ -194,6 +194,35 @@ def test_a_run_saved_before_per_algorithm_configs_is_the_same_configuration(tmp_
         checkpoints.check_resume_config(run, load_config("main-grpo", [f"output_dir={run.path}", "seed=3"]))
 
 
+# What runs wrote for the keys LoopArguments held before they moved to the configs of coach and coach_sssa (the
+# smoke config's values): every config.yaml had them, whatever its algorithm.
+_OLD_LOOP_KEYS = {"critic_pretrain_samples": 4, "critic_pretrain_contrast": 2, "critic_pretrain_screen_negatives": False,
+                  "critic_pretrain_rollouts": 0, "critic_pretrain_labels": "match", "actor_states_per_iteration": 4}
+
+
+@_quiet_trl
+@pytest.mark.parametrize("algorithm", ["coach", "coach_sssa", "grpo", "ppo"])
+def test_a_run_saved_while_the_loop_held_the_critic_data_and_actor_state_keys_resumes(tmp_path: Path, algorithm):
+    """critic_pretrain_samples/_contrast/_screen_negatives/_rollouts/_labels and actor_states_per_iteration were
+    LoopArguments fields; a run folder written then resumes: coach and coach_sssa read them from their own config
+    now (a changed value is still a different configuration), the other algorithms drop them."""
+    from coach_rl import checkpoints
+    from coach_rl.configs import load_config
+
+    run = RunDir(tmp_path / "run")
+    now = load_config("smoke", [f"algorithm={algorithm}", f"output_dir={run.path}"])
+    owns = algorithm in ("coach", "coach_sssa")
+    assert (set(_OLD_LOOP_KEYS) <= set(now.to_dict())) is owns
+    run.write_config({**now.to_dict(), **_OLD_LOOP_KEYS})
+    checkpoints.check_resume_config(run, now)
+    saved = load_config(run.read_config(), drop_unowned=True)
+    assert (set(_OLD_LOOP_KEYS) & set(saved.dropped)) == (set() if owns else set(_OLD_LOOP_KEYS))
+    if owns:
+        run.write_config({**now.to_dict(), **_OLD_LOOP_KEYS, "actor_states_per_iteration": 8})
+        with pytest.raises(ValueError, match="different configuration.*actor_states_per_iteration: 8 -> 4"):
+            checkpoints.check_resume_config(run, now)
+
+
 @_quiet_trl
 def test_critic_pretrain_examples_label_by_expert_action_match(tmp_path: Path):
     from coach_rl.components import build_policy_model, make_policy

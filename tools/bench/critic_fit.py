@@ -69,10 +69,10 @@ def build_data(checkpoint: Path, config_name: str, held_out_instances: int,
     policy = make_policy(model, tokenizer, config)
     demos = collect_run_demos(config, tasks)
     held = collect_demos(run_policy_format(config), tasks, seeds=range(1_000_000, 1_000_000 + held_out_instances))
-    loop = config.loop
+    args = config.coach  # the pre-training data settings of Android Coach's Q critic (QCriticArguments)
     train = critic_pretrain_examples(policy, demos,
-                                     samples=loop.critic_pretrain_samples if samples is None else samples,
-                                     contrast=loop.critic_pretrain_contrast, seed=0, labels="match",
+                                     samples=args.critic_pretrain_samples if samples is None else samples,
+                                     contrast=args.critic_pretrain_contrast, seed=0, labels="match",
                                      screen_negatives=screen_negatives)
     test = critic_pretrain_examples(policy, held, samples=6, contrast=0, seed=1, labels="match")
     return {"train": train, "test": test}

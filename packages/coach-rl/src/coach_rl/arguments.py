@@ -24,7 +24,7 @@ from trl import GRPOConfig
 from coach_rl.distributed.arguments import DistributedArguments
 
 __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CriticArguments", "OnlineRLArguments", "QCriticArguments",
-           "TrainerConfig"]
+           "ReplayActorArguments", "TrainerConfig"]
 
 #: Where a model-based judge (PRM or LLM outcome verifier) runs.
 PRM_BACKENDS: tuple[str, ...] = ("transformers", "vllm", "openai")
@@ -448,6 +448,42 @@ class QCriticArguments:
             "data can take a larger step than the online updates, whose Monte-Carlo returns are noisy."
         },
     )
+    # Pre-training on the run's demonstrations (no `critic_pretrain_dataset`): read by coach_rl.warmup
+    critic_pretrain_samples: int = field(
+        default=4,
+        metadata={"help": "With critic_pretrain_steps > 0 and no critic_pretrain_dataset: answers sampled from the "
+                          "warmed-up policy per demonstrated state, labelled 1/0 by whether they match the expert's "
+                          "action (the expert's own answer is a positive too)."},
+    )
+    critic_pretrain_contrast: int = field(
+        default=2,
+        metadata={"help": "With demo-based critic pre-training: answers of other demonstrated states added per state "
+                          "(labelled by action match, so mostly negatives the policy rarely samples)."},
+    )
+    critic_pretrain_screen_negatives: bool = field(
+        default=False,
+        metadata={"help": "Beyond the paper, with demo-based critic pre-training: add the other demonstrated states' "
+                          "answers as they would be given on this screen (an index re-aimed at the same element; "
+                          "other answers from states showing the same elements), labelled by action match: the "
+                          "choices other goals make on a shared screen, which a critic that ignores the goal scores "
+                          "high (measured in the coach-rl README)."},
+    )
+    critic_pretrain_rollouts: int = field(
+        default=0,
+        metadata={"help": "Beyond the paper, with demo-based critic pre-training on the simulated phone: episodes per "
+                          "task the warmed-up policy plays (sampling) on the demonstrated instances; at every state it "
+                          "reaches, the sim expert's answer and the policy's replies (the executed one and "
+                          "critic_pretrain_samples more) join the pre-training data, labelled by the expert match. "
+                          "The demonstrations show only the expert's path; online the critic also scores actions "
+                          "after the policy's own mistakes (measured in the coach-rl README). 0: off."},
+    )
+    critic_pretrain_labels: str = field(
+        default="match",
+        metadata={"help": "Who labels the critic's pre-training actions at demonstrated states: `match` (whether the "
+                          "action is the expert's) or `prm` (the run's learned process reward model judges each one; "
+                          "the paper pre-trains Q on PRM labels, Appendix B). `prm` needs use_prm with a learned "
+                          "prm_model."},
+    )
 
     def pretrains_critic(self) -> bool:
         """Whether the loop pre-trains this critic before RL (``critic_pretrain_steps`` > 0)."""
@@ -466,6 +502,34 @@ class QCriticArguments:
         _positive_int(self.critic_pretrain_steps, "critic_pretrain_steps", minimum=0)
         if self.critic_pretrain_learning_rate is not None:
             _finite(self.critic_pretrain_learning_rate, "critic_pretrain_learning_rate", minimum=0.0, strict=True)
+        for name in ("critic_pretrain_samples", "critic_pretrain_contrast", "critic_pretrain_rollouts"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        from coach_rl.critic_data import CRITIC_LABELS
+
+        if self.critic_pretrain_labels not in CRITIC_LABELS:
+            raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
+
+
+@dataclass
+class ReplayActorArguments:
+    r"""How much the actor of the critic-guided algorithms learns per iteration: the stored states it draws from the
+    replay buffer (Algorithm 1, line 24). Shared by ``coach`` (K fresh actions per state) and ``coach_sssa`` (the
+    stored action); the other algorithms learn from the iteration's own episodes and have no such setting.
+
+    A mixin (no ``__post_init__``): a config class that inherits it calls :meth:`validate_replay_actor_arguments`.
+    """
+
+    actor_states_per_iteration: int | None = field(
+        default=None,
+        metadata={"help": "Stored states sampled from the replay buffer for each actor update (Algorithm 1, line 24). "
+                          "None: as many as the steps collected in this iteration."},
+    )
+
+    def validate_replay_actor_arguments(self) -> None:
+        """Check the fields of this mixin; raises ``ValueError`` naming the bad field."""
+        if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
+            raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 
 
 # Mixins come first (Python's convention); dataclass fields are ordered base-last, so `--help` lists TRL's fields,

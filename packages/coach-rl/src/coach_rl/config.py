@@ -12,8 +12,9 @@ from coach_rl.arguments import (
     CriticArguments,
     OnlineRLArguments,
     QCriticArguments,
+    ReplayActorArguments,
     TrainerConfig,
 )
 
 __all__ = ["OUTCOME_VERIFIERS", "PRM_BACKENDS", "CoachArguments", "CoachConfig", "CriticArguments", "OnlineRLArguments",
-           "QCriticArguments", "TrainerConfig"]
+           "QCriticArguments", "ReplayActorArguments", "TrainerConfig"]

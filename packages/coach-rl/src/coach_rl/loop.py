@@ -273,8 +273,8 @@ class TrainingLoop:
         """The critic's pre-training on the demos (and ``critic_pretrain_rollouts``); stats ``critic_pretrain_*``."""
         t0 = time.perf_counter()
         examples = self.critic_pretrain_examples(demos)
-        if self.loop.critic_pretrain_rollouts:
-            visited = self.rollout_state_examples(self.loop.critic_pretrain_rollouts)
+        if self.args.critic_pretrain_rollouts:
+            visited = self.rollout_state_examples(self.args.critic_pretrain_rollouts)
             self.stats["critic_pretrain_rollout_examples"] = len(visited)
             examples += visited
         self.stats.update(warmup.pretrain_critic(self.critic, examples, self.config, self.echo, started=t0))

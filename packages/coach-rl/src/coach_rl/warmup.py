@@ -65,13 +65,13 @@ def critic_examples(config: RunConfig, policy: Any, demos: Any, prm: Any = None)
     states with candidates labelled by ``critic_pretrain_labels`` (expert match or ``prm``, the run's PRM)."""
     from coach_rl.critic_data import critic_pretrain_examples, prm_dataset_examples
 
-    loop, args = config.loop, config.coach
+    args = config.coach
     if args.critic_pretrain_dataset:
         return prm_dataset_examples(args.critic_pretrain_dataset)
     return critic_pretrain_examples(
-        policy, demos, samples=loop.critic_pretrain_samples, contrast=loop.critic_pretrain_contrast,
-        seed=int(args.seed), labels=loop.critic_pretrain_labels, prm=prm,
-        screen_negatives=loop.critic_pretrain_screen_negatives)
+        policy, demos, samples=args.critic_pretrain_samples, contrast=args.critic_pretrain_contrast,
+        seed=int(args.seed), labels=args.critic_pretrain_labels, prm=prm,
+        screen_negatives=args.critic_pretrain_screen_negatives)
 
 
 def rollout_state_examples(config: RunConfig, tasks: Sequence[str], policy: Any, collector: Any, rewards: Any,
@@ -106,7 +106,7 @@ def rollout_state_examples(config: RunConfig, tasks: Sequence[str], policy: Any,
         raise ValueError("critic_pretrain_rollouts needs the simulated phone's expert in every state; the "
                          f"{len(batch.records)} steps played had none (env {config.coach.env_id})")
     fmt = run_policy_format(config)
-    samples = int(loop.critic_pretrain_samples)
+    samples = int(config.coach.critic_pretrain_samples)
     extra: list[list[str]] = [[] for _ in visited]
     if samples and not getattr(policy, "is_multimodal", False):
         generated = policy._generate([r.prompt for r in visited for _ in range(samples)],

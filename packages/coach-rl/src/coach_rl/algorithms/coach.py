@@ -88,7 +88,14 @@ from trl.trainer.utils import (
 
 from coach_rl.advantages import acloo
 from coach_rl.algorithms.base import AlgorithmHooks, UpdateContext, register_algorithm
-from coach_rl.arguments import CriticArguments, QCriticArguments, TrainerConfig, _finite, _positive_int
+from coach_rl.arguments import (
+    CriticArguments,
+    QCriticArguments,
+    ReplayActorArguments,
+    TrainerConfig,
+    _finite,
+    _positive_int,
+)
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import fixed_normal
 from coach_rl.losses import kl_to_reference, ppo_clip_loss, rescale_to_batch_tokens
@@ -251,11 +258,11 @@ class CoachArguments:
 
 
 @dataclass
-class CoachConfig(CoachArguments, QCriticArguments, CriticArguments, TrainerConfig):
+class CoachConfig(CoachArguments, ReplayActorArguments, QCriticArguments, CriticArguments, TrainerConfig):
     r"""Configuration of Android Coach (``algorithm: coach``): the shared :class:`~coach_rl.arguments.TrainerConfig`
     (``trl.GRPOConfig`` with the paper's Table 5 defaults, online RL, distributed collection), the critic's
-    :class:`~coach_rl.arguments.CriticArguments` and :class:`~coach_rl.arguments.QCriticArguments`, and
-    :class:`CoachArguments`.
+    :class:`~coach_rl.arguments.CriticArguments` and :class:`~coach_rl.arguments.QCriticArguments`, the replay
+    actor's :class:`~coach_rl.arguments.ReplayActorArguments`, and :class:`CoachArguments`.
 
     The actor update is TRL's GRPO machinery with dataset rows = stored states, ``num_generations`` = K actions
     per state, the critic as the reward and ACLOO advantages. Where Table 5 of the paper lands:
@@ -318,6 +325,7 @@ class CoachConfig(CoachArguments, QCriticArguments, CriticArguments, TrainerConf
                              "plays the policy's own sample (set coach_execute_best_of=1)")
         self.validate_critic_arguments()
         self.validate_q_critic_arguments()
+        self.validate_replay_actor_arguments()
 
 
 class CoachCritic(AlgorithmHooks):
@@ -522,10 +530,10 @@ def build_critic(config: Any, model: Any, tokenizer: Any) -> tuple[Critic, Criti
 @register_algorithm("coach", config=CoachConfig)
 def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachAlgorithm:
     """Android Coach for a run config: the critic of :func:`build_critic`, and a :class:`CoachTrainer` on the policy."""
-    args, loop = config.coach, config.loop
+    args = config.coach
     critic, critic_trainer = build_critic(config, model, tokenizer)
     iterations = int(args.total_iterations)
-    states = loop.actor_states_per_iteration or estimated_steps_per_iteration(args)
+    states = args.actor_states_per_iteration or estimated_steps_per_iteration(args)
     actor = CoachTrainer(model, critic, args, tokenizer, num_training_steps=max(1, iterations * max(1, states // 2)))
     # The run's trackers (coach_rl.trackers) report every record; TRL's own reporting callbacks would write a
     # second, partial copy into transformers' default runs/<date>_<host> in the working folder.
@@ -533,7 +541,7 @@ def build_coach(config: Any, model: Any, tokenizer: Any, **parts: Any) -> CoachA
         actor.remove_callback(callback)
     return CoachAlgorithm(actor, critic, critic_trainer, critic_updates_per_iteration=args.critic_updates_per_iteration,
                           critic_batch_size=args.critic_batch_size,
-                          actor_states_per_iteration=loop.actor_states_per_iteration,
+                          actor_states_per_iteration=args.actor_states_per_iteration,
                           prm_candidates=int(args.critic_prm_candidates),
                           execute_best_of=int(args.coach_execute_best_of))
 

@@ -20,7 +20,7 @@ from coach_rl.actor import ActorSample, ActorUpdater
 from coach_rl.advantages import batch_mean_advantages
 from coach_rl.algorithms.base import UpdateContext, register_algorithm
 from coach_rl.algorithms.coach import CoachCritic, build_critic
-from coach_rl.arguments import CriticArguments, QCriticArguments, TrainerConfig
+from coach_rl.arguments import CriticArguments, QCriticArguments, ReplayActorArguments, TrainerConfig
 from coach_rl.critic import Critic, CriticTrainer
 from coach_rl.diagnostics import step_advantage_metrics
 from coach_rl.records import StepRecord, check_records
@@ -29,15 +29,17 @@ __all__ = ["CoachSSSAAlgorithm", "CoachSSSAConfig"]
 
 
 @dataclass
-class CoachSSSAConfig(QCriticArguments, CriticArguments, TrainerConfig):
+class CoachSSSAConfig(ReplayActorArguments, QCriticArguments, CriticArguments, TrainerConfig):
     """Configuration of Coach K = 1 (``algorithm: coach_sssa``): the shared :class:`~coach_rl.arguments.TrainerConfig`
     and Android Coach's Q critic (:class:`~coach_rl.arguments.CriticArguments`,
-    :class:`~coach_rl.arguments.QCriticArguments`); none of Coach's K-action settings (``CoachArguments``)."""
+    :class:`~coach_rl.arguments.QCriticArguments`) and replay actor (:class:`~coach_rl.arguments.ReplayActorArguments`);
+    none of Coach's K-action settings (``CoachArguments``)."""
 
     def validate_algorithm_arguments(self) -> None:
-        """The critic's and the Q critic's fields."""
+        """The critic's, the Q critic's and the replay actor's fields."""
         self.validate_critic_arguments()
         self.validate_q_critic_arguments()
+        self.validate_replay_actor_arguments()
 
 _ACTOR_STATE = "sssa_actor.pt"
 
@@ -107,5 +109,5 @@ def build_coach_sssa(config: Any, model: Any, tokenizer: Any, **parts: Any) -> C
     actor = ActorUpdater.from_config(model, tokenizer, args)
     return CoachSSSAAlgorithm(critic, critic_trainer, actor, critic_updates_per_iteration=args.critic_updates_per_iteration,
                               critic_batch_size=args.critic_batch_size,
-                              actor_states_per_iteration=config.loop.actor_states_per_iteration,
+                              actor_states_per_iteration=args.actor_states_per_iteration,
                               mini_batch_size=args.per_device_train_batch_size)

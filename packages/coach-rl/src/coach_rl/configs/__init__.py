@@ -210,46 +210,6 @@ class LoopArguments:
     )
     eval_before: bool = field(default=True, metadata={"help": "Evaluate the policy before RL (after SFT)."})
     eval_after: bool = field(default=True, metadata={"help": "Evaluate the policy after RL."})
-    critic_pretrain_samples: int = field(
-        default=4,
-        metadata={"help": "With critic_pretrain_steps > 0 and no critic_pretrain_dataset: answers sampled from the "
-                          "warmed-up policy per demonstrated state, labelled 1/0 by whether they match the expert's "
-                          "action (the expert's own answer is a positive too)."},
-    )
-    critic_pretrain_contrast: int = field(
-        default=2,
-        metadata={"help": "With demo-based critic pre-training: answers of other demonstrated states added per state "
-                          "(labelled by action match, so mostly negatives the policy rarely samples)."},
-    )
-    critic_pretrain_screen_negatives: bool = field(
-        default=False,
-        metadata={"help": "Beyond the paper, with demo-based critic pre-training: add the other demonstrated states' "
-                          "answers as they would be given on this screen (an index re-aimed at the same element; "
-                          "other answers from states showing the same elements), labelled by action match: the "
-                          "choices other goals make on a shared screen, which a critic that ignores the goal scores "
-                          "high (measured in the coach-rl README)."},
-    )
-    critic_pretrain_rollouts: int = field(
-        default=0,
-        metadata={"help": "Beyond the paper, with demo-based critic pre-training on the simulated phone: episodes per "
-                          "task the warmed-up policy plays (sampling) on the demonstrated instances; at every state it "
-                          "reaches, the sim expert's answer and the policy's replies (the executed one and "
-                          "critic_pretrain_samples more) join the pre-training data, labelled by the expert match. "
-                          "The demonstrations show only the expert's path; online the critic also scores actions "
-                          "after the policy's own mistakes (measured in the coach-rl README). 0: off."},
-    )
-    critic_pretrain_labels: str = field(
-        default="match",
-        metadata={"help": "Who labels the critic's pre-training actions at demonstrated states: `match` (whether the "
-                          "action is the expert's) or `prm` (the run's learned process reward model judges each one; "
-                          "the paper pre-trains Q on PRM labels, Appendix B). `prm` needs use_prm with a learned "
-                          "prm_model."},
-    )
-    actor_states_per_iteration: int | None = field(
-        default=None,
-        metadata={"help": "Stored states sampled from the replay buffer for each actor update (Algorithm 1, line 24). "
-                          "None: as many as the steps collected in this iteration."},
-    )
     env_threads: bool = field(
         default=False,
         metadata={"help": "Step the envs in threads: for envs that wait on devices (emulators, the sim's latency "
@@ -277,8 +237,7 @@ class LoopArguments:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         for name in ("max_history", "sft_instances_per_task", "sft_max_steps", "eval_instances_per_task", "sft_seed_offset",
-                     "train_seed_offset", "eval_seed_offset", "eval_every", "critic_pretrain_samples",
-                     "critic_pretrain_contrast", "critic_pretrain_rollouts", "eval_samples_per_instance",
+                     "train_seed_offset", "eval_seed_offset", "eval_every", "eval_samples_per_instance",
                      "diagnostics_kl_states", "validation_every", "validation_seed_offset",
                      "validation_instances_per_task", "validation_samples_per_instance", "early_stopping_patience"):
             if getattr(self, name) < 0:
@@ -296,10 +255,6 @@ class LoopArguments:
             raise ValueError(f"policy_max_label_chars must be >= 1 or null, got {self.policy_max_label_chars!r}")
         if not self.policy_action_space and self.action_format != "index":
             raise ValueError("policy_action_space=false is for the index format (UI-TARS prompts keep their list)")
-        from coach_rl.critic_data import CRITIC_LABELS
-
-        if self.critic_pretrain_labels not in CRITIC_LABELS:
-            raise ValueError(f"critic_pretrain_labels must be one of {CRITIC_LABELS}, got {self.critic_pretrain_labels!r}")
         if self.max_env_steps is not None and self.max_env_steps < 1:
             raise ValueError(f"max_env_steps must be >= 1 or null, got {self.max_env_steps!r}")
         if self.eval_at_env_steps is not None:
@@ -316,8 +271,6 @@ class LoopArguments:
         elif self.early_stopping_patience:
             raise ValueError(f"early_stopping_patience={self.early_stopping_patience!r} counts validations without "
                              "improvement, but validation_every is 0 (no validation): set validation_every too")
-        if self.actor_states_per_iteration is not None and self.actor_states_per_iteration < 1:
-            raise ValueError(f"actor_states_per_iteration must be >= 1 or null, got {self.actor_states_per_iteration!r}")
 
 
 # -- values, read by TRL's parser ---------------------------------------------------------------------------
