@@ -431,3 +431,40 @@ def test_coach_execute_best_of_plays_the_critics_pick_while_training_never_in_ev
         load_config("smoke", ["coach_execute_best_of=0"])
     with pytest.raises(ValueError, match="collector=ray"):
         load_config("smoke", ["coach_execute_best_of=2", "collector=ray"])
+
+
+@_quiet_trl
+def test_a_moved_run_folder_resumes_where_it_stopped(tmp_path: Path):
+    """A run folder copied elsewhere (another disk) resumes there: its own path and the replay buffer inside it moved
+    with it. A replay buffer outside the folder that changes is still a different configuration."""
+    import shutil
+
+    from coach_rl import checkpoints
+    from coach_rl.configs import load_config
+    from coach_rl.loop import TrainingLoop
+
+    def config(out: Path, *more: str):
+        return load_config("smoke", [f"output_dir={out}", "total_iterations=2", "eval_instances_per_task=0", *more])
+
+    def clean(record: dict) -> dict:
+        return {k: v for k, v in record.items()
+                if not (k.startswith(("time/", "cpu/")) or k == "wall_time" or "seconds" in k or k == "actor/step_time")}
+
+    full = TrainingLoop(config(tmp_path / "full"), progress=False)
+    full.setup()
+    full.run_iteration()
+    second = full.run_iteration()
+    full.close()
+    first = TrainingLoop(config(tmp_path / "a"), progress=False)
+    first.setup()
+    first.run_iteration()
+    first.close()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    moved = TrainingLoop(config(tmp_path / "b"), progress=False)
+    moved.setup()
+    assert moved.resumed_from == 1
+    assert clean(moved.run_iteration()) == clean(second)
+    moved.close()
+    run = RunDir(tmp_path / "b")
+    with pytest.raises(ValueError, match="different configuration.*replay_dir"):
+        checkpoints.check_resume_config(run, config(tmp_path / "b", f"replay_dir={tmp_path / 'elsewhere'}"))

@@ -80,12 +80,23 @@ def check_resume_config(run: RunDir, config: RunConfig) -> None:
     # a run saved before the configs were per algorithm wrote Coach's critic keys whatever its algorithm
     saved = load_config(run.read_config(), drop_unowned=True)
     diff = saved.differences(config, ignore=_WHERE_KEYS)
+    # a run folder that was moved or copied: its own path, and paths inside it (the replay buffer), moved with it
+    old_home, new_home = str(saved.coach.output_dir), str(config.coach.output_dir)
+    diff = {k: (a, b) for k, (a, b) in diff.items() if not (k == "output_dir" or _same_place(a, b, old_home, new_home))}
     if diff:
         shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(diff.items())[:8])
         raise ValueError(
             f"{run.path} holds a run with a different configuration ({shown}); resume it with the same "
             "configuration, or pick another output_dir (or pass fresh=True / --fresh to start over)"
         )
+
+
+def _same_place(a: Any, b: Any, old_home: str, new_home: str) -> bool:
+    """True when paths ``a`` and ``b`` lie at the same place inside run folders ``old_home`` and ``new_home``."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    inside = [os.path.relpath(path, home) for path, home in ((a, old_home), (b, new_home))]
+    return inside[0] == inside[1] and not inside[0].startswith("..")
 
 
 def clear_run_folder(run: RunDir, replay_dir: Path) -> None:
