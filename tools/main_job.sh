@@ -117,13 +117,11 @@ print(' '.join(f'{k}={v}' for k, v in raw.items() if k not in ('extends', 'algor
   fi
   # EXTRA's keys that $COMPARE's config does not own (e.g. Coach's coach_q_source) stay with the Coach runs
   cextra=$(.venv/bin/python -c "import sys
-from coach_rl.configs import config_keys
-keys = config_keys(sys.argv[1])
-keep = [kv for kv in sys.argv[2:] if kv.split('=', 1)[0] in keys]
-left = [kv for kv in sys.argv[2:] if kv not in keep]
-if left:
-    print(f'EXTRA settings {sys.argv[1]} does not have, not passed to it: {\" \".join(left)}', file=sys.stderr)
-print(' '.join(keep))" "$COMPARE" $EXTRA)
+from coach_rl.configs import overrides_for
+kept, left_out = overrides_for(sys.argv[1], sys.argv[2:])
+if left_out:
+    print('EXTRA settings', sys.argv[1], 'does not have, not passed to it:', *left_out, file=sys.stderr)
+print(' '.join(kept))" "$COMPARE" $EXTRA)
   cruns=()
   pids=()
   for seed in $SEEDS; do

@@ -144,3 +144,14 @@ def test_every_config_round_trips_through_to_dict(tmp_path: Path):
         cfg = load_config("main", [f"algorithm={algorithm}", f"output_dir={tmp_path}"])
         again = load_config(cfg.to_dict())
         assert type(again.coach) is type(cfg.coach) and not cfg.differences(again) and again.dropped == []
+
+
+def test_overrides_for_leaves_out_only_other_algorithms_keys():
+    """One set of overrides for runs of several algorithms (the sweep, the main job's COMPARE): a run gets the keys
+    its algorithm has; another algorithm's key is left out; a key no algorithm has stays, so loading reports it."""
+    from coach_rl.configs import overrides_for
+
+    given = ["learning_rate=1e-4", "coach_q_source=sim-oracle", "critic_learning_rate=1e-5", "no_such_key=1"]
+    assert overrides_for("grpo", given) == (["learning_rate=1e-4", "no_such_key=1"],
+                                            ["coach_q_source=sim-oracle", "critic_learning_rate=1e-5"])
+    assert overrides_for("coach", given) == (given, [])

@@ -251,11 +251,9 @@ class Sweep:
     def overrides(self, label: str) -> list[str]:
         """The plan's overrides that ``label``'s algorithm has: one of another algorithm's keys (``critic_*`` for
         GRPO) is left out of its runs, as a run config of that algorithm would reject it."""
-        from coach_rl.configs import config_keys, key_owners, parse_overrides
+        from coach_rl.configs import overrides_for
 
-        keys, owners = config_keys(algorithm_overrides(label)["algorithm"]), key_owners()
-        return [item for item in self.plan.overrides
-                if (key := next(iter(parse_overrides([item])))) in keys or key not in owners]
+        return overrides_for(algorithm_overrides(label)["algorithm"], self.plan.overrides)[0]
 
     def base(self, label: str) -> dict[str, Any]:
         """The swept config's own values for ``label`` (before any tuned setting)."""

@@ -47,6 +47,7 @@ __all__ = [
     "algorithm_config_class",
     "config_keys",
     "key_owners",
+    "overrides_for",
     "instance_seed_ranges",
     "list_configs",
     "load_config",
@@ -454,6 +455,18 @@ def key_owners() -> dict[str, list[str]]:
     return owners
 
 
+def overrides_for(algorithm: str, overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``key=value`` ``overrides`` split into those a run of ``algorithm`` takes and those only other algorithms have
+    (e.g. Coach's ``critic_*`` for GRPO), for tools that pass one set of overrides to runs of several algorithms. A
+    key no algorithm has is kept, so that loading the run reports it."""
+    keys, owners = config_keys(algorithm), key_owners()
+    kept, left_out = [], []
+    for item in overrides:
+        key = next(iter(parse_overrides([item])))
+        (kept if key in keys or key not in owners else left_out).append(item)
+    return kept, left_out
+
+
 @dataclass
 class RunConfig:
     """A resolved run configuration: the pipeline's :class:`LoopArguments`, the algorithm's config and the keys that
@@ -662,7 +675,7 @@ def load_config(
     cls = algorithm_config_class(algorithm)
 
     keys = config_keys(algorithm)
-    owners = key_owners()
+    owners = key_owners() if any(key not in keys for key in raw) else {}
     unknown, foreign, dropped = [], [], []
     for key in raw:
         if key in keys:
